@@ -1,0 +1,235 @@
+// Package config reads observer.toml, the one configuration file of a site:
+// the [site] table for the builder, [crawl] for the crawler and [state] for
+// the thresholds of the derived instance states. Every setting has a default,
+// so a missing file is a valid configuration; an unknown key is an error that
+// names the key and the file, because a misspelt setting silently ignored is
+// worse than a refusal.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Config is the whole of observer.toml.
+type Config struct {
+	Site  Site  `toml:"site"`
+	Crawl Crawl `toml:"crawl"`
+	State State `toml:"state"`
+	Serve Serve `toml:"serve"`
+}
+
+// Site configures the static site.
+type Site struct {
+	Title       string `toml:"title"`
+	BaseURL     string `toml:"base_url"`
+	Language    string `toml:"language"`
+	Description string `toml:"description"`
+	Theme       string `toml:"theme"`
+	Contact     string `toml:"contact"`
+	// UnsafeHTML lets raw HTML in Markdown through, as Hugo's
+	// markup.goldmark.renderer.unsafe does. Off by default.
+	UnsafeHTML bool `toml:"unsafe_html"`
+	// Params are free values that templates read as .Site.Params.
+	Params map[string]any `toml:"params"`
+}
+
+// Crawl configures the crawl pass.
+type Crawl struct {
+	// ProductToken is the robots.txt product token and the first word of the
+	// User-Agent. Admins opt out by disallowing it.
+	ProductToken string `toml:"product_token"`
+	// ContactURL goes into the User-Agent so admins can reach the operator.
+	ContactURL   string   `toml:"contact_url"`
+	Seeds        string   `toml:"seeds"` // path of the seed list, relative to the config file's directory
+	Concurrency  int      `toml:"concurrency"`
+	MaxChecks    int      `toml:"max_checks"` // 0: no limit
+	Duration     Duration `toml:"duration"`   // time budget of one pass
+	CheckTimeout Duration `toml:"check_timeout"`
+	// PeersInterval is how often one host's peers list is fetched.
+	PeersInterval Duration `toml:"peers_interval"`
+	// DomainBudget caps how many new hosts of one registrable domain are
+	// checked per pass, so subdomain farms cost little.
+	DomainBudget int `toml:"domain_budget"`
+	// AddressBudget caps requests to one IP address per pass.
+	AddressBudget int    `toml:"address_budget"`
+	Blocklist     string `toml:"blocklist"`
+}
+
+// State holds the thresholds of the instance state machine and the lists.
+type State struct {
+	// FailuresToDead: dying (or moving) becomes dead (or moved) after more
+	// than this many failed checks in a row...
+	FailuresToDead int `toml:"failures_to_dead"`
+	// ...and when the first of them is at least this old.
+	DeadAfter Duration `toml:"dead_after"`
+	// ReviveAfter: reviving becomes live after staying alive this long.
+	ReviveAfter Duration `toml:"revive_after"`
+	// LiveWindow: a host is listed as live if it was alive within this window.
+	LiveWindow Duration `toml:"live_window"`
+	// NewWindow: a host is new if its first alive check is this recent...
+	NewWindow Duration `toml:"new_window"`
+	// ...and it was not already known during the observer's first Warmup.
+	Warmup Duration `toml:"warmup"`
+	// Check intervals and their jitter (±).
+	ActiveInterval   Duration `toml:"active_interval"`
+	ActiveJitter     Duration `toml:"active_jitter"`
+	InactiveInterval Duration `toml:"inactive_interval"`
+	InactiveJitter   Duration `toml:"inactive_jitter"`
+	// DiscoveryDelay: new discoveries are due at a random time within this
+	// delay, except during the observer's first Warmup, when they are due at once.
+	DiscoveryDelay Duration `toml:"discovery_delay"`
+}
+
+// Serve configures the live preview.
+type Serve struct {
+	Port int `toml:"port"`
+}
+
+// Default returns the configuration used when observer.toml is missing or
+// silent. Thresholds follow the design document's reference crawler.
+func Default() Config {
+	return Config{
+		Site: Site{
+			Title:       "Fediverse Observer",
+			BaseURL:     "http://localhost:1313/",
+			Language:    "en",
+			Description: "Newly created Fediverse instances, found by a polite crawler.",
+			Theme:       "default",
+		},
+		Crawl: Crawl{
+			ProductToken:  "FediverseObserver",
+			ContactURL:    "https://github.com/fediverse-observer/observer",
+			Seeds:         "data/seeds.txt",
+			Concurrency:   64,
+			Duration:      Duration(2 * time.Hour),
+			CheckTimeout:  Duration(60 * time.Second),
+			PeersInterval: Duration(7 * 24 * time.Hour),
+			DomainBudget:  10,
+			AddressBudget: 50,
+			Blocklist:     "data/blocklist.txt",
+		},
+		State: State{
+			FailuresToDead:   6,
+			DeadAfter:        Duration(7 * 24 * time.Hour),
+			ReviveAfter:      Duration(7 * 24 * time.Hour),
+			LiveWindow:       Duration(7 * 24 * time.Hour),
+			NewWindow:        Duration(30 * 24 * time.Hour),
+			Warmup:           Duration(7 * 24 * time.Hour),
+			ActiveInterval:   Duration(29 * time.Hour),
+			ActiveJitter:     Duration(2 * time.Hour),
+			InactiveInterval: Duration(167 * time.Hour),
+			InactiveJitter:   Duration(11*time.Hour + 30*time.Minute),
+			DiscoveryDelay:   Duration(29 * time.Hour),
+		},
+		Serve: Serve{Port: 1313},
+	}
+}
+
+// Load reads path over the defaults. A missing file is not an error when
+// mustExist is false (the default path); a file named explicitly must exist.
+func Load(path string, mustExist bool) (Config, error) {
+	cfg := Default()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !mustExist {
+			return cfg, nil
+		}
+		return cfg, fmt.Errorf("read config %s: %w", path, err)
+	}
+	if err := Parse(data, &cfg); err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Parse decodes TOML over cfg, rejecting unknown keys and invalid values.
+func Parse(data []byte, cfg *Config) error {
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(cfg); err != nil {
+		var strict *toml.StrictMissingError
+		if errors.As(err, &strict) && len(strict.Errors) > 0 {
+			keys := make([]string, 0, len(strict.Errors))
+			for _, e := range strict.Errors {
+				keys = append(keys, strings.Join(e.Key(), "."))
+			}
+			return fmt.Errorf("unknown key %s", strings.Join(keys, ", "))
+		}
+		var derr *toml.DecodeError
+		if errors.As(err, &derr) {
+			row, col := derr.Position()
+			return fmt.Errorf("line %d, column %d: %s", row, col, derr.Error())
+		}
+		return err
+	}
+	return cfg.Validate()
+}
+
+// Validate rejects values no pass or build could work with.
+func (c Config) Validate() error {
+	switch {
+	case c.Crawl.Concurrency < 1:
+		return fmt.Errorf("crawl.concurrency must be at least 1, got %d", c.Crawl.Concurrency)
+	case c.Crawl.MaxChecks < 0:
+		return fmt.Errorf("crawl.max_checks must not be negative, got %d", c.Crawl.MaxChecks)
+	case c.Crawl.CheckTimeout <= 0:
+		return fmt.Errorf("crawl.check_timeout must be positive")
+	case c.Crawl.ProductToken == "" || strings.ContainsAny(c.Crawl.ProductToken, " /\t\r\n"):
+		return fmt.Errorf("crawl.product_token must be one word without '/', got %q", c.Crawl.ProductToken)
+	case c.State.FailuresToDead < 0:
+		return fmt.Errorf("state.failures_to_dead must not be negative")
+	case c.Site.Theme == "" || strings.ContainsAny(c.Site.Theme, `/\`) || c.Site.Theme == "." || c.Site.Theme == "..":
+		return fmt.Errorf("site.theme must be a directory name, got %q", c.Site.Theme)
+	}
+	return nil
+}
+
+// UserAgent is the header the crawler sends: product token, version and a
+// contact URL, as crawler operators conventionally do.
+func (c Crawl) UserAgent(version string) string {
+	return fmt.Sprintf("%s/%s (+%s)", c.ProductToken, version, c.ContactURL)
+}
+
+// Duration is a time.Duration written in TOML as a string: Go's syntax
+// ("90s", "29h") plus a "d" suffix for whole days ("7d").
+type Duration time.Duration
+
+// D returns the standard library value.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// ParseDuration accepts Go durations and whole days ("30d").
+func ParseDuration(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok && days != "" {
+		var n int
+		if _, err := fmt.Sscanf(days, "%d", &n); err == nil && fmt.Sprint(n) == days && n >= 0 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q (want e.g. 90s, 29h or 7d)", s)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("invalid duration %q: negative", s)
+	}
+	return v, nil
+}

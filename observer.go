@@ -1,0 +1,167 @@
+// Package observer holds the facts the whole program agrees on: what one
+// check of an instance records, what a discovery is, and the fixed vocabulary
+// of outcomes. It has no dependencies beyond the standard library so that
+// every other package (the crawler, the DuckDB store, the site builder) can
+// share these types without importing each other.
+package observer
+
+import "time"
+
+// Outcome is the result of one check of one host. The set is closed: the
+// snapshots, the SQL derivations and the site all rely on these exact strings.
+type Outcome string
+
+const (
+	OutcomeAlive          Outcome = "alive"           // valid NodeInfo served by the host itself
+	OutcomeOptedOut       Outcome = "opted_out"       // robots.txt (or another opt-out signal) said no
+	OutcomeNotFediverse   Outcome = "not_fediverse"   // reachable, but no valid NodeInfo
+	OutcomeMoved          Outcome = "moved"           // permanent cross-host redirect (301, 308)
+	OutcomeMoving         Outcome = "moving"          // temporary cross-host redirect (302, 303, 307)
+	OutcomeUnreachable    Outcome = "unreachable"     // DNS, connect, TLS or timeout failure
+	OutcomeHTTPError      Outcome = "http_error"      // an HTTP status we cannot use
+	OutcomeTooLarge       Outcome = "too_large"       // a body over its cap
+	OutcomeBlockedAddress Outcome = "blocked_address" // resolved to a non-public address
+	OutcomeCheckerFailed  Outcome = "checker_failed"  // the sandboxed checker crashed or overran
+	OutcomeError          Outcome = "error"           // anything else
+)
+
+// Outcomes lists every outcome, in the order documented in docs/data.md.
+func Outcomes() []Outcome {
+	return []Outcome{
+		OutcomeAlive, OutcomeOptedOut, OutcomeNotFediverse, OutcomeMoved,
+		OutcomeMoving, OutcomeUnreachable, OutcomeHTTPError, OutcomeTooLarge,
+		OutcomeBlockedAddress, OutcomeCheckerFailed, OutcomeError,
+	}
+}
+
+// Valid reports whether o is one of the fixed outcomes. Receivers of results
+// from untrusted checker processes use it to reject anything else.
+func (o Outcome) Valid() bool {
+	for _, known := range Outcomes() {
+		if o == known {
+			return true
+		}
+	}
+	return false
+}
+
+// Check is one row of data/checks: everything one check of one host learnt.
+// Pointer fields are nil when the instance did not say (NULL in Parquet), which
+// is different from saying zero.
+type Check struct {
+	Host       string    `json:"host"`
+	CheckedAt  time.Time `json:"checked_at"` // UTC
+	Outcome    Outcome   `json:"outcome"`
+	Error      string    `json:"error,omitempty"` // short human-readable detail
+	HTTPStatus int       `json:"http_status,omitempty"`
+
+	Software        string `json:"software,omitempty"` // lower-cased NodeInfo software.name
+	Version         string `json:"version,omitempty"`
+	NodeInfoVersion string `json:"nodeinfo_version,omitempty"`
+
+	Users             *int64 `json:"users,omitempty"`
+	ActiveMonth       *int64 `json:"active_month,omitempty"`
+	ActiveHalfyear    *int64 `json:"active_halfyear,omitempty"`
+	LocalPosts        *int64 `json:"local_posts,omitempty"`
+	OpenRegistrations *bool  `json:"open_registrations,omitempty"`
+
+	Name        string `json:"name,omitempty"`        // at most 200 characters
+	Description string `json:"description,omitempty"` // at most 500 characters
+	MovedTo     string `json:"moved_to,omitempty"`    // redirect target host for moved and moving
+
+	PeersFetched  bool  `json:"peers_fetched"`
+	PeersCount    int64 `json:"peers_count"`     // valid entries in the peers list
+	NewPeersCount int64 `json:"new_peers_count"` // of those, hosts not known before
+
+	DurationMS int64  `json:"duration_ms"` // wall time of the whole check
+	PassID     string `json:"pass_id"`
+}
+
+// Via values for discoveries that did not come from a peers list.
+const (
+	ViaSeed     = "seed"     // the shipped seed list
+	ViaRedirect = "redirect" // the target of a cross-host redirect
+	ViaManual   = "manual"   // observer add
+)
+
+// Discovery is one row of data/discoveries: a host heard of for the first
+// time, and where from (a host whose peers list named it, or one of the Via
+// constants).
+type Discovery struct {
+	Host         string    `json:"host"`
+	DiscoveredAt time.Time `json:"discovered_at"` // UTC
+	Via          string    `json:"via"`
+}
+
+// Result is what one check hands back to the pass: the check row and the new
+// hosts it found.
+type Result struct {
+	Check       Check       `json:"check"`
+	Discoveries []Discovery `json:"discoveries,omitempty"`
+	// Bytes counts response bytes read from the network (after
+	// decompression), for the pass summary; it is not stored per check.
+	Bytes int64 `json:"bytes"`
+}
+
+// State is an instance's derived state (see docs/data.md for the rules).
+type State string
+
+const (
+	StateDiscovered State = "discovered"
+	StateLive       State = "live"
+	StateDying      State = "dying"
+	StateDead       State = "dead"
+	StateReviving   State = "reviving"
+	StateMoving     State = "moving"
+	StateMoved      State = "moved"
+	StateOptedOut   State = "opted_out"
+)
+
+// Instance is one row of a published list (live or new): the host's derived
+// state and what its latest alive check said about it. Texts came from the
+// instance itself and are untrusted: escape them wherever they are shown.
+type Instance struct {
+	Host              string    `json:"host"`
+	State             State     `json:"state"`
+	Software          string    `json:"software"`
+	Version           string    `json:"version"`
+	Users             *int64    `json:"users"`
+	ActiveMonth       *int64    `json:"active_month"`
+	OpenRegistrations *bool     `json:"open_registrations"`
+	Name              string    `json:"name"`
+	Description       string    `json:"description"`
+	DiscoveredAt      time.Time `json:"discovered_at"`
+	FirstAliveAt      time.Time `json:"first_alive_at"` // "first seen" on the site
+	LastAliveAt       time.Time `json:"last_alive_at"`
+}
+
+// Transition is one change of an instance's state, caused by one check.
+type Transition struct {
+	Host    string    `json:"host"`
+	From    State     `json:"from"`
+	To      State     `json:"to"`
+	At      time.Time `json:"at"`
+	MovedTo string    `json:"moved_to,omitempty"`
+}
+
+// SoftwareCount is the number of live instances running one software.
+type SoftwareCount struct {
+	Software string `json:"software"`
+	Live     int64  `json:"live"`
+}
+
+// DayCount is one day of history: live instances that day and instances
+// first seen alive that day (new ones only).
+type DayCount struct {
+	Day  time.Time `json:"day"`
+	Live int64     `json:"live"`
+	New  int64     `json:"new"`
+}
+
+// Stats summarises the lists for the site's charts.
+type Stats struct {
+	Live       int64           `json:"live"`
+	New        int64           `json:"new"`
+	BySoftware []SoftwareCount `json:"by_software"`
+	Days       []DayCount      `json:"days"`
+}
