@@ -1,0 +1,244 @@
+// Package hostname decides what a valid instance host name is. Every host the
+// observer records (seeds, peers, redirect targets, manual additions) passes
+// through Normalize, so the rest of the program can treat a host as a plain,
+// already-validated ASCII string.
+package hostname
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
+	"golang.org/x/net/publicsuffix"
+)
+
+// MaxLen is the longest host name accepted, in bytes of its ASCII form
+// (RFC 1035, without the root label's dot).
+const MaxLen = 253
+
+// maxInput bounds the work done on junk: no input this long can map to a
+// valid name, and IDNA processing costs time proportional to the input.
+const maxInput = 4 * MaxLen
+
+// profile is the IDNA lookup profile (RFC 5891 section 5, UTS #46
+// non-transitional) with DNS length checks, so empty labels, labels over 63
+// bytes and names over 253 bytes are rejected by the same code that maps them.
+var profile = idna.New(
+	idna.MapForLookup(),
+	idna.BidiRule(),
+	idna.VerifyDNSLength(true),
+	idna.Transitional(false),
+)
+
+// Normalize returns the canonical ASCII form of a host name: IDNA to ASCII,
+// lower case, one trailing dot removed. It rejects IP literals, ports, paths,
+// queries, credentials, wildcards, empty labels, single-label names, names
+// over 253 bytes and names whose suffix is not on the Public Suffix List (or
+// that are nothing but a public suffix). The error says what is wrong.
+func Normalize(s string) (string, error) {
+	if h, ok := fastASCII(s); ok {
+		return checkSuffix(h)
+	}
+	return normalizeSlow(s)
+}
+
+func normalizeSlow(s string) (string, error) {
+	if err := precheck(s); err != nil {
+		return "", err
+	}
+	s = strings.TrimSuffix(s, ".")
+	if s == "" {
+		return "", errors.New("empty host name")
+	}
+	if _, err := netip.ParseAddr(s); err == nil {
+		return "", errors.New("is an IP address, not a host name")
+	}
+	h, err := profile.ToASCII(s)
+	if err != nil {
+		return "", fmt.Errorf("not a valid IDNA host name: %v", idnaReason(err))
+	}
+	h = strings.ToLower(h)
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return "", fmt.Errorf("contains %q, which is not allowed in a host name", rune(c))
+		}
+	}
+	if len(h) > MaxLen {
+		return "", fmt.Errorf("longer than %d bytes", MaxLen)
+	}
+	if _, err := netip.ParseAddr(h); err == nil {
+		return "", errors.New("is an IP address, not a host name")
+	}
+	return checkSuffix(h)
+}
+
+// precheck gives specific reasons for the junk most often found in peers
+// lists and seed files, before the generic IDNA validation would.
+func precheck(s string) error {
+	switch {
+	case s == "":
+		return errors.New("empty host name")
+	case len(s) > maxInput || len(strings.TrimSuffix(s, ".")) > MaxLen && isASCII(s):
+		return fmt.Errorf("longer than %d bytes", MaxLen)
+	case !utf8.ValidString(s):
+		return errors.New("not valid UTF-8")
+	case strings.Contains(s, "://"):
+		return errors.New("is a URL, not a host name")
+	case strings.HasPrefix(s, "["):
+		return errors.New("is an IP address, not a host name")
+	case strings.ContainsAny(s, "@"):
+		return errors.New("contains user information ('@')")
+	case strings.ContainsAny(s, "/\\"):
+		return errors.New("contains a path")
+	case strings.ContainsAny(s, "?#"):
+		return errors.New("contains a query or fragment")
+	case strings.Contains(s, "*"):
+		return errors.New("contains a wildcard")
+	case strings.ContainsAny(s, " \t\r\n\v\f"):
+		return errors.New("contains white space")
+	case strings.HasPrefix(s, ".") || strings.Contains(s, ".."):
+		return errors.New("contains an empty label")
+	}
+	if _, err := netip.ParseAddr(s); err == nil {
+		return errors.New("is an IP address, not a host name")
+	}
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		if _, err := netip.ParseAddr(s[:i]); err == nil {
+			return errors.New("is an IP address with a port, not a host name")
+		}
+		return errors.New("contains a port")
+	}
+	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func idnaReason(err error) string {
+	msg := err.Error()
+	// The idna package's messages quote the whole input, which may be long
+	// junk; keep only its first line and a bounded length.
+	if len(msg) > 200 {
+		msg = msg[:200] + "…"
+	}
+	return strings.ToValidUTF8(msg, "?")
+}
+
+// checkSuffix requires h (already ASCII and lower case) to have a public
+// suffix that is on the Public Suffix List, and to be longer than it.
+func checkSuffix(h string) (string, error) {
+	if !strings.Contains(h, ".") {
+		return "", errors.New("single-label name")
+	}
+	suffix, icann := publicsuffix.PublicSuffix(h)
+	// For a name under no rule of the list, PublicSuffix applies the implicit
+	// "*" rule: its last label, icann false. Every rule of the list's private
+	// section has at least two labels, so a single-label non-ICANN suffix
+	// means the TLD is unknown (.invalidtld, .test, .local, .example).
+	if !icann && !strings.Contains(suffix, ".") {
+		return "", fmt.Errorf("top-level domain %q is not on the Public Suffix List", suffix)
+	}
+	if len(h) <= len(suffix) {
+		return "", fmt.Errorf("is a public suffix (%s), not a host", suffix)
+	}
+	return h, nil
+}
+
+// fastASCII handles the overwhelmingly common case of a host that is already
+// plain LDH ASCII. It reports ok only when the IDNA lookup profile would
+// return the same (lower-cased) string unchanged; anything else (xn-- labels,
+// "--" in positions 3-4, non-ASCII, odd punctuation) goes the slow way, so
+// both paths accept exactly the same names. A differential fuzz test keeps
+// them in agreement.
+func fastASCII(s string) (string, bool) {
+	n := len(s)
+	if n > 0 && s[n-1] == '.' {
+		n--
+	}
+	if n == 0 || n > MaxLen {
+		return "", false
+	}
+	upper := false
+	labelStart := 0
+	for i := 0; i <= n; i++ {
+		if i == n || s[i] == '.' {
+			l := i - labelStart
+			if l == 0 || l > 63 || s[labelStart] == '-' || s[i-1] == '-' {
+				return "", false
+			}
+			if l >= 4 && s[labelStart+2] == '-' && s[labelStart+3] == '-' {
+				return "", false
+			}
+			labelStart = i + 1
+			continue
+		}
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-':
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		default:
+			return "", false
+		}
+	}
+	h := s[:n]
+	// An all-numeric last label could make this an IPv4 literal; the slow
+	// path gives that its proper error.
+	last := h[strings.LastIndexByte(h, '.')+1:]
+	if strings.Trim(last, "0123456789") == "" {
+		return "", false
+	}
+	if upper {
+		h = strings.ToLower(h)
+	}
+	return h, true
+}
+
+// ReadList reads a host-per-line file such as the seed list or a blocklist.
+// Blank lines and lines starting with '#' are skipped, as is anything after a
+// " #" on a line. Each valid host is returned once, normalised, in order of
+// first appearance; each invalid line yields an error naming its number and
+// text. A read error ends the list and is returned as the last error.
+func ReadList(r io.Reader) (hosts []string, errs []error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 64*1024)
+	seen := make(map[string]struct{})
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if i := strings.Index(text, " #"); i >= 0 {
+			text = text[:i]
+		}
+		text = strings.TrimSpace(text)
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		h, err := Normalize(text)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("line %d: %q: %w", line, text, err))
+			continue
+		}
+		if _, dup := seen[h]; dup {
+			continue
+		}
+		seen[h] = struct{}{}
+		hosts = append(hosts, h)
+	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("after line %d: %w", line, err))
+	}
+	return hosts, errs
+}
