@@ -1,0 +1,251 @@
+// Package build renders the site: the derived instance data and the site's
+// own Markdown content, through a Hugo-like theme, into a directory of plain
+// files (public/) that any web server can serve. It never talks to the
+// crawler or the database directly; it reads the data through the Data
+// interface, which the caller implements.
+package build
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/config"
+)
+
+// Data is what the builder needs from the derived state. Lists are streamed so
+// memory does not grow with the number of live hosts.
+type Data interface {
+	// NewInstances yields the new instances, newest first (FirstAliveAt
+	// descending, then host ascending).
+	NewInstances(ctx context.Context) iter.Seq2[observer.Instance, error]
+	// LiveInstances yields the live instances sorted by host (byte order).
+	LiveInstances(ctx context.Context) iter.Seq2[observer.Instance, error]
+	Stats(ctx context.Context) (observer.Stats, error)
+	// RecentTransitions returns at most limit transitions, newest first.
+	RecentTransitions(ctx context.Context, limit int) ([]observer.Transition, error)
+	// Query runs a read-only SQL query over the same views as `observer sql`
+	// (checks, discoveries, state, transitions, live, new, stats) for the
+	// templates' `sql` function; rows as column->value maps.
+	Query(ctx context.Context, query string, args ...any) ([]map[string]any, error)
+}
+
+// Options says what to build and where.
+type Options struct {
+	Config config.Config
+	// SiteDir holds content/, layouts/, static/ and themes/. Missing
+	// directories are fine: the embedded default theme covers a bare site.
+	SiteDir string
+	// OutDir is replaced as a whole by the new site (see Build).
+	OutDir string
+	Data   Data
+	// Now is the build time (zero: time.Now()). Templates see it as
+	// .Site.Now; the default theme does not print it, so that unchanged data
+	// gives byte-identical files.
+	Now time.Time
+	// Version is the program's version, shown as part of the crawler's
+	// User-Agent (.Site.UserAgent).
+	Version string
+	Logger  *slog.Logger
+}
+
+// Report counts what a build did.
+type Report struct {
+	Files     int   // files in the new site
+	Written   int   // files whose content changed or that are new
+	Unchanged int   // files kept as they were (same content, same mtime)
+	Removed   int   // files of the previous site that are no longer produced
+	Pages     int   // content pages rendered (drafts excluded)
+	Live      int64 // live instances listed
+	New       int   // new instances listed
+	Duration  time.Duration
+}
+
+// feedLimit caps the entries of one Atom feed: feed readers poll often, and
+// the newest entries are the ones they have not seen. The HTML and CSV lists
+// are complete.
+const feedLimit = 1000
+
+// Build renders the site into a staging directory next to OutDir and then
+// swaps it into place, so that readers see either the old or the new site,
+// never a mixture. If anything fails, OutDir is left as it was. Files whose
+// content did not change keep their inode and modification time; files the
+// new build does not produce are gone.
+func Build(ctx context.Context, opts Options) (Report, error) {
+	start := time.Now()
+	var rep Report
+	if opts.Data == nil {
+		return rep, errors.New("build: no data source")
+	}
+	if opts.OutDir == "" {
+		return rep, errors.New("build: no output directory")
+	}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.SiteDir == "" {
+		opts.SiteDir = "."
+	}
+	if err := opts.Config.Validate(); err != nil {
+		return rep, fmt.Errorf("build: config: %w", err)
+	}
+
+	th, err := openTheme(opts.SiteDir, opts.Config.Site.Theme)
+	if err != nil {
+		return rep, fmt.Errorf("build: %w", err)
+	}
+	tpl, err := loadTemplates(th)
+	if err != nil {
+		return rep, fmt.Errorf("build: %w", err)
+	}
+	site, err := newSite(opts)
+	if err != nil {
+		return rep, fmt.Errorf("build: %w", err)
+	}
+	home, pages, assets, err := loadContent(ctx, filepath.Join(opts.SiteDir, "content"), opts.Config.Site, site)
+	if err != nil {
+		return rep, fmt.Errorf("build: %w", err)
+	}
+	site.Pages = pages
+	for _, p := range pages {
+		if m, _ := p.Params["menu"].(string); m == "main" {
+			site.Menu = append(site.Menu, p)
+		}
+	}
+	rep.Pages = len(pages)
+
+	out, err := newOutput(opts.OutDir)
+	if err != nil {
+		return rep, fmt.Errorf("build: %w", err)
+	}
+	defer out.discard()
+
+	b := &builder{opts: opts, site: site, tpl: tpl, out: out, theme: th}
+	if err := b.run(ctx, home, pages, assets, &rep); err != nil {
+		return rep, fmt.Errorf("build: %w", err)
+	}
+	if err := out.commit(); err != nil {
+		return rep, fmt.Errorf("build: %w", err)
+	}
+	rep.Files, rep.Written, rep.Unchanged, rep.Removed = out.stats()
+	rep.Duration = time.Since(start)
+	opts.Logger.Info("site built", "out", opts.OutDir, "files", rep.Files, "written", rep.Written,
+		"unchanged", rep.Unchanged, "removed", rep.Removed, "pages", rep.Pages,
+		"live", rep.Live, "new", rep.New, "duration", rep.Duration.Round(time.Millisecond))
+	return rep, nil
+}
+
+type builder struct {
+	opts  Options
+	site  *Site
+	tpl   *templates
+	out   *output
+	theme *theme
+}
+
+func (b *builder) run(ctx context.Context, home *Page, pages []*Page, assets []asset, rep *Report) error {
+	// Static files first: a generated file of the same path is then skipped,
+	// so a site can replace e.g. robots.txt by putting its own in static/.
+	if err := b.copyStatic(ctx); err != nil {
+		return err
+	}
+	for _, a := range assets {
+		if err := b.out.copyFile(a.rel, a.src); err != nil {
+			return err
+		}
+	}
+
+	newList, err := collectNew(ctx, b.opts.Data)
+	if err != nil {
+		return err
+	}
+	rep.New = len(newList)
+	stats, err := b.opts.Data.Stats(ctx)
+	if err != nil {
+		return fmt.Errorf("stats: %w", err)
+	}
+	feeds := softwareFeeds(newList, b.site)
+	dv := &DataView{ctx: ctx, data: b.opts.Data, newList: newList, stats: stats, feeds: feeds}
+
+	live, err := b.writeLiveLists(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Live = live
+	if err := b.writeNewCSV(newList); err != nil {
+		return err
+	}
+	if err := b.writeFeeds(newList, feeds); err != nil {
+		return err
+	}
+
+	livePage := &Page{Kind: "live", Title: "Live instances", RelPermalink: b.site.RelURL("live/"),
+		Description: "How many Fediverse instances the observer sees alive, by software and over time."}
+	livePage.Permalink = b.site.AbsURL("live/")
+	notFound := &Page{Kind: "404", Title: "Page not found", RelPermalink: b.site.RelURL("404.html"), Permalink: b.site.AbsURL("404.html")}
+
+	jobs := []renderJob{
+		{page: home, layout: "home.html", rel: "index.html"},
+		{page: livePage, layout: "live.html", rel: "live/index.html"},
+		{page: notFound, layout: "404.html", rel: "404.html"},
+	}
+	for _, p := range pages {
+		layout := "page.html"
+		if l, ok := p.Params["layout"].(string); ok && l != "" {
+			layout = l
+		}
+		jobs = append(jobs, renderJob{page: p, layout: layout, rel: p.outPath})
+	}
+	if err := b.render(ctx, dv, jobs); err != nil {
+		return err
+	}
+
+	sitemapPages := []*Page{home, livePage}
+	sitemapPages = append(sitemapPages, pages...)
+	if err := b.writeSitemap(sitemapPages); err != nil {
+		return err
+	}
+	return b.writeRobots()
+}
+
+// collectNew reads the whole new list: it is bounded by the new window (30
+// days of first sightings), is used several times (home page, feeds, CSV),
+// and templates index into it.
+func collectNew(ctx context.Context, d Data) ([]observer.Instance, error) {
+	var list []observer.Instance
+	for inst, err := range d.NewInstances(ctx) {
+		if err != nil {
+			return nil, fmt.Errorf("new instances: %w", err)
+		}
+		list = append(list, inst)
+	}
+	// The order is part of the contract, but a cheap check keeps a data
+	// source that gets it wrong from shuffling the feeds.
+	if !slices.IsSortedFunc(list, newOrder) {
+		slices.SortStableFunc(list, newOrder)
+	}
+	return list, nil
+}
+
+func newOrder(a, b observer.Instance) int {
+	if c := b.FirstAliveAt.Compare(a.FirstAliveAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Host, b.Host)
+}
+
+func statOK(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

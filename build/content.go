@@ -1,0 +1,314 @@
+package build
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/pelletier/go-toml/v2"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer/html"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/fediverse-observer/observer/config"
+)
+
+// asset is a non-Markdown file in content/, copied as it is.
+type asset struct{ rel, src string }
+
+// loadContent reads content/: _index.md becomes the home page, every other
+// Markdown file a page at /NAME/ (pretty URLs), other files are copied.
+// Drafts are left out. A missing content/ is an empty site.
+func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (*Page, []*Page, []asset, error) {
+	home := &Page{Kind: "home", Title: cfg.Title, Description: cfg.Description,
+		RelPermalink: site.RelURL(""), Permalink: site.AbsURL(""), Params: map[string]any{}}
+	var files []string
+	var assets []asset
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == dir && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(d.Name(), ".") && p != dir {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		if strings.HasSuffix(rel, ".md") {
+			files = append(files, rel)
+		} else {
+			assets = append(assets, asset{rel: rel, src: p})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read content: %w", err)
+	}
+
+	md := newMarkdown(cfg.UnsafeHTML)
+	pages := make([]*Page, len(files))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, rel := range files {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+			if err != nil {
+				return fmt.Errorf("read content: %w", err)
+			}
+			p, err := parsePage(rel, src, md)
+			if err != nil {
+				return fmt.Errorf("content/%s: %w", rel, err)
+			}
+			pages[i] = p
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, nil, err
+	}
+
+	var out []*Page
+	for _, p := range pages {
+		if p.Draft {
+			continue
+		}
+		if p.File == "_index.md" {
+			home.Content = p.Content
+			if p.Title != "" {
+				home.Title = p.Title
+			}
+			if p.Description != "" {
+				home.Description = p.Description
+			}
+			home.Date, home.Params, home.File = p.Date, p.Params, p.File
+			continue
+		}
+		dirPart, name := path.Split(strings.TrimSuffix(p.File, ".md"))
+		var sitePath string
+		if name == "_index" || name == "index" {
+			// A directory's index page lives at the directory's URL.
+			sitePath = dirPart
+		} else {
+			sitePath = dirPart + name + "/"
+		}
+		if sitePath == "" {
+			return nil, nil, nil, fmt.Errorf("content/%s: would replace the home page; use content/_index.md", p.File)
+		}
+		p.Kind = "page"
+		p.RelPermalink = site.RelURL(sitePath)
+		p.Permalink = site.AbsURL(sitePath)
+		p.outPath = sitePath + "index.html"
+		if p.Title == "" {
+			p.Title = name
+		}
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *Page) int {
+		// Hugo's order: weighted pages first by weight, then the rest.
+		aw, bw := a.Weight == 0, b.Weight == 0
+		if aw != bw {
+			if aw {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(cmp.Compare(a.Weight, b.Weight), cmp.Compare(a.Title, b.Title), cmp.Compare(a.File, b.File))
+	})
+	return home, out, assets, nil
+}
+
+func newMarkdown(unsafe bool) goldmark.Markdown {
+	ropts := []goldmark.Option{
+		goldmark.WithExtensions(extension.GFM, extension.Footnote),
+		goldmark.WithParserOptions(parser.WithAutoHeadingID()),
+	}
+	if unsafe {
+		ropts = append(ropts, goldmark.WithRendererOptions(html.WithUnsafe()))
+	}
+	return goldmark.New(ropts...)
+}
+
+func parsePage(rel string, src []byte, md goldmark.Markdown) (*Page, error) {
+	fm, body, err := splitFrontMatter(src)
+	if err != nil {
+		return nil, err
+	}
+	p := &Page{File: rel, Params: map[string]any{}}
+	if err := p.applyFrontMatter(fm); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := md.Convert(body, &buf); err != nil {
+		return nil, fmt.Errorf("markdown: %w", err)
+	}
+	// The Markdown is the site owner's; raw HTML in it was already dropped by
+	// goldmark unless site.unsafe_html allows it.
+	p.Content = template.HTML(buf.String())
+	return p, nil
+}
+
+// splitFrontMatter separates YAML (---) or TOML (+++) front matter from the
+// Markdown body and decodes it. No front matter is an empty map.
+func splitFrontMatter(src []byte) (map[string]any, []byte, error) {
+	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
+	var delim string
+	switch {
+	case hasDelimLine(src, "---"):
+		delim = "---"
+	case hasDelimLine(src, "+++"):
+		delim = "+++"
+	default:
+		return map[string]any{}, src, nil
+	}
+	rest := src[len(delim):]
+	rest = bytes.TrimPrefix(rest, []byte("\r"))
+	rest = bytes.TrimPrefix(rest, []byte("\n"))
+	var fmText, body []byte
+	found := false
+	for i := 0; i <= len(rest); {
+		end := bytes.IndexByte(rest[i:], '\n')
+		var line []byte
+		next := len(rest) + 1
+		if end < 0 {
+			line = rest[i:]
+		} else {
+			line = rest[i : i+end]
+			next = i + end + 1
+		}
+		if string(bytes.TrimRight(line, " \t\r")) == delim {
+			fmText = rest[:i]
+			if next <= len(rest) {
+				body = rest[next:]
+			}
+			found = true
+			break
+		}
+		i = next
+	}
+	if !found {
+		return nil, nil, fmt.Errorf("front matter: no closing %s line", delim)
+	}
+	m := map[string]any{}
+	if len(bytes.TrimSpace(fmText)) > 0 {
+		var err error
+		if delim == "---" {
+			err = yaml.Unmarshal(fmText, &m)
+		} else {
+			err = toml.Unmarshal(fmText, &m)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("front matter: %w", err)
+		}
+		if m == nil {
+			m = map[string]any{}
+		}
+	}
+	return m, body, nil
+}
+
+func hasDelimLine(src []byte, delim string) bool {
+	if !bytes.HasPrefix(src, []byte(delim)) {
+		return false
+	}
+	rest := src[len(delim):]
+	return len(rest) == 0 || rest[0] == '\n' || (rest[0] == '\r' && len(rest) > 1 && rest[1] == '\n')
+}
+
+func (p *Page) applyFrontMatter(fm map[string]any) error {
+	for k, v := range fm {
+		var err error
+		switch strings.ToLower(k) {
+		case "title":
+			p.Title, err = asString(k, v)
+		case "description":
+			p.Description, err = asString(k, v)
+		case "date":
+			p.Date, err = asTime(k, v)
+		case "draft":
+			b, ok := v.(bool)
+			if !ok {
+				err = fmt.Errorf("front matter %s: want true or false, got %v", k, v)
+			}
+			p.Draft = b
+		case "weight":
+			p.Weight, err = asInt(k, v)
+		default:
+			p.Params[k] = v
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func asString(k string, v any) (string, error) {
+	switch s := v.(type) {
+	case string:
+		return s, nil
+	case nil:
+		return "", nil
+	}
+	return "", fmt.Errorf("front matter %s: want text, got %v", k, v)
+}
+
+func asInt(k string, v any) (int, error) {
+	switch n := v.(type) {
+	case int:
+		return n, nil
+	case int64:
+		return int(n), nil
+	case uint64:
+		if n <= 1<<31 {
+			return int(n), nil
+		}
+	case float64:
+		if n == float64(int(n)) {
+			return int(n), nil
+		}
+	}
+	return 0, fmt.Errorf("front matter %s: want a whole number, got %v", k, v)
+}
+
+func asTime(k string, v any) (time.Time, error) {
+	switch t := v.(type) {
+	case time.Time:
+		return t.UTC(), nil
+	case toml.LocalDate:
+		return time.Date(t.Year, time.Month(t.Month), t.Day, 0, 0, 0, 0, time.UTC), nil
+	case toml.LocalDateTime:
+		return t.AsTime(time.UTC), nil
+	case string:
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
+			if tm, err := time.Parse(layout, t); err == nil {
+				return tm.UTC(), nil
+			}
+		}
+	}
+	return time.Time{}, fmt.Errorf("front matter %s: want a date such as 2024-05-01 or 2024-05-01T10:00:00Z, got %v", k, v)
+}

@@ -1,0 +1,165 @@
+package build
+
+import (
+	"encoding/xml"
+	"fmt"
+	"html"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gorilla/feeds"
+
+	"github.com/fediverse-observer/observer"
+)
+
+// atomFeed is gorilla/feeds' AtomFeed with room for two links (the page the
+// feed belongs to and the feed itself, rel="self", which Atom readers and
+// validators expect); the entries are gorilla/feeds' own.
+type atomFeed struct {
+	XMLName  xml.Name           `xml:"feed"`
+	Xmlns    string             `xml:"xmlns,attr"`
+	Title    string             `xml:"title"`
+	ID       string             `xml:"id"`
+	Updated  string             `xml:"updated"`
+	Subtitle string             `xml:"subtitle,omitempty"`
+	Links    []feeds.AtomLink   `xml:"link"`
+	Author   *feeds.AtomAuthor  `xml:"author,omitempty"`
+	Entries  []*feeds.AtomEntry `xml:"entry"`
+}
+
+// softwareSlug turns a software name (untrusted) into a safe file name.
+// Names that differ only in characters outside [a-z0-9._-] share a feed.
+func softwareSlug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+			b.WriteRune(r)
+		case r == '.' && b.Len() > 0:
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+		if b.Len() >= 64 {
+			break
+		}
+	}
+	slug := strings.Trim(b.String(), "-.")
+	if slug == "" {
+		return "unknown"
+	}
+	return slug
+}
+
+// softwareFeeds lists one feed per software family of the new list, sorted
+// by slug.
+func softwareFeeds(list []observer.Instance, site *Site) []FeedLink {
+	idx := map[string]int{}
+	var out []FeedLink
+	for _, inst := range list {
+		slug := softwareSlug(inst.Software)
+		if i, ok := idx[slug]; ok {
+			out[i].Count++
+			continue
+		}
+		idx[slug] = len(out)
+		name := inst.Software
+		if name == "" {
+			name = "unknown"
+		}
+		file := "new/" + slug + ".atom"
+		out = append(out, FeedLink{Software: name, RelPermalink: site.RelURL(file), Count: 1, file: file})
+	}
+	slices.SortFunc(out, func(a, b FeedLink) int { return strings.Compare(a.file, b.file) })
+	return out
+}
+
+func (b *builder) writeFeeds(list []observer.Instance, fl []FeedLink) error {
+	if err := b.writeFeed("new.atom", b.site.Title+": new instances", "", list); err != nil {
+		return err
+	}
+	for _, f := range fl {
+		slug := strings.TrimSuffix(strings.TrimPrefix(f.file, "new/"), ".atom")
+		var sub []observer.Instance
+		for _, inst := range list {
+			if softwareSlug(inst.Software) == slug {
+				sub = append(sub, inst)
+			}
+		}
+		if err := b.writeFeed(f.file, b.site.Title+": new "+f.Software+" instances", f.Software, sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *builder) writeFeed(rel, title, software string, list []observer.Instance) error {
+	self := b.site.AbsURL(rel)
+	feed := atomFeed{
+		Xmlns:    "http://www.w3.org/2005/Atom",
+		Title:    title,
+		ID:       self,
+		Subtitle: b.site.Description,
+		Links: []feeds.AtomLink{
+			{Href: b.site.AbsURL(""), Rel: "alternate", Type: "text/html"},
+			{Href: self, Rel: "self", Type: "application/atom+xml"},
+		},
+		Author: &feeds.AtomAuthor{AtomPerson: feeds.AtomPerson{Name: b.site.Title, Uri: b.site.AbsURL("")}},
+	}
+	// The feed's updated time is the newest entry's, not the build time, so
+	// that an unchanged list gives an unchanged file.
+	updated := b.site.Now.Truncate(24 * time.Hour)
+	if len(list) > 0 {
+		updated = list[0].FirstAliveAt
+	}
+	feed.Updated = updated.UTC().Format(time.RFC3339)
+	tagHost := b.site.base.Hostname()
+	for i, inst := range list {
+		if i == feedLimit {
+			break
+		}
+		first := inst.FirstAliveAt.UTC()
+		ts := first.Format(time.RFC3339)
+		feed.Entries = append(feed.Entries, &feeds.AtomEntry{
+			Title:     inst.Host, // Atom text construct: XML escaping is enough
+			Id:        fmt.Sprintf("tag:%s,%s:new/%s", tagHost, first.Format("2006-01-02"), inst.Host),
+			Updated:   ts,
+			Published: ts,
+			Links:     []feeds.AtomLink{{Href: instanceURL(inst.Host), Rel: "alternate", Type: "text/html"}},
+			Content:   &feeds.AtomContent{Type: "html", Content: entryHTML(inst)},
+		})
+	}
+	data, err := xml.MarshalIndent(feed, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	return b.out.writeFile(rel, append([]byte(xml.Header), append(data, '\n')...))
+}
+
+// entryHTML is the entry's content, type="html": readers unescape the XML
+// once and then render HTML, so every instance text is HTML-escaped here
+// first (and XML-escaped again when the feed is encoded).
+func entryHTML(inst observer.Instance) string {
+	e := html.EscapeString
+	var b strings.Builder
+	b.WriteString("<p><a href=\"" + e(instanceURL(inst.Host)) + "\" rel=\"nofollow ugc noopener\">" + e(inst.Host) + "</a>")
+	if inst.Software != "" {
+		b.WriteString(" runs " + e(inst.Software))
+		if inst.Version != "" {
+			b.WriteString(" " + e(inst.Version))
+		}
+	}
+	b.WriteString(". First seen " + e(inst.FirstAliveAt.UTC().Format("2006-01-02 15:04 UTC")) + ".")
+	if inst.Users != nil {
+		b.WriteString(fmt.Sprintf(" Users: %d.", *inst.Users))
+	}
+	b.WriteString("</p>")
+	if inst.Name != "" {
+		b.WriteString("<p><strong>" + e(inst.Name) + "</strong></p>")
+	}
+	if inst.Description != "" {
+		b.WriteString("<p>" + e(inst.Description) + "</p>")
+	}
+	return b.String()
+}

@@ -1,0 +1,321 @@
+package build
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sync"
+)
+
+// output builds the new site in a staging directory beside the output
+// directory (same file system, so the final rename is atomic) and swaps it
+// in on commit.
+//
+// Unchanged files: when a new file's bytes equal the previous site's file at
+// the same path, the staging copy is replaced by a hard link to the old file.
+// The file therefore keeps its inode and modification time (rsync, web
+// caches and If-Modified-Since see no change), costs no second copy on disk,
+// and survives the removal of the old tree. Where hard links are not
+// possible, the new copy gets the old modification time instead.
+type output struct {
+	dir   string
+	stage string
+
+	mu        sync.Mutex
+	files     map[string]string // rel path -> what produced it
+	written   int
+	unchanged int
+	removed   int
+	committed bool
+}
+
+func newOutput(dir string) (*output, error) {
+	dir = filepath.Clean(dir)
+	if st, err := os.Lstat(dir); err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("output %s exists and is not a directory", dir)
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("create output parent: %w", err)
+	}
+	stage, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".build-")
+	if err != nil {
+		return nil, fmt.Errorf("create staging directory: %w", err)
+	}
+	// MkdirTemp makes the directory private; the site is meant to be served.
+	if err := os.Chmod(stage, 0o755); err != nil {
+		os.RemoveAll(stage)
+		return nil, fmt.Errorf("staging directory: %w", err)
+	}
+	return &output{dir: dir, stage: stage, files: map[string]string{}}, nil
+}
+
+// has reports whether rel was already produced (a static file replacing a
+// generated one).
+func (o *output) has(rel string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.files[rel]
+	return ok
+}
+
+func (o *output) claim(rel string) (string, error) {
+	if !fs.ValidPath(rel) || rel == "." {
+		return "", fmt.Errorf("invalid output path %q", rel)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, dup := o.files[rel]; dup {
+		return "", fmt.Errorf("two sources produce %s", rel)
+	}
+	o.files[rel] = rel
+	p := filepath.Join(o.stage, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", path.Dir(rel), err)
+	}
+	return p, nil
+}
+
+func (o *output) count(unchanged bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if unchanged {
+		o.unchanged++
+	} else {
+		o.written++
+	}
+}
+
+// writeFile writes a small file held in memory.
+func (o *output) writeFile(rel string, data []byte) error {
+	p, err := o.claim(rel)
+	if err != nil {
+		return err
+	}
+	old := filepath.Join(o.dir, filepath.FromSlash(rel))
+	if st, err := os.Stat(old); err == nil && st.Mode().IsRegular() && st.Size() == int64(len(data)) {
+		if prev, err := os.ReadFile(old); err == nil && bytes.Equal(prev, data) {
+			if os.Link(old, p) == nil {
+				o.count(true)
+				return nil
+			}
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				return fmt.Errorf("write %s: %w", rel, err)
+			}
+			if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+				return fmt.Errorf("write %s: %w", rel, err)
+			}
+			o.count(true)
+			return nil
+		}
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	o.count(false)
+	return nil
+}
+
+// stagedFile streams a large file into the staging directory; Close
+// compares it with the previous version.
+type stagedFile struct {
+	o    *output
+	rel  string
+	path string
+	f    *os.File
+	w    *bufio.Writer
+	err  error
+}
+
+func (o *output) create(rel string) (*stagedFile, error) {
+	p, err := o.claim(rel)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", rel, err)
+	}
+	return &stagedFile{o: o, rel: rel, path: p, f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
+}
+
+func (s *stagedFile) Write(b []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(b)
+	if err != nil {
+		s.err = fmt.Errorf("write %s: %w", s.rel, err)
+	}
+	return n, s.err
+}
+
+func (s *stagedFile) WriteString(str string) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.WriteString(str)
+	if err != nil {
+		s.err = fmt.Errorf("write %s: %w", s.rel, err)
+	}
+	return n, s.err
+}
+
+// abort closes the file after a failure; the staging directory goes anyway.
+func (s *stagedFile) abort() { s.f.Close() }
+
+func (s *stagedFile) Close() error {
+	if s.err != nil {
+		s.f.Close()
+		return s.err
+	}
+	if err := s.w.Flush(); err != nil {
+		s.f.Close()
+		return fmt.Errorf("write %s: %w", s.rel, err)
+	}
+	if err := s.f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", s.rel, err)
+	}
+	old := filepath.Join(s.o.dir, filepath.FromSlash(s.rel))
+	ost, err := os.Stat(old)
+	if err != nil || !ost.Mode().IsRegular() {
+		s.o.count(false)
+		return nil
+	}
+	nst, err := os.Stat(s.path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", s.rel, err)
+	}
+	if nst.Size() != ost.Size() {
+		s.o.count(false)
+		return nil
+	}
+	same, err := sameContent(old, s.path)
+	if err != nil {
+		return fmt.Errorf("compare %s: %w", s.rel, err)
+	}
+	if !same {
+		s.o.count(false)
+		return nil
+	}
+	// Keep the previous file: replace the fresh copy by a link to it.
+	tmp := s.path + ".old"
+	if err := os.Link(old, tmp); err == nil {
+		if err := os.Rename(tmp, s.path); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("keep %s: %w", s.rel, err)
+		}
+	} else if err := os.Chtimes(s.path, ost.ModTime(), ost.ModTime()); err != nil {
+		return fmt.Errorf("keep %s: %w", s.rel, err)
+	}
+	s.o.count(true)
+	return nil
+}
+
+func sameContent(a, b string) (bool, error) {
+	fa, err := os.Open(a)
+	if err != nil {
+		return false, err
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false, err
+	}
+	defer fb.Close()
+	ba, bb := make([]byte, 128<<10), make([]byte, 128<<10)
+	for {
+		na, ea := io.ReadFull(fa, ba)
+		nb, eb := io.ReadFull(fb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false, nil
+		}
+		aDone := errors.Is(ea, io.EOF) || errors.Is(ea, io.ErrUnexpectedEOF)
+		bDone := errors.Is(eb, io.EOF) || errors.Is(eb, io.ErrUnexpectedEOF)
+		if ea != nil && !aDone {
+			return false, ea
+		}
+		if eb != nil && !bDone {
+			return false, eb
+		}
+		if aDone || bDone {
+			return aDone == bDone, nil
+		}
+	}
+}
+
+// copyFile copies a file from disk (a content asset).
+func (o *output) copyFile(rel, src string) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	defer f.Close()
+	w, err := o.create(rel)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, f); err != nil {
+		w.abort()
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	return w.Close()
+}
+
+// commit puts the staged site in place of the old one.
+func (o *output) commit() error {
+	if err := o.countRemoved(); err != nil {
+		return err
+	}
+	if err := swapDirs(o.stage, o.dir); err != nil {
+		return fmt.Errorf("swap %s into place: %w", o.dir, err)
+	}
+	o.committed = true
+	// After the swap the staging path holds the previous site (or nothing).
+	if err := os.RemoveAll(o.stage); err != nil {
+		return fmt.Errorf("remove previous site: %w", err)
+	}
+	return nil
+}
+
+func (o *output) countRemoved() error {
+	err := filepath.WalkDir(o.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == o.dir && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(o.dir, p)
+		if _, ok := o.files[filepath.ToSlash(rel)]; !ok {
+			o.removed++
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read previous site: %w", err)
+	}
+	return nil
+}
+
+// discard removes the staging directory of a build that did not commit.
+func (o *output) discard() {
+	if !o.committed {
+		os.RemoveAll(o.stage)
+	}
+}
+
+func (o *output) stats() (files, written, unchanged, removed int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.files), o.written, o.unchanged, o.removed
+}

@@ -1,0 +1,209 @@
+package build
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"iter"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/config"
+)
+
+// Context is the dot of every template: the page being rendered, the site
+// and the derived data.
+type Context struct {
+	Page *Page
+	Site *Site
+	Data *DataView
+}
+
+// Page is one rendered page: a content page or one of the generated ones.
+type Page struct {
+	// Kind is "home", "page", "live" or "404".
+	Kind        string
+	Title       string
+	Description string
+	Date        time.Time
+	Weight      int
+	Draft       bool
+	// Params holds the front matter keys other than the ones above.
+	Params  map[string]any
+	Content template.HTML
+	// RelPermalink is the path of the page including the base URL's path,
+	// e.g. "/about/"; Permalink is the absolute URL.
+	RelPermalink string
+	Permalink    string
+	// File is the source file relative to content/ ("" for generated pages).
+	File string
+
+	outPath string
+}
+
+// Site is .Site in templates: the [site] settings plus what the build knows.
+type Site struct {
+	config.Site
+	// Pages are the published content pages (not the home page), by weight
+	// (unweighted last), then title.
+	Pages []*Page
+	// Now is the build time.
+	Now time.Time
+	// UserAgent is the crawler's User-Agent header, ProductToken the word
+	// robots.txt rules match.
+	UserAgent    string
+	ProductToken string
+	// FeedURL is the path of the Atom feed of new instances.
+	FeedURL string
+	// Menu are the pages whose front matter says `menu: main`, in the
+	// order of Pages.
+	Menu []*Page
+	// LiveWindow, NewWindow, Warmup, ActiveInterval and InactiveInterval are
+	// the state thresholds, for pages that explain the lists.
+	LiveWindow, NewWindow, Warmup, ActiveInterval, InactiveInterval time.Duration
+
+	base     *url.URL
+	basePath string // always ends in "/"
+}
+
+func newSite(opts Options) (*Site, error) {
+	cfg := opts.Config
+	u, err := url.Parse(cfg.Site.BaseURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("site.base_url must be an absolute URL such as https://example.org/, got %q", cfg.Site.BaseURL)
+	}
+	bp := u.Path
+	if !strings.HasSuffix(bp, "/") {
+		bp += "/"
+	}
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	s := &Site{
+		Site:             cfg.Site,
+		Now:              opts.Now.UTC(),
+		UserAgent:        cfg.Crawl.UserAgent(version),
+		ProductToken:     cfg.Crawl.ProductToken,
+		LiveWindow:       cfg.State.LiveWindow.D(),
+		NewWindow:        cfg.State.NewWindow.D(),
+		Warmup:           cfg.State.Warmup.D(),
+		ActiveInterval:   cfg.State.ActiveInterval.D(),
+		InactiveInterval: cfg.State.InactiveInterval.D(),
+		base:             u,
+		basePath:         bp,
+	}
+	if s.Params == nil {
+		s.Params = map[string]any{}
+	}
+	s.FeedURL = s.RelURL("new.atom")
+	return s, nil
+}
+
+// RelURL turns a site path ("about/") into a path from the server root that
+// includes the base URL's path ("/sub/about/").
+func (s *Site) RelURL(p string) string {
+	return s.basePath + strings.TrimPrefix(p, "/")
+}
+
+// AbsURL turns a site path into an absolute URL.
+func (s *Site) AbsURL(p string) string {
+	u := *s.base
+	u.Path = s.RelURL(p)
+	u.RawQuery, u.Fragment = "", ""
+	return u.String()
+}
+
+// FeedLink names one per-software Atom feed.
+type FeedLink struct {
+	Software     string // as the instances report it (untrusted text)
+	RelPermalink string
+	Count        int
+	file         string // path in public/
+}
+
+// DataView is .Data in templates. The new list and the stats are read once
+// per build; the live list is streamed each time a template ranges over it.
+type DataView struct {
+	ctx     context.Context
+	data    Data
+	newList []observer.Instance
+	stats   observer.Stats
+	feeds   []FeedLink
+
+	mu  sync.Mutex
+	err error // first error of a streamed list, reported after rendering
+}
+
+// New returns the new instances, newest first.
+func (d *DataView) New() []observer.Instance { return d.newList }
+
+// Stats returns the summary counts.
+func (d *DataView) Stats() observer.Stats { return d.stats }
+
+// Feeds returns the per-software feeds of new instances, by software name.
+func (d *DataView) Feeds() []FeedLink { return d.feeds }
+
+// Live streams the live instances sorted by host; use it with range. An
+// error stops the range and fails the build.
+func (d *DataView) Live() iter.Seq[observer.Instance] {
+	return func(yield func(observer.Instance) bool) {
+		for inst, err := range d.data.LiveInstances(d.ctx) {
+			if err != nil {
+				d.fail(fmt.Errorf("live instances: %w", err))
+				return
+			}
+			if !yield(inst) {
+				return
+			}
+		}
+	}
+}
+
+// History describes Stats.Days for chart labels.
+type History struct {
+	Days              []observer.DayCount
+	First, Last       time.Time
+	PeakLive, PeakNew int64
+	LastLive, LastNew int64
+}
+
+// History returns the daily history with its range and peaks.
+func (d *DataView) History() History {
+	h := History{Days: d.stats.Days}
+	if n := len(h.Days); n > 0 {
+		h.First, h.Last = h.Days[0].Day, h.Days[n-1].Day
+		h.LastLive, h.LastNew = h.Days[n-1].Live, h.Days[n-1].New
+	}
+	for _, day := range h.Days {
+		h.PeakLive = max(h.PeakLive, day.Live)
+		h.PeakNew = max(h.PeakNew, day.New)
+	}
+	return h
+}
+
+// Transitions returns the most recent state changes, newest first.
+func (d *DataView) Transitions(limit int) ([]observer.Transition, error) {
+	t, err := d.data.RecentTransitions(d.ctx, limit)
+	if err != nil {
+		return nil, fmt.Errorf("recent transitions: %w", err)
+	}
+	return t, nil
+}
+
+func (d *DataView) fail(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.err == nil {
+		d.err = err
+	}
+}
+
+func (d *DataView) failed() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err
+}

@@ -1,0 +1,378 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/template/parse"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/fediverse-observer/observer"
+)
+
+// templates holds one parsed template set per layout (home.html, page.html,
+// ...), each with baseof.html and the partials, as Hugo combines them.
+type templates struct {
+	sets  map[string]*layoutSet // by layout name, e.g. "page.html"
+	state *funcState
+}
+
+type layoutSet struct {
+	t     *template.Template
+	entry string // name of the template to execute
+}
+
+// funcState is what the template functions need that only exists once the
+// build has its data.
+type funcState struct {
+	site *Site
+	data *DataView
+}
+
+// Names of templates are the files' display paths, so that parse and
+// execution errors name the file: "themes/x/layouts/home.html:12:5".
+func loadTemplates(th *theme) (*templates, error) {
+	files, err := layerFiles(th.layouts)
+	if err != nil {
+		return nil, err
+	}
+	state := &funcState{}
+	base := template.New("").Funcs(baseFuncs(state))
+	partials := map[string]string{}
+	var layouts []themeFile
+	var baseof string
+	for _, f := range files {
+		if !strings.HasSuffix(f.rel, ".html") {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(f.rel, "_partials/"):
+			if err := parseInto(base, f); err != nil {
+				return nil, err
+			}
+			partials[strings.TrimPrefix(f.rel, "_partials/")] = f.display
+		case f.rel == "baseof.html":
+			if err := parseInto(base, f); err != nil {
+				return nil, err
+			}
+			baseof = f.display
+		case !strings.Contains(f.rel, "/"):
+			layouts = append(layouts, f)
+		}
+	}
+	tp := &templates{sets: map[string]*layoutSet{}, state: state}
+	for _, f := range layouts {
+		set, err := base.Clone()
+		if err != nil {
+			return nil, fmt.Errorf("template %s: %w", f.display, err)
+		}
+		src, err := fs.ReadFile(f.fsys, f.rel)
+		if err != nil {
+			return nil, fmt.Errorf("read template %s: %w", f.display, err)
+		}
+		definesMain, err := defines(f.display, string(src), "main")
+		if err != nil {
+			return nil, err
+		}
+		if _, err := set.New(f.display).Parse(string(src)); err != nil {
+			return nil, fmt.Errorf("template %w", err)
+		}
+		entry := f.display
+		if definesMain && baseof != "" {
+			entry = baseof
+		}
+		set.Funcs(template.FuncMap{"partial": partialFunc(set, partials)})
+		tp.sets[f.rel] = &layoutSet{t: set, entry: entry}
+	}
+	for _, need := range []string{"home.html", "page.html", "live.html", "404.html"} {
+		if tp.sets[need] == nil {
+			return nil, fmt.Errorf("theme %q has no layout %s (looked in %s)", th.name, need, layerNames(th.layouts))
+		}
+	}
+	return tp, nil
+}
+
+func layerNames(ls []layer) string {
+	var n []string
+	for _, l := range ls {
+		n = append(n, l.name)
+	}
+	if len(n) == 0 {
+		return "no layouts directory"
+	}
+	return strings.Join(n, ", ")
+}
+
+func parseInto(t *template.Template, f themeFile) error {
+	src, err := fs.ReadFile(f.fsys, f.rel)
+	if err != nil {
+		return fmt.Errorf("read template %s: %w", f.display, err)
+	}
+	if _, err := t.New(f.display).Parse(string(src)); err != nil {
+		return fmt.Errorf("template %w", err)
+	}
+	return nil
+}
+
+// defines reports whether the template text defines the named block, which
+// is how a layout says "wrap me in baseof.html".
+func defines(name, src, block string) (bool, error) {
+	trees := map[string]*parse.Tree{}
+	t := parse.New(name)
+	t.Mode = parse.SkipFuncCheck
+	if _, err := t.Parse(src, "", "", trees); err != nil {
+		return false, fmt.Errorf("template %w", err)
+	}
+	_, ok := trees[block]
+	return ok, nil
+}
+
+func partialFunc(set *template.Template, partials map[string]string) func(string, ...any) (template.HTML, error) {
+	return func(name string, ctx ...any) (template.HTML, error) {
+		name = strings.TrimPrefix(strings.TrimPrefix(name, "_partials/"), "partials/")
+		if !strings.HasSuffix(name, ".html") {
+			name += ".html"
+		}
+		full, ok := partials[name]
+		if !ok {
+			return "", fmt.Errorf("no partial %s in _partials/", name)
+		}
+		var dot any
+		if len(ctx) > 0 {
+			dot = ctx[0]
+		}
+		var buf bytes.Buffer
+		if err := set.ExecuteTemplate(&buf, full, dot); err != nil {
+			return "", err
+		}
+		// The partial was escaped as HTML by html/template itself.
+		return template.HTML(buf.String()), nil
+	}
+}
+
+func baseFuncs(st *funcState) template.FuncMap {
+	return template.FuncMap{
+		"partial": func(string, ...any) (template.HTML, error) { return "", nil }, // replaced per set
+		"sql": func(query string, args ...any) ([]map[string]any, error) {
+			if st.data == nil {
+				return nil, fmt.Errorf("sql: no data")
+			}
+			rows, err := st.data.data.Query(st.data.ctx, query, args...)
+			if err != nil {
+				return nil, fmt.Errorf("sql: %w", err)
+			}
+			return rows, nil
+		},
+		"relURL":      func(p string) string { return st.site.RelURL(p) },
+		"absURL":      func(p string) string { return st.site.AbsURL(p) },
+		"instanceURL": instanceURL,
+		"formatInt":   formatInt,
+		"date":        func(t time.Time) string { return dateOnly(t) },
+		"dateTime":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"isoTime":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"duration":    humanDuration,
+		"truncate":    truncate,
+		"lower":       strings.ToLower,
+		"upper":       strings.ToUpper,
+		"add":         func(a, b int) int { return a + b },
+		"sub":         func(a, b int) int { return a - b },
+		"percent":     percent,
+		"deref":       deref,
+		"default": func(def, v any) any {
+			if isZero(v) {
+				return def
+			}
+			return v
+		},
+		"dict": func(kv ...any) (map[string]any, error) {
+			if len(kv)%2 != 0 {
+				return nil, fmt.Errorf("dict: odd number of arguments")
+			}
+			m := make(map[string]any, len(kv)/2)
+			for i := 0; i < len(kv); i += 2 {
+				k, ok := kv[i].(string)
+				if !ok {
+					return nil, fmt.Errorf("dict: key %v is not text", kv[i])
+				}
+				m[k] = kv[i+1]
+			}
+			return m, nil
+		},
+		"liveChart": func(days []observer.DayCount) template.HTML { return chartSVG(days, seriesLive) },
+		"newChart":  func(days []observer.DayCount) template.HTML { return chartSVG(days, seriesNew) },
+	}
+}
+
+// instanceURL is the address of an instance's home page. html/template
+// escapes it again in whatever attribute it lands.
+func instanceURL(host string) string { return "https://" + host + "/" }
+
+func dateOnly(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02")
+}
+
+func formatInt(v any) string {
+	var n int64
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case *int64:
+		if x == nil {
+			return ""
+		}
+		n = *x
+	case int64:
+		n = x
+	case int:
+		n = int64(x)
+	case int32:
+		n = int64(x)
+	case uint64:
+		return groupDigits(strconv.FormatUint(x, 10))
+	case float64:
+		n = int64(x)
+	default:
+		return fmt.Sprint(v)
+	}
+	s := strconv.FormatInt(n, 10)
+	if n < 0 {
+		return "-" + groupDigits(s[1:])
+	}
+	return groupDigits(s)
+}
+
+// groupDigits puts thin spaces between groups of three digits, readable in
+// every language (SI style).
+func groupDigits(s string) string {
+	if len(s) <= 4 {
+		return s
+	}
+	var b strings.Builder
+	pre := len(s) % 3
+	if pre > 0 {
+		b.WriteString(s[:pre])
+	}
+	for i := pre; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteString("\u202f")
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+func humanDuration(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour && d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	case d >= time.Hour && d%time.Hour == 0:
+		if d == time.Hour {
+			return "1 hour"
+		}
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	}
+	return d.String()
+}
+
+func truncate(n int, s string) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n])) + "…"
+}
+
+func percent(part, total int64) float64 {
+	if total <= 0 {
+		return 0
+	}
+	return float64(int(float64(part)/float64(total)*1000)) / 10
+}
+
+// deref follows a pointer the data uses for "not reported" (nil stays nil).
+func deref(v any) any {
+	switch p := v.(type) {
+	case *int64:
+		if p != nil {
+			return *p
+		}
+	case *bool:
+		if p != nil {
+			return *p
+		}
+	default:
+		return v
+	}
+	return nil
+}
+
+func isZero(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == ""
+	case bool:
+		return !x
+	case int:
+		return x == 0
+	case int64:
+		return x == 0
+	case float64:
+		return x == 0
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
+}
+
+type renderJob struct {
+	page   *Page
+	layout string
+	rel    string
+}
+
+// render executes the layouts in parallel. Any error fails the whole build.
+func (b *builder) render(ctx context.Context, dv *DataView, jobs []renderJob) error {
+	b.tpl.state.site = b.site
+	b.tpl.state.data = dv
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, j := range jobs {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			ls := b.tpl.sets[j.layout]
+			if ls == nil {
+				return fmt.Errorf("%s: no layout %s", j.page.File, j.layout)
+			}
+			var buf bytes.Buffer
+			buf.Grow(16 << 10)
+			if err := ls.t.ExecuteTemplate(&buf, ls.entry, &Context{Page: j.page, Site: b.site, Data: dv}); err != nil {
+				if j.page.File != "" {
+					return fmt.Errorf("render content/%s: %w", j.page.File, err)
+				}
+				return fmt.Errorf("render %s: %w", j.rel, err)
+			}
+			if err := dv.failed(); err != nil {
+				return err
+			}
+			return b.out.writeFile(j.rel, buf.Bytes())
+		})
+	}
+	return g.Wait()
+}
