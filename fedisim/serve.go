@@ -1,0 +1,560 @@
+package fedisim
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"iter"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// node is one host as served: the instance's facts plus how it presents
+// them.
+type node struct {
+	inf    Info
+	fam    *family
+	style  uint64 // picks the shape of the well-known document
+	robots string // robots.txt body; "" answers 404
+	peers  iter.Seq[string]
+}
+
+// hostOf is the host a request is for: the Host header, else the SNI name.
+func hostOf(r *http.Request) string {
+	h := r.Host
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.Contains(h[i:], "]") {
+		h = h[:i]
+	}
+	if h == "" && r.TLS != nil {
+		h = r.TLS.ServerName
+	}
+	return strings.ToLower(strings.TrimSuffix(h, "."))
+}
+
+// abort drops the connection without a response: to the client the host
+// is unreachable.
+func abort() { panic(http.ErrAbortHandler) }
+
+// ServeHTTP answers as whichever host the request names.
+func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.requests.Add(1)
+	host := hostOf(r)
+	if s.cfg.RecordRequests {
+		s.record(host, r.Method+" "+r.URL.RequestURI())
+	}
+	if h, ok := s.hostile[host]; ok {
+		h.serve(w, r)
+		return
+	}
+	wd := s.w
+	k, ok := wd.number(host)
+	if !ok {
+		abort()
+	}
+	day := s.Day()
+	if k >= wd.n {
+		i := k - wd.n
+		if wd.timeline(i).targetState(day) != StateAlive {
+			abort()
+		}
+		s.serveNode(w, r, s.nodeFor(i, host, day, false))
+		return
+	}
+	t := wd.timeline(k)
+	switch st := t.state(day); st {
+	case StateNotBorn:
+		abort()
+	case StateDown:
+		mode := pick(wd.hash(k, saltMode), []string{DownUnreachable, DownUnreachable, Down500, Down502, Down503})
+		if mode == DownUnreachable {
+			abort()
+		}
+		code, _ := strconv.Atoi(mode)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(code)
+		io.WriteString(w, "<html><body><h1>"+strconv.Itoa(code)+" "+http.StatusText(code)+"</h1><hr>nginx</body></html>\n")
+	case StateMoved, StateMoving:
+		codes := []int{301, 308}
+		if st == StateMoving {
+			codes = []int{302, 307}
+		}
+		code := pick(wd.hash(k, saltMode+1), codes)
+		w.Header().Set("Location", "https://"+wd.hostFor(wd.n+k)+r.URL.RequestURI())
+		w.WriteHeader(code)
+	default:
+		s.serveNode(w, r, s.nodeFor(k, host, day, st == StateOptedOut))
+	}
+}
+
+// reachable reports whether a TLS handshake with name succeeds on day.
+func (s *Sim) reachable(name string, day int) bool {
+	wd := s.w
+	k, ok := wd.number(name)
+	if !ok {
+		return false
+	}
+	if k >= wd.n {
+		return wd.timeline(k-wd.n).targetState(day) == StateAlive
+	}
+	switch wd.timeline(k).state(day) {
+	case StateNotBorn:
+		return false
+	case StateDown:
+		return pick(wd.hash(k, saltMode), []string{DownUnreachable, DownUnreachable, Down500, Down502, Down503}) != DownUnreachable
+	}
+	return true
+}
+
+// nodeFor is generated instance i served as host on day.
+func (s *Sim) nodeFor(i uint64, host string, day int, optedOut bool) *node {
+	wd := s.w
+	inf := wd.info(i)
+	if host != inf.Host && inf.Name == inf.Host {
+		inf.Name = host
+	}
+	inf.Host = host
+	n := &node{inf: inf, fam: wd.family(i), style: wd.hash(i, saltStyle+2)}
+	if optedOut {
+		n.robots = inf.OptOutRule
+	} else {
+		n.robots = pick(wd.hash(i, saltRobots+1), robotsAllow)
+	}
+	n.peers = s.peersOf(i, day)
+	return n
+}
+
+// peersOf is instance i's peers list on day: born instances under their
+// current names, some junk in a few lists, and the hostile hosts in hubs'
+// lists when they are on.
+func (s *Sim) peersOf(i uint64, day int) iter.Seq[string] {
+	wd := s.w
+	junk := wd.unit(i, saltJunk) < s.cfg.JunkLists
+	hub := wd.isHub(i)
+	return func(yield func(string) bool) {
+		count := uint64(0)
+		ok := true
+		wd.eachPeer(i, day, func(j uint64) bool {
+			count++
+			if junk && wd.hash(i^count, saltJunkPick)%13 == 0 {
+				if !yield(pick(wd.hash(i+count, saltJunkPick), junkPeers)) {
+					ok = false
+					return false
+				}
+			}
+			if !yield(wd.currentHost(j, day)) {
+				ok = false
+				return false
+			}
+			return true
+		})
+		if !ok || !hub || s.hostile == nil {
+			return
+		}
+		for _, h := range s.hostileListed {
+			if !yield(h) {
+				return
+			}
+		}
+	}
+}
+
+// junkPeers are entries real peers lists contain that are not host names.
+var junkPeers = []string{
+	"192.0.2.1", "198.51.100.7:8443", "[2001:db8::1]", "with-port.social:443",
+	"example.social/path", "UPPER-CASE.Social", "trailing-dot.social.", "🦣.social",
+	"unknown-tld.notarealtld", "localhost", "", " ", "a..b.social", "-bad-.social",
+	"https://scheme.social", "user@at.social", "under_score.social", "mastodon",
+	strings.Repeat("x", 300) + ".social", "xn--.social", "127.0.0.1", "fe80::1",
+}
+
+func (s *Sim) serveNode(w http.ResponseWriter, r *http.Request, n *node) {
+	path := r.URL.Path
+	switch {
+	case path == "/robots.txt":
+		if n.robots == "" {
+			notFound(w)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, n.robots)
+	case path == "/.well-known/nodeinfo":
+		writeJSON(w, 200, appendWellKnown(nil, n))
+	case path == "/":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		b := []byte("<!DOCTYPE html><html><head><title>")
+		b = appendHTML(b, n.inf.Name)
+		b = append(b, "</title></head><body><p>"...)
+		b = appendHTML(b, n.inf.Description)
+		b = append(b, "</p></body></html>\n"...)
+		w.Write(b)
+	default:
+		if v, ok := n.docVersion(path); ok {
+			writeJSON(w, 200, appendNodeInfo(nil, n, v))
+			return
+		}
+		if n.servesPeers(path) {
+			s.servePeers(w, r, n)
+			return
+		}
+		notFound(w)
+	}
+}
+
+func notFound(w http.ResponseWriter) {
+	writeJSON(w, 404, []byte(`{"error":"Record not found"}`))
+}
+
+func writeJSON(w http.ResponseWriter, code int, b []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(code)
+	w.Write(b)
+}
+
+var schemas = []string{"1.0", "1.1", "2.0", "2.1", "2.2"}
+
+// links are the schema versions the well-known document names, highest
+// (Info.NodeInfoVersion) first.
+func (n *node) links() []string {
+	main := n.inf.NodeInfoVersion
+	out := []string{main}
+	if main >= "2.0" && (n.fam.alsoOld || n.style%20 == 7) {
+		out = append(out, "1.0")
+	}
+	if main > "2.0" && n.fam.peers == peersMisskey {
+		out = append(out, "2.0")
+	}
+	return out
+}
+
+func (n *node) docPath(v string) string {
+	if !strings.Contains(n.fam.docPath, "%s") {
+		return n.fam.docPath
+	}
+	return strings.Replace(n.fam.docPath, "%s", v, 1)
+}
+
+func (n *node) docVersion(path string) (string, bool) {
+	for _, v := range n.links() {
+		if n.docPath(v) == path {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func appendWellKnown(b []byte, n *node) []byte {
+	rel := "http://nodeinfo.diaspora.software/ns/schema/"
+	if n.style%10 == 3 {
+		rel = "https://nodeinfo.diaspora.software/ns/schema/"
+	}
+	links := n.links()
+	// Some servers send one link object instead of an array.
+	asObject := len(links) == 1 && n.style%10 == 5
+	b = append(b, `{"links":`...)
+	if !asObject {
+		b = append(b, '[')
+	}
+	for k, v := range links {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"rel":`...)
+		b = appendJSONString(b, rel+v)
+		b = append(b, `,"href":`...)
+		b = appendJSONString(b, "https://"+n.inf.Host+n.docPath(v))
+		b = append(b, '}')
+	}
+	if !asObject {
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+func appendNodeInfo(b []byte, n *node, v string) []byte {
+	inf := &n.inf
+	b = append(b, `{"version":`...)
+	b = appendJSONString(b, v)
+	b = append(b, `,"software":{"name":`...)
+	b = appendJSONString(b, inf.NodeInfoName)
+	b = append(b, `,"version":`...)
+	b = appendJSONString(b, inf.Version)
+	if v >= "2.1" && n.fam.repo != "" {
+		b = append(b, `,"repository":`...)
+		b = appendJSONString(b, n.fam.repo)
+	}
+	b = append(b, '}')
+	if v < "2.0" {
+		b = append(b, `,"protocols":{"inbound":["activitypub"],"outbound":["activitypub"]}`...)
+	} else {
+		b = append(b, `,"protocols":["activitypub"]`...)
+	}
+	b = append(b, `,"services":{"inbound":[],"outbound":[]},"openRegistrations":`...)
+	b = strconv.AppendBool(b, inf.Open)
+	b = append(b, `,"usage":{"users":{"total":`...)
+	b = strconv.AppendInt(b, inf.Users, 10)
+	b = append(b, `,"activeMonth":`...)
+	b = strconv.AppendInt(b, inf.ActiveMonth, 10)
+	b = append(b, `,"activeHalfyear":`...)
+	b = strconv.AppendInt(b, inf.ActiveHalfyear, 10)
+	b = append(b, `},"localPosts":`...)
+	b = strconv.AppendInt(b, inf.LocalPosts, 10)
+	b = append(b, `},"metadata":{"nodeName":`...)
+	b = appendJSONString(b, inf.Name)
+	b = append(b, `,"nodeDescription":`...)
+	b = appendJSONString(b, inf.Description)
+	b = append(b, '}')
+	if v == "2.2" {
+		b = append(b, `,"instance":{"name":`...)
+		b = appendJSONString(b, inf.Name)
+		b = append(b, `,"description":`...)
+		b = appendJSONString(b, inf.Description)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+func (n *node) servesPeers(path string) bool {
+	switch n.fam.peers {
+	case peersMastodon:
+		return path == pathMastodonPeers
+	case peersMisskey:
+		return path == pathMisskeyPeers
+	case peersLemmy:
+		return path == pathLemmyPeers
+	case peersPeerTube:
+		return path == pathPTFollowers || path == pathPTFollowing
+	}
+	return false
+}
+
+func (s *Sim) servePeers(w http.ResponseWriter, r *http.Request, n *node) {
+	if n.inf.PeersStatus != 200 {
+		code := n.inf.PeersStatus
+		writeJSON(w, code, []byte(`{"error":"`+http.StatusText(code)+`"}`))
+		return
+	}
+	switch n.fam.peers {
+	case peersMisskey:
+		if r.Method != http.MethodPost {
+			writeJSON(w, 405, []byte(`{"error":{"message":"Unsupported HTTP method.","code":"METHOD_NOT_ALLOWED"}}`))
+			return
+		}
+		var q struct {
+			Limit  *int `json:"limit"`
+			Offset int  `json:"offset"`
+		}
+		if err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&q); err != nil && err != io.EOF {
+			writeJSON(w, 400, []byte(`{"error":{"message":"Invalid param.","code":"INVALID_PARAM"}}`))
+			return
+		}
+		limit := 30
+		if q.Limit != nil {
+			limit = *q.Limit
+		}
+		if limit < 1 || limit > 100 || q.Offset < 0 {
+			writeJSON(w, 400, []byte(`{"error":{"message":"Invalid param.","code":"INVALID_PARAM"}}`))
+			return
+		}
+		streamJSON(w, func(bw *bufio.Writer) { writeMisskey(bw, n, q.Offset, limit) })
+	case peersLemmy:
+		streamJSON(w, func(bw *bufio.Writer) { writeLemmy(bw, n) })
+	case peersPeerTube:
+		start, _ := strconv.Atoi(r.URL.Query().Get("start"))
+		count := 15
+		if c := r.URL.Query().Get("count"); c != "" {
+			count, _ = strconv.Atoi(c)
+		}
+		if start < 0 || count < 0 || count > 100 {
+			writeJSON(w, 400, []byte(`{"type":"about:blank","title":"Bad Request","status":400}`))
+			return
+		}
+		followers := r.URL.Path == pathPTFollowers
+		streamJSON(w, func(bw *bufio.Writer) { writePeerTube(bw, n, followers, start, count) })
+	default:
+		streamJSON(w, func(bw *bufio.Writer) { writeMastodon(bw, n.peers) })
+	}
+}
+
+// streamJSON writes a 200 JSON response produced incrementally, so that a
+// peers list of any length costs a fixed buffer.
+func streamJSON(w http.ResponseWriter, body func(*bufio.Writer)) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+	bw := bufio.NewWriterSize(w, 16<<10)
+	body(bw)
+	bw.Flush()
+}
+
+func writeMastodon(bw *bufio.Writer, peers iter.Seq[string]) {
+	var scratch []byte
+	bw.WriteByte('[')
+	first := true
+	for h := range peers {
+		if !first {
+			bw.WriteByte(',')
+		}
+		first = false
+		scratch = appendJSONString(scratch[:0], h)
+		bw.Write(scratch)
+	}
+	bw.WriteString("]")
+}
+
+func writeMisskey(bw *bufio.Writer, n *node, offset, limit int) {
+	var b []byte
+	bw.WriteByte('[')
+	k := 0
+	for h := range n.peers {
+		if k >= offset+limit {
+			break
+		}
+		if k >= offset {
+			if k > offset {
+				bw.WriteByte(',')
+			}
+			b = append(b[:0], `{"id":"`...)
+			b = strconv.AppendUint(b, mix(uint64(k)+uint64(len(h)))%1e12, 36)
+			b = append(b, `","firstRetrievedAt":"2024-03-01T12:00:00.000Z","host":`...)
+			b = appendJSONString(b, h)
+			b = append(b, `,"usersCount":0,"notesCount":0,"followingCount":0,"followersCount":0,"isNotResponding":false,"isSuspended":false,"isBlocked":false,"softwareName":null,"softwareVersion":null,"openRegistrations":null,"name":null,"description":null,"maintainerName":null,"maintainerEmail":null,"iconUrl":null,"faviconUrl":null,"themeColor":null,"infoUpdatedAt":null}`...)
+			bw.Write(b)
+		}
+		k++
+	}
+	bw.WriteByte(']')
+}
+
+func writeLemmy(bw *bufio.Writer, n *node) {
+	// Lemmy before 0.18 listed bare strings; later versions list objects.
+	old := strings.HasPrefix(n.inf.Version, "0.17")
+	var b []byte
+	bw.WriteString(`{"federated_instances":{"linked":[`)
+	k := 0
+	var blocked []string
+	for h := range n.peers {
+		if k > 0 {
+			bw.WriteByte(',')
+		}
+		if old {
+			b = appendJSONString(b[:0], h)
+		} else {
+			b = append(b[:0], `{"id":`...)
+			b = strconv.AppendInt(b, int64(k+1), 10)
+			b = append(b, `,"domain":`...)
+			b = appendJSONString(b, h)
+			b = append(b, `,"published":"2023-07-01T10:00:00.000000Z","updated":null}`...)
+		}
+		bw.Write(b)
+		if k%50 == 49 && len(blocked) < 3 {
+			blocked = append(blocked, h)
+		}
+		k++
+	}
+	bw.WriteString(`],"allowed":[],"blocked":[`)
+	for k, h := range blocked {
+		if k > 0 {
+			bw.WriteByte(',')
+		}
+		if old {
+			b = appendJSONString(b[:0], h)
+		} else {
+			b = append(b[:0], `{"id":`...)
+			b = strconv.AppendInt(b, int64(100000+k), 10)
+			b = append(b, `,"domain":`...)
+			b = appendJSONString(b, h)
+			b = append(b, `,"published":"2023-07-01T10:00:00.000000Z","updated":null}`...)
+		}
+		bw.Write(b)
+	}
+	bw.WriteString(`]}}`)
+}
+
+// writePeerTube splits the peers list: even entries follow this instance,
+// odd ones are followed by it.
+func writePeerTube(bw *bufio.Writer, n *node, followers bool, start, count int) {
+	want := 1
+	if followers {
+		want = 0
+	}
+	total := 0
+	var b []byte
+	b = append(b, `{"data":[`...)
+	written := 0
+	k := 0
+	for h := range n.peers {
+		if k%2 == want {
+			if total >= start && written < count {
+				if written > 0 {
+					b = append(b, ',')
+				}
+				follower, following := n.inf.Host, h
+				if followers {
+					follower, following = h, n.inf.Host
+				}
+				b = append(b, `{"id":`...)
+				b = strconv.AppendInt(b, int64(k+1), 10)
+				b = append(b, `,"follower":{"name":"peertube","host":`...)
+				b = appendJSONString(b, follower)
+				b = append(b, `},"following":{"name":"peertube","host":`...)
+				b = appendJSONString(b, following)
+				b = append(b, `},"state":"accepted","score":20,"createdAt":"2024-01-15T08:00:00.000Z","updatedAt":"2024-01-15T08:00:00.000Z"}`...)
+				written++
+			}
+			total++
+		}
+		k++
+	}
+	b = append(b, `],"total":`...)
+	b = strconv.AppendInt(b, int64(total), 10)
+	b = append(b, '}')
+	bw.Write(b)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s for JSON. Bytes >= 0x80 are copied as they are,
+// valid UTF-8 or not: the hostile hosts rely on that.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+func appendHTML(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '<':
+			b = append(b, "&lt;"...)
+		case '>':
+			b = append(b, "&gt;"...)
+		case '&':
+			b = append(b, "&amp;"...)
+		case '"':
+			b = append(b, "&#34;"...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
