@@ -43,8 +43,10 @@ func newClient(tb testing.TB, s *fedisim.Sim) *http.Client {
 	}
 	addr := s.Addr()
 	tr := &http.Transport{
-		TLSClientConfig:     &tls.Config{RootCAs: pool},
-		DialContext:         func(ctx context.Context, _, _ string) (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, "tcp", addr) },
+		TLSClientConfig: &tls.Config{RootCAs: pool},
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		},
 		DisableCompression:  true,
 		MaxIdleConnsPerHost: 8,
 		MaxIdleConns:        256,

@@ -230,7 +230,9 @@ func TestDayTransitions(t *testing.T) {
 		return err == nil && r.status == 200
 	}
 
-	born := find(t, s, "born later", func(i fedisim.Info) bool { return i.BornDay > 2 && i.DiesDay == fedisim.NoDay && i.MovesDay == fedisim.NoDay && i.MovingDay == fedisim.NoDay })
+	born := find(t, s, "born later", func(i fedisim.Info) bool {
+		return i.BornDay > 2 && i.DiesDay == fedisim.NoDay && i.MovesDay == fedisim.NoDay && i.MovingDay == fedisim.NoDay
+	})
 	if alive(born.Host, born.BornDay-1) || !alive(born.Host, born.BornDay) {
 		t.Errorf("%s should appear on day %d", born.Host, born.BornDay)
 	}
