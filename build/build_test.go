@@ -1,0 +1,708 @@
+package build_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mmcdole/gofeed"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/build"
+	"github.com/fediverse-observer/observer/build/buildtest"
+	"github.com/fediverse-observer/observer/config"
+)
+
+var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// writeTree writes files (slash paths relative to dir) and returns dir.
+func writeTree(t *testing.T, dir string, files map[string]string) string {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func testConfig() config.Config {
+	cfg := config.Default()
+	cfg.Site.BaseURL = "https://observer.example.org/"
+	cfg.Site.Title = "Test Observer"
+	return cfg
+}
+
+func run(t *testing.T, siteDir string, cfg config.Config, data build.Data) (string, build.Report, error) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "public")
+	rep, err := build.Build(context.Background(), build.Options{Config: cfg, SiteDir: siteDir, OutDir: out, Data: data, Now: now, Version: "1.2.3"})
+	return out, rep, err
+}
+
+func mustBuild(t *testing.T, siteDir string, cfg config.Config, data build.Data) (string, build.Report) {
+	t.Helper()
+	out, rep, err := run(t, siteDir, cfg, data)
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	return out, rep
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func assertContains(t *testing.T, name, body string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("%s does not contain %q", name, w)
+		}
+	}
+}
+
+func assertNotContains(t *testing.T, name, body string, bad ...string) {
+	t.Helper()
+	for _, b := range bad {
+		if strings.Contains(body, b) {
+			t.Errorf("%s contains %q", name, b)
+		}
+	}
+}
+
+func i64(v int64) *int64 { return &v }
+
+func smallData() *buildtest.Fake {
+	a := observer.Instance{Host: "alpha.example", State: observer.StateLive, Software: "mastodon", Version: "4.3.1",
+		Users: i64(12), Name: "Alpha", Description: "The first one.", FirstAliveAt: now.Add(-2 * time.Hour)}
+	b := observer.Instance{Host: "beta.example", State: observer.StateLive, Software: "lemmy", Version: "0.19",
+		Name: "Beta", FirstAliveAt: now.Add(-30 * time.Hour)}
+	c := observer.Instance{Host: "gamma.example", State: observer.StateDying, Software: "mastodon", Version: "4.2.0", Users: i64(3000)}
+	return &buildtest.Fake{
+		NewList:  []observer.Instance{a, b},
+		LiveList: []observer.Instance{a, b, c},
+		StatsValue: observer.Stats{Live: 3, New: 2,
+			BySoftware: []observer.SoftwareCount{{Software: "mastodon", Live: 2}, {Software: "lemmy", Live: 1}},
+			Days: []observer.DayCount{{Day: now.AddDate(0, 0, -1).Truncate(24 * time.Hour), Live: 2, New: 1},
+				{Day: now.Truncate(24 * time.Hour), Live: 3, New: 1}}},
+		Transitions: []observer.Transition{{Host: "gamma.example", From: observer.StateLive, To: observer.StateDying, At: now.Add(-time.Hour)}},
+	}
+}
+
+func smallSite(t *testing.T) string {
+	return writeTree(t, t.TempDir(), map[string]string{
+		"content/_index.md": "---\ntitle: Welcome home\n---\nIntro text for **everyone**.\n",
+		"content/about.md": "+++\ntitle = \"About us\"\nweight = 2\nmenu = \"main\"\ncolour = \"blue\"\ndate = 2024-05-01\n+++\n" +
+			"# Big heading\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nSee https://example.org and ~~old~~.[^n]\n\n[^n]: A note.\n\n<div class=\"raw\">raw html</div>\n",
+		"content/draft.md":              "---\ntitle: Secret\ndraft: true\n---\nnot yet\n",
+		"content/docs/guide.md":         "---\ntitle: Guide\ndescription: How to\n---\nGuide body\n",
+		"content/docs/image.txt":        "an asset",
+		"layouts/_partials/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`,
+		"static/extra.txt":              "static file\n",
+	})
+}
+
+func TestBuildSmallSite(t *testing.T) {
+	site := smallSite(t)
+	out, rep := mustBuild(t, site, testConfig(), smallData())
+
+	home := read(t, filepath.Join(out, "index.html"))
+	assertContains(t, "index.html", home,
+		"<h1 id=\"title\">Welcome home</h1>", "Intro text for <strong>everyone</strong>",
+		`<a href="https://alpha.example/" rel="nofollow ugc noopener">alpha.example</a>`,
+		`<a href="https://beta.example/" rel="nofollow ugc noopener">beta.example</a>`,
+		"4.3.1", "The first one.", `href="/new.atom"`, "Footer override Test Observer",
+		`<a href="/about/">About us</a>`, "<time datetime=\"2026-11-21T10:00:00Z\">2026-11-21</time>",
+		`href="/new/mastodon.atom"`, `href="/new/lemmy.atom"`)
+	// Newest first.
+	if strings.Index(home, "alpha.example") > strings.Index(home, "beta.example") {
+		t.Error("index.html: alpha (newer) should come before beta")
+	}
+	assertNotContains(t, "index.html", home, "gamma.example", "__reload")
+
+	about := read(t, filepath.Join(out, "about", "index.html"))
+	assertContains(t, "about/index.html", about, "<title>About us · Test Observer</title>",
+		`<h1 id="big-heading">Big heading</h1>`, "<table>", "<td>1</td>", `<a href="https://example.org">https://example.org</a>`,
+		"<del>old</del>", `class="footnotes"`, "2024-05-01", "<!-- raw HTML omitted -->")
+	assertNotContains(t, "about/index.html", about, `<div class="raw">`)
+
+	assertContains(t, "docs/guide/index.html", read(t, filepath.Join(out, "docs", "guide", "index.html")), "Guide body", `content="How to"`)
+	if got := read(t, filepath.Join(out, "docs", "image.txt")); got != "an asset" {
+		t.Errorf("content asset: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(out, "draft")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("draft was published: %v", err)
+	}
+	if got := read(t, filepath.Join(out, "extra.txt")); got != "static file\n" {
+		t.Errorf("static file: %q", got)
+	}
+	// The default theme's static files come from the embedded theme.
+	assertContains(t, "style.css", read(t, filepath.Join(out, "style.css")), "prefers-color-scheme: dark")
+
+	if got, want := read(t, filepath.Join(out, "live.txt")), "alpha.example\nbeta.example\ngamma.example\n"; got != want {
+		t.Errorf("live.txt = %q, want %q", got, want)
+	}
+	var live []map[string]any
+	if err := json.Unmarshal([]byte(read(t, filepath.Join(out, "live.json"))), &live); err != nil {
+		t.Fatalf("live.json: %v", err)
+	}
+	if len(live) != 3 || live[2]["host"] != "gamma.example" || live[2]["state"] != "dying" || live[2]["users"] != 3000.0 || live[1]["users"] != nil {
+		t.Errorf("live.json = %v", live)
+	}
+	rows := readCSV(t, filepath.Join(out, "live.csv"))
+	if want := [][]string{{"host", "software", "version", "users", "state"}, {"alpha.example", "mastodon", "4.3.1", "12", "live"},
+		{"beta.example", "lemmy", "0.19", "", "live"}, {"gamma.example", "mastodon", "4.2.0", "3000", "dying"}}; !reflect.DeepEqual(rows, want) {
+		t.Errorf("live.csv = %q", rows)
+	}
+	newRows := readCSV(t, filepath.Join(out, "new.csv"))
+	if len(newRows) != 3 || newRows[1][0] != "alpha.example" || newRows[1][8] != "2026-11-21T10:00:00Z" {
+		t.Errorf("new.csv = %q", newRows)
+	}
+
+	livePage := read(t, filepath.Join(out, "live", "index.html"))
+	assertContains(t, "live/index.html", livePage, "<svg class=\"chart chart-live\"", "<svg class=\"chart chart-new\"",
+		">mastodon</th>", "gamma.example", "live → dying")
+	assertNotContains(t, "live/index.html", livePage, "<script")
+
+	sitemap := read(t, filepath.Join(out, "sitemap.xml"))
+	assertContains(t, "sitemap.xml", sitemap, "<loc>https://observer.example.org/</loc>",
+		"<loc>https://observer.example.org/about/</loc>", "<lastmod>2024-05-01</lastmod>", "<loc>https://observer.example.org/live/</loc>")
+	assertNotContains(t, "sitemap.xml", sitemap, "draft", "404")
+	assertContains(t, "robots.txt", read(t, filepath.Join(out, "robots.txt")), "Sitemap: https://observer.example.org/sitemap.xml")
+	assertContains(t, "404.html", read(t, filepath.Join(out, "404.html")), "Page not found")
+
+	if rep.Pages != 2 || rep.Live != 3 || rep.New != 2 || rep.Files != rep.Written || rep.Unchanged != 0 {
+		t.Errorf("report = %+v", rep)
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rows
+}
+
+func TestUnsafeHTMLAllowed(t *testing.T) {
+	site := writeTree(t, t.TempDir(), map[string]string{"content/raw.md": "<div class=\"raw\">raw html</div>\n"})
+	cfg := testConfig()
+	cfg.Site.UnsafeHTML = true
+	out, _ := mustBuild(t, site, cfg, smallData())
+	assertContains(t, "raw/index.html", read(t, filepath.Join(out, "raw", "index.html")), `<div class="raw">raw html</div>`)
+}
+
+func TestBaseURLWithPath(t *testing.T) {
+	site := smallSite(t)
+	cfg := testConfig()
+	cfg.Site.BaseURL = "https://example.net/observer"
+	out, _ := mustBuild(t, site, cfg, smallData())
+	home := read(t, filepath.Join(out, "index.html"))
+	assertContains(t, "index.html", home, `href="/observer/about/"`, `href="/observer/style.css"`, `href="/observer/new.atom"`,
+		`<link rel="canonical" href="https://example.net/observer/">`)
+	feed := parseFeed(t, filepath.Join(out, "new.atom"))
+	if feed.FeedLink != "https://example.net/observer/new.atom" {
+		t.Errorf("self link = %q", feed.FeedLink)
+	}
+}
+
+func parseFeed(t *testing.T, path string) *gofeed.Feed {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	feed, err := gofeed.NewParser().Parse(f)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	if feed.FeedType != "atom" || feed.FeedVersion != "1.0" {
+		t.Fatalf("%s: %s %s, want atom 1.0", path, feed.FeedType, feed.FeedVersion)
+	}
+	return feed
+}
+
+func TestAtomFeeds(t *testing.T) {
+	data := buildtest.Sample(30, now)
+	out, _ := mustBuild(t, t.TempDir(), testConfig(), data)
+
+	feed := parseFeed(t, filepath.Join(out, "new.atom"))
+	if feed.FeedLink != "https://observer.example.org/new.atom" || feed.Link != "https://observer.example.org/" {
+		t.Errorf("links: self %q, alternate %q", feed.FeedLink, feed.Link)
+	}
+	if len(feed.Items) != len(data.NewList) {
+		t.Fatalf("new.atom has %d entries, want %d", len(feed.Items), len(data.NewList))
+	}
+	if !feed.UpdatedParsed.Equal(data.NewList[0].FirstAliveAt) {
+		t.Errorf("feed updated %v, want newest entry %v", feed.UpdatedParsed, data.NewList[0].FirstAliveAt)
+	}
+	for i, item := range feed.Items {
+		inst := data.NewList[i]
+		wantID := "tag:observer.example.org," + inst.FirstAliveAt.UTC().Format("2006-01-02") + ":new/" + inst.Host
+		if item.GUID != wantID {
+			t.Errorf("entry %d id %q, want %q", i, item.GUID, wantID)
+		}
+		if item.UpdatedParsed == nil || !item.UpdatedParsed.Equal(inst.FirstAliveAt) || item.UpdatedParsed.Location() != time.UTC {
+			t.Errorf("entry %d updated %v, want %v in UTC", i, item.UpdatedParsed, inst.FirstAliveAt)
+		}
+		if !strings.HasSuffix(item.Updated, "Z") {
+			t.Errorf("entry %d updated %q is not UTC", i, item.Updated)
+		}
+		if item.Title != inst.Host || item.Link != "https://"+inst.Host+"/" {
+			t.Errorf("entry %d: title %q link %q", i, item.Title, item.Link)
+		}
+	}
+
+	// One feed per software family, holding exactly that family's entries.
+	lemmy := parseFeed(t, filepath.Join(out, "new", "lemmy.atom"))
+	var want []string
+	for _, inst := range data.NewList {
+		if inst.Software == "lemmy" {
+			want = append(want, inst.Host)
+		}
+	}
+	var got []string
+	for _, item := range lemmy.Items {
+		got = append(got, item.Title)
+	}
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("new/lemmy.atom entries %v, want %v", got, want)
+	}
+	if lemmy.FeedLink != "https://observer.example.org/new/lemmy.atom" {
+		t.Errorf("lemmy self link %q", lemmy.FeedLink)
+	}
+
+	// A rebuild gives the same feed byte for byte: ids and dates are stable.
+	first := read(t, filepath.Join(out, "new.atom"))
+	out2, _ := mustBuild(t, t.TempDir(), testConfig(), data)
+	if read(t, filepath.Join(out2, "new.atom")) != first {
+		t.Error("new.atom differs between two builds of the same data")
+	}
+}
+
+func TestHostileStringsAreInert(t *testing.T) {
+	data := buildtest.Sample(len(buildtest.Hostile)+2, now)
+	out, _ := mustBuild(t, t.TempDir(), testConfig(), data)
+
+	for _, page := range []string{"index.html", "live/index.html"} {
+		body := read(t, filepath.Join(out, page))
+		assertNotContains(t, page, body, "<script>alert", "<img src=x", "</textarea>")
+	}
+	home := read(t, filepath.Join(out, "index.html"))
+	assertContains(t, "index.html", home, "&lt;script&gt;alert(1)&lt;/script&gt;", "&#34;quoted&#34; &#39;single&#39; &amp; ampersand",
+		"=HYPERLINK(&#34;http://evil.example/&#34;,&#34;click&#34;)")
+
+	// Atom: after the feed parser decodes the XML, the HTML content still
+	// shows the strings as text.
+	feed := parseFeed(t, filepath.Join(out, "new.atom"))
+	byHost := map[string]*gofeed.Item{}
+	for _, item := range feed.Items {
+		byHost[item.Title] = item
+	}
+	for i, h := range buildtest.Hostile {
+		item := byHost[data.NewList[i].Host]
+		if item == nil {
+			t.Fatalf("no entry for %s", data.NewList[i].Host)
+		}
+		if strings.Contains(item.Content, h) && strings.ContainsAny(h, `<>&"`) {
+			t.Errorf("entry %s: content carries %q unescaped: %s", item.Title, h, item.Content)
+		}
+		if !strings.Contains(item.Content, htmlEscape(h)) {
+			t.Errorf("entry %s: content lacks escaped %q: %s", item.Title, h, item.Content)
+		}
+		assertNotContains(t, "atom entry", item.Content, "<script", "<img")
+	}
+	for _, name := range []string{"new.atom", "new/script-alert-1---script.atom"} {
+		assertNotContains(t, name, read(t, filepath.Join(out, name)), "<script", "]]></content><script")
+	}
+
+	// CSV: no cell of any row starts with a formula character.
+	for _, name := range []string{"new.csv", "live.csv"} {
+		rows := readCSV(t, filepath.Join(out, name))
+		found := false
+		for _, row := range rows {
+			for _, cell := range row {
+				if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+					t.Errorf("%s: cell %q starts with a formula character", name, cell)
+				}
+				if cell == `'=HYPERLINK("http://evil.example/","click")` {
+					found = true
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: the HYPERLINK formula is not there, made inert", name)
+		}
+	}
+
+	// JSON keeps the strings exactly (a consumer escapes for its own output).
+	var live []map[string]any
+	if err := json.Unmarshal([]byte(read(t, filepath.Join(out, "live.json"))), &live); err != nil {
+		t.Fatal(err)
+	}
+	versions := map[string]bool{}
+	for _, r := range live {
+		versions[r["version"].(string)] = true
+	}
+	for _, h := range buildtest.Hostile {
+		if !versions[h] {
+			t.Errorf("live.json lost %q", h)
+		}
+	}
+	assertNotContains(t, "live.json", read(t, filepath.Join(out, "live.json")), "<script")
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
+}
+
+// snapshot records every file's bytes and modification time.
+type fileState struct {
+	data  string
+	mtime time.Time
+}
+
+func snapshot(t *testing.T, dir string) map[string]fileState {
+	t.Helper()
+	m := map[string]fileState{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		m[filepath.ToSlash(rel)] = fileState{string(b), st.ModTime()}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func backdate(t *testing.T, dir string, when time.Time) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		return os.Chtimes(p, when, when)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRebuildWritesOnlyChangedFiles(t *testing.T) {
+	site := smallSite(t)
+	data := smallData()
+	out := filepath.Join(t.TempDir(), "public")
+	opts := build.Options{Config: testConfig(), SiteDir: site, OutDir: out, Data: data, Now: now}
+	if _, err := build.Build(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	backdate(t, out, old)
+	before := snapshot(t, out)
+
+	// Nothing changed: every file keeps its content and time.
+	opts.Now = now.Add(time.Hour)
+	rep, err := build.Build(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Written != 0 || rep.Removed != 0 || rep.Unchanged != len(before) {
+		t.Errorf("unchanged rebuild report %+v, want %d unchanged", rep, len(before))
+	}
+	if after := snapshot(t, out); !reflect.DeepEqual(after, before) {
+		t.Errorf("a rebuild with nothing changed touched files:\n%s", diffSnap(before, after))
+	}
+
+	// A new live host and a removed page: only the files that depend on them change.
+	data.LiveList = append(data.LiveList, observer.Instance{Host: "zeta.example", State: observer.StateLive, Software: "gotosocial"})
+	if err := os.Remove(filepath.Join(site, "content", "docs", "guide.md")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = build.Build(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := snapshot(t, out)
+	for _, name := range []string{"live.txt", "live.csv", "live.json", "sitemap.xml"} {
+		if after[name].data == before[name].data || after[name].mtime.Equal(old) {
+			t.Errorf("%s was not rewritten", name)
+		}
+	}
+	for _, name := range []string{"index.html", "new.atom", "new.csv", "style.css", "about/index.html", "robots.txt", "extra.txt"} {
+		if after[name] != before[name] {
+			t.Errorf("%s changed although its content is the same", name)
+		}
+	}
+	if _, ok := after["docs/guide/index.html"]; ok {
+		t.Error("docs/guide/index.html is still there after its source was removed")
+	}
+	if rep.Removed != 1 || rep.Written != 4 {
+		t.Errorf("report %+v, want 1 removed, 4 written", rep)
+	}
+	assertNoStaging(t, filepath.Dir(out))
+}
+
+func diffSnap(a, b map[string]fileState) string {
+	var s strings.Builder
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			s.WriteString(k + " changed\n")
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			s.WriteString(k + " added\n")
+		}
+	}
+	return s.String()
+}
+
+func assertNoStaging(t *testing.T, parent string) {
+	t.Helper()
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".build-") {
+			t.Errorf("staging directory left behind: %s", e.Name())
+		}
+	}
+}
+
+func TestFailedBuildLeavesSiteUntouched(t *testing.T) {
+	site := smallSite(t)
+	data := smallData()
+	out := filepath.Join(t.TempDir(), "public")
+	opts := build.Options{Config: testConfig(), SiteDir: site, OutDir: out, Data: data, Now: now}
+	if _, err := build.Build(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, out)
+
+	cases := []struct {
+		name  string
+		setup func() (undo func())
+		want  []string
+	}{{
+		name: "execution error in a layout",
+		setup: func() func() {
+			writeTree(t, site, map[string]string{"layouts/home.html": "{{ define \"main\" }}\n<p>ok</p>\n<p>{{ .Page.Nope }}</p>\n{{ end }}\n"})
+			return func() { os.Remove(filepath.Join(site, "layouts", "home.html")) }
+		},
+		want: []string{"layouts/home.html:3:", "<.Page.Nope>"},
+	}, {
+		name: "parse error in a partial",
+		setup: func() func() {
+			writeTree(t, site, map[string]string{"layouts/_partials/footer.html": "<footer>\n{{ if }}\n</footer>"})
+			return func() {
+				writeTree(t, site, map[string]string{"layouts/_partials/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`})
+			}
+		},
+		want: []string{"layouts/_partials/footer.html:2", "missing value for if"},
+	}, {
+		name: "error inside a partial",
+		setup: func() func() {
+			writeTree(t, site, map[string]string{"layouts/_partials/footer.html": "<footer>\n\n{{ index .Site.Pages 99 }}</footer>"})
+			return func() {
+				writeTree(t, site, map[string]string{"layouts/_partials/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`})
+			}
+		},
+		want: []string{"layouts/_partials/footer.html:3:", "<index .Site.Pages 99>", "index out of range", "baseof.html:12"},
+	}, {
+		name: "data error while streaming the live list",
+		setup: func() func() {
+			data.LiveErr = errors.New("disk on fire")
+			return func() { data.LiveErr = nil }
+		},
+		want: []string{"live instances", "disk on fire"},
+	}, {
+		name: "bad front matter",
+		setup: func() func() {
+			writeTree(t, site, map[string]string{"content/bad.md": "---\ntitle: [unclosed\n---\nbody"})
+			return func() { os.Remove(filepath.Join(site, "content", "bad.md")) }
+		},
+		want: []string{"content/bad.md", "front matter"},
+	}, {
+		name: "two sources for one file",
+		setup: func() func() {
+			writeTree(t, site, map[string]string{"content/live.md": "clash"})
+			return func() { os.Remove(filepath.Join(site, "content", "live.md")) }
+		},
+		want: []string{"two sources produce live/index.html"},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			undo := c.setup()
+			defer undo()
+			_, err := build.Build(context.Background(), opts)
+			if err == nil {
+				t.Fatal("build succeeded")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if after := snapshot(t, out); !reflect.DeepEqual(after, before) {
+				t.Errorf("failed build changed the site:\n%s", diffSnap(before, after))
+			}
+			assertNoStaging(t, filepath.Dir(out))
+		})
+	}
+	// And the site still builds once the error is gone.
+	if _, err := build.Build(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUnsortedLiveListIsAnError(t *testing.T) {
+	data := smallData()
+	data.LiveList[0], data.LiveList[1] = data.LiveList[1], data.LiveList[0]
+	_, _, err := run(t, t.TempDir(), testConfig(), data)
+	if err == nil || !strings.Contains(err.Error(), "not sorted by host") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestThemes(t *testing.T) {
+	theme := map[string]string{
+		"themes/plain/layouts/baseof.html":        `<html><body>{{ partial "nav.html" . }}<main>{{ block "main" . }}{{ end }}</main></body></html>`,
+		"themes/plain/layouts/_partials/nav.html": `<nav>theme nav</nav>`,
+		"themes/plain/layouts/home.html":          `{{ define "main" }}HOME {{ len .Data.New }} new{{ range .Data.Live }} [{{ .Host }}]{{ end }}{{ end }}`,
+		"themes/plain/layouts/page.html":          `{{ define "main" }}PAGE {{ .Page.Title }} {{ .Page.Params.colour }}{{ end }}`,
+		"themes/plain/layouts/live.html":          `{{ define "main" }}LIVE {{ .Data.Stats.Live }}{{ end }}`,
+		"themes/plain/layouts/404.html":           `standalone 404 {{ .Site.Title }}`,
+		"themes/plain/layouts/stats.html":         `{{ define "main" }}{{ range sql "select software, n from counts where n > ?" 1 }}<i>{{ .software }}={{ .n }}</i>{{ end }}{{ end }}`,
+		"themes/plain/static/plain.css":           "body{}",
+		"themes/plain/static/shared.txt":          "from theme",
+		"static/shared.txt":                       "from site",
+		"layouts/_partials/nav.html":              `<nav>site nav</nav>`,
+		"content/about.md":                        "---\ntitle: About\ncolour: green\n---\n",
+		"content/stats.md":                        "---\ntitle: Stats\nlayout: stats.html\n---\n",
+	}
+	site := writeTree(t, t.TempDir(), theme)
+	data := smallData()
+	var gotQuery string
+	var gotArgs []any
+	data.QueryFunc = func(q string, args ...any) ([]map[string]any, error) {
+		gotQuery, gotArgs = q, args
+		return []map[string]any{{"software": "<b>mastodon</b>", "n": int64(2)}}, nil
+	}
+	cfg := testConfig()
+	cfg.Site.Theme = "plain"
+	out, _ := mustBuild(t, site, cfg, data)
+
+	if got := read(t, filepath.Join(out, "index.html")); got != "<html><body><nav>site nav</nav><main>HOME 2 new [alpha.example] [beta.example] [gamma.example]</main></body></html>" {
+		t.Errorf("index.html = %q", got)
+	}
+	assertContains(t, "about", read(t, filepath.Join(out, "about", "index.html")), "PAGE About green")
+	assertContains(t, "live", read(t, filepath.Join(out, "live", "index.html")), "LIVE 3")
+	if got := read(t, filepath.Join(out, "404.html")); got != "standalone 404 Test Observer" {
+		t.Errorf("404.html = %q", got)
+	}
+	assertContains(t, "stats", read(t, filepath.Join(out, "stats", "index.html")), "<i>&lt;b&gt;mastodon&lt;/b&gt;=2</i>")
+	if gotQuery != "select software, n from counts where n > ?" || !reflect.DeepEqual(gotArgs, []any{1}) {
+		t.Errorf("sql got %q %v", gotQuery, gotArgs)
+	}
+	if got := read(t, filepath.Join(out, "shared.txt")); got != "from site" {
+		t.Errorf("site static does not override theme static: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(out, "plain.css")); err != nil {
+		t.Error(err)
+	}
+	// Another theme does not fall back to the embedded default's files.
+	if _, err := os.Stat(filepath.Join(out, "style.css")); err == nil {
+		t.Error("style.css of the default theme leaked into theme plain")
+	}
+
+	cfg.Site.Theme = "missing"
+	if _, _, err := run(t, site, cfg, data); err == nil || !strings.Contains(err.Error(), `theme "missing" not found`) {
+		t.Errorf("unknown theme: err = %v", err)
+	}
+	os.Remove(filepath.Join(site, "themes", "plain", "layouts", "live.html"))
+	cfg.Site.Theme = "plain"
+	if _, _, err := run(t, site, cfg, data); err == nil || !strings.Contains(err.Error(), "no layout live.html") {
+		t.Errorf("missing layout: err = %v", err)
+	}
+	data.QueryFunc = func(string, ...any) ([]map[string]any, error) { return nil, errors.New("no such table counts") }
+	writeTree(t, site, map[string]string{"themes/plain/layouts/live.html": `{{ define "main" }}{{ end }}`})
+	if _, _, err := run(t, site, cfg, data); err == nil || !strings.Contains(err.Error(), "no such table counts") ||
+		!strings.Contains(err.Error(), "themes/plain/layouts/stats.html:1") {
+		t.Errorf("sql error: err = %v", err)
+	}
+}
+
+func TestDefaultThemeOverride(t *testing.T) {
+	// A project-level layout replaces one file of the embedded default theme.
+	site := writeTree(t, t.TempDir(), map[string]string{
+		"layouts/_partials/instance.html": `<li class="mine">{{ .Host }}</li>`,
+	})
+	out, _ := mustBuild(t, site, testConfig(), smallData())
+	home := read(t, filepath.Join(out, "index.html"))
+	assertContains(t, "index.html", home, `<li class="mine">alpha.example</li>`, `class="skip-link"`)
+}
+
+func TestObserverTomlIsTheDefault(t *testing.T) {
+	cfg, err := config.Load(filepath.Join("..", "observer.toml"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := config.Default(); !reflect.DeepEqual(cfg, want) {
+		t.Errorf("observer.toml differs from config.Default():\n got %+v\nwant %+v", cfg, want)
+	}
+}
+
+func TestShippedContentBuilds(t *testing.T) {
+	// The repository's own site: content/ and themes/default.
+	out, rep := mustBuild(t, "..", testConfig(), smallData())
+	about := read(t, filepath.Join(out, "about", "index.html"))
+	assertContains(t, "about/index.html", about, "every 29 hours", "User-agent: FediverseObserver", "Disallow: /",
+		"FediverseObserver/VERSION (+CONTACT)", "30 days", "first 7 days")
+	if rep.Pages != 1 {
+		t.Errorf("pages = %d", rep.Pages)
+	}
+	if !bytes.Contains([]byte(read(t, filepath.Join(out, "index.html"))), []byte(`href="/about/"`)) {
+		t.Error("home does not link the about page")
+	}
+}
