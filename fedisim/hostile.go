@@ -282,7 +282,7 @@ func (s *Sim) hostileHosts() map[string]hostileHost {
 				return
 			}
 			streamJSON(w, func(bw *bufio.Writer) {
-				bw.WriteString(`[1,null,true,{"host":"object.social"},["nested.social"],"bad-\xff.social",`)
+				bw.WriteString("[1,null,true,{\"host\":\"object.social\"},[\"nested.social\"],\"bad-\xff.social\",")
 				var b []byte
 				for k := range 20 {
 					for _, j := range junkPeers {
