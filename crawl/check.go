@@ -1,0 +1,434 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl/internal/parse"
+	"github.com/fediverse-observer/observer/hostname"
+)
+
+// CheckOptions are the per-check inputs besides the host.
+type CheckOptions struct {
+	// Known holds the hosts known before this check; it is only read, and
+	// may be shared by concurrent checks. Nil means none.
+	Known *KnownSet
+	// FetchPeers asks for the peers list (the schedule fetches it at most
+	// every PeersInterval).
+	FetchPeers bool
+	// CheckedAt is recorded as the check's time and its discoveries';
+	// zero means now.
+	CheckedAt time.Time
+	// PassID is copied into the check row.
+	PassID string
+}
+
+// Check checks one host and returns what it learnt, with a trace of what it
+// did. It depends only on its arguments, the Crawler's configuration and the
+// network, so it can as well run in a separate sandboxed process.
+func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (observer.Result, Trace) {
+	start := time.Now()
+	at := opts.CheckedAt
+	if at.IsZero() {
+		at = start
+	}
+	res := observer.Result{Check: observer.Check{Host: host, CheckedAt: at.UTC(), PassID: opts.PassID}}
+	norm, err := hostname.Normalize(host)
+	if err != nil {
+		res.Check.Outcome = observer.OutcomeError
+		res.Check.Error = "invalid host: " + clip(err.Error(), 150)
+		return res, Trace{Steps: []Step{{Note: res.Check.Error}}}
+	}
+	res.Check.Host = norm
+
+	ctx, cancel := context.WithTimeout(ctx, c.opts.CheckTimeout)
+	defer cancel()
+	client, tr := c.newClient()
+	defer tr.CloseIdleConnections()
+	f := &fetcher{c: c, client: client, host: norm}
+	ck := &check{c: c, f: f, res: &res, opts: opts}
+	ck.run(ctx)
+
+	res.Bytes = f.bytes
+	res.Check.DurationMS = time.Since(start).Milliseconds()
+	return res, Trace{Steps: f.steps}
+}
+
+// check is the state of one check in progress.
+type check struct {
+	c      *Crawler
+	f      *fetcher
+	res    *observer.Result
+	opts   CheckOptions
+	robots *parse.Robots
+}
+
+func (k *check) set(o observer.Outcome, status int, format string, args ...any) {
+	k.res.Check.Outcome = o
+	k.res.Check.HTTPStatus = status
+	k.res.Check.Error = clip(fmt.Sprintf(format, args...), 300)
+	if k.res.Check.Error != "" {
+		k.f.note("decided %s: %s", o, k.res.Check.Error)
+	} else {
+		k.f.note("decided %s", o)
+	}
+}
+
+// fail records a request error's outcome.
+func (k *check) fail(what string, err error) {
+	o, text := classify(err)
+	k.set(o, 0, "%s: %s", what, text)
+}
+
+func (k *check) run(ctx context.Context) {
+	if !k.readRobots(ctx) {
+		return
+	}
+	if !k.allowed("/.well-known/nodeinfo") {
+		return
+	}
+	link, href, ok := k.wellKnown(ctx)
+	if !ok {
+		return
+	}
+	if !k.allowed(pathOf(href)) {
+		return
+	}
+	if !k.nodeInfo(ctx, link, href) {
+		return
+	}
+	if k.opts.FetchPeers {
+		k.peers(ctx)
+	} else {
+		k.f.note("peers not due in this pass")
+	}
+}
+
+// readRobots applies RFC 9309: 2xx is parsed, 4xx (no robots.txt) allows
+// everything, 5xx and 429 disallow everything for this pass, and an
+// unreachable robots.txt means the host is not checked.
+func (k *check) readRobots(ctx context.Context) bool {
+	status, body, stop, err := k.f.getBytes(ctx, k.f.url("/robots.txt"), "text/plain", capRobots)
+	switch {
+	case errors.Is(err, errTooManyRedirects):
+		k.f.note("robots.txt: too many redirects; treated as unavailable, so all allowed (RFC 9309)")
+		k.robots = parse.AllowAll
+	case err != nil:
+		k.fail("robots.txt", err)
+		return false
+	case stop != nil:
+		k.f.note("robots.txt redirects off this host (not followed); treated as unavailable, so all allowed")
+		k.robots = parse.AllowAll
+	case status >= 200 && status <= 299:
+		k.robots = parse.ParseRobots(body, k.c.opts.ProductToken)
+	case status == http.StatusTooManyRequests || status >= 500:
+		k.set(observer.OutcomeHTTPError, status, "robots.txt %d: disallowed for this pass", status)
+		return false
+	default:
+		k.f.note("robots.txt %d: no robots.txt, all allowed", status)
+		k.robots = parse.AllowAll
+	}
+	return true
+}
+
+func (k *check) allowed(path string) bool {
+	if k.robots.Allowed(path) {
+		k.f.note("robots.txt allows %s", clip(path, 200))
+		return true
+	}
+	k.set(observer.OutcomeOptedOut, 0, "robots.txt disallows %s for %s", clip(path, 200), k.c.opts.ProductToken)
+	return false
+}
+
+func pathOf(u *url.URL) string {
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	if u.RawQuery != "" {
+		p += "?" + u.RawQuery
+	}
+	return p
+}
+
+// wellKnown fetches the NodeInfo discovery document and returns the link
+// to follow.
+func (k *check) wellKnown(ctx context.Context) (parse.Link, *url.URL, bool) {
+	u := k.f.url("/.well-known/nodeinfo")
+	status, body, stop, err := k.f.getBytes(ctx, u, "application/json", capWellKnown)
+	if !k.documentStatus("/.well-known/nodeinfo", status, stop, err) {
+		return parse.Link{}, nil, false
+	}
+	link, err := parse.ParseWellKnown(body)
+	if err != nil {
+		k.set(observer.OutcomeNotFediverse, status, "/.well-known/nodeinfo: %v", err)
+		return link, nil, false
+	}
+	href, err := u.Parse(link.Href)
+	if err != nil {
+		k.set(observer.OutcomeNotFediverse, status, "nodeinfo href %q is not a URL", clip(link.Href, 200))
+		return link, nil, false
+	}
+	// The seed's rule against CNAME and redirect tricks: the document must
+	// be on the host we were asked about, or the host counts as dead.
+	if h, err := hostname.Normalize(href.Hostname()); err != nil || h != k.f.host ||
+		(href.Port() != "" && href.Port() != "443") || href.User != nil {
+		k.set(observer.OutcomeNotFediverse, status, "nodeinfo href points to another host (%s), not fetched", clip(href.Host, 200))
+		return link, nil, false
+	}
+	if href.Scheme != "https" {
+		k.set(observer.OutcomeNotFediverse, status, "nodeinfo href is not https (%s), not fetched", clip(href.Scheme, 20))
+		return link, nil, false
+	}
+	k.f.note("NodeInfo %s at %s", link.Version, clip(href.String(), 300))
+	return link, href, true
+}
+
+// documentStatus decides what a failed fetch of robots-allowed NodeInfo
+// documents means; it reports whether there is a 2xx body to parse.
+func (k *check) documentStatus(what string, status int, stop *redirectStop, err error) bool {
+	switch {
+	case err != nil:
+		k.fail(what, err)
+		return false
+	case stop != nil:
+		k.redirected(what, stop)
+		return false
+	case status == http.StatusGone:
+		k.set(observer.OutcomeOptedOut, status, "%s: 410 Gone", what)
+		return false
+	case status == http.StatusNotFound:
+		k.set(observer.OutcomeNotFediverse, status, "%s: 404 Not Found", what)
+		return false
+	case status < 200 || status > 299:
+		k.set(observer.OutcomeHTTPError, status, "%s: HTTP %d", what, status)
+		return false
+	}
+	return true
+}
+
+// redirected records a redirect that was not followed.
+func (k *check) redirected(what string, s *redirectStop) {
+	switch {
+	case s.IP && s.Blocked:
+		k.set(observer.OutcomeBlockedAddress, s.Status, "%s redirects to a non-public address (%s), not followed", what, s.URL)
+	case s.HostErr != nil:
+		k.set(observer.OutcomeError, s.Status, "%s redirects to an invalid host (%s: %v), not followed", what, s.URL, s.HostErr)
+	case s.Host == k.f.host && s.HTTP:
+		k.set(observer.OutcomeHTTPError, s.Status, "%s redirects to plain http (%s), not followed", what, s.URL)
+	case s.Host == k.f.host:
+		k.set(observer.OutcomeError, s.Status, "%s redirects to another port or with credentials (%s), not followed", what, s.URL)
+	case s.Status == http.StatusMovedPermanently || s.Status == http.StatusPermanentRedirect:
+		k.res.Check.MovedTo = s.Host
+		k.set(observer.OutcomeMoved, s.Status, "%s: %d to %s", what, s.Status, s.URL)
+		if !k.opts.Known.Has(s.Host) {
+			k.res.Discoveries = append(k.res.Discoveries, observer.Discovery{
+				Host: s.Host, DiscoveredAt: k.res.Check.CheckedAt, Via: observer.ViaRedirect,
+			})
+		}
+	default:
+		k.res.Check.MovedTo = s.Host
+		k.set(observer.OutcomeMoving, s.Status, "%s: %d to %s", what, s.Status, s.URL)
+	}
+}
+
+func (k *check) nodeInfo(ctx context.Context, link parse.Link, href *url.URL) bool {
+	status, body, stop, err := k.f.getBytes(ctx, href, "application/json", capNodeInfo)
+	if !k.documentStatus("nodeinfo", status, stop, err) {
+		return false
+	}
+	ni, err := parse.ParseNodeInfo(body, link.Version)
+	if err != nil {
+		k.set(observer.OutcomeNotFediverse, status, "invalid nodeinfo: %v", err)
+		return false
+	}
+	c := &k.res.Check
+	c.Software, c.Version, c.NodeInfoVersion = ni.Software, ni.SoftwareVersion, ni.Version
+	c.Users, c.ActiveMonth, c.ActiveHalfyear, c.LocalPosts = ni.Users, ni.ActiveMonth, ni.ActiveHalfyear, ni.LocalPosts
+	c.OpenRegistrations = ni.OpenRegistrations
+	c.Name, c.Description = ni.Name, ni.Description
+	k.set(observer.OutcomeAlive, status, "")
+	return true
+}
+
+// Peers list families. The Mastodon endpoint is the default: many servers
+// implement it whatever they are called.
+type family int
+
+const (
+	familyMastodon family = iota
+	familyMisskey
+	familyLemmy
+	familyPeerTube
+)
+
+var families = map[string]family{
+	"misskey": familyMisskey, "sharkey": familyMisskey, "firefish": familyMisskey,
+	"iceshrimp": familyMisskey, "cherrypick": familyMisskey, "foundkey": familyMisskey,
+	"calckey": familyMisskey, "meisskey": familyMisskey, "catodon": familyMisskey,
+	"lemmy":    familyLemmy,
+	"peertube": familyPeerTube,
+}
+
+const pageSize = 100
+
+// peers fetches the peers list. Whatever happens, the host stays alive: a
+// missing or broken list only means no peers were recorded.
+func (k *check) peers(ctx context.Context) {
+	pl := NewPeerList(k.opts.Known, k.c.opts.MaxNewPeers)
+	var fetched bool
+	var status int
+	var err error
+	switch families[k.res.Check.Software] {
+	case familyMisskey:
+		fetched, status, err = k.misskeyPeers(ctx, pl)
+	case familyLemmy:
+		fetched, status, err = k.simplePeers(ctx, pl, "/api/v3/federated_instances", pl.ReadLemmy)
+	case familyPeerTube:
+		fetched, status, err = k.peerTubePeers(ctx, pl)
+	default:
+		fetched, status, err = k.simplePeers(ctx, pl, "/api/v1/instance/peers", pl.ReadMastodon)
+	}
+	c := &k.res.Check
+	switch {
+	case err != nil:
+		_, text := classify(err)
+		c.Error = "peers: " + text
+		k.f.note("peers list rejected (%s); host stays alive", text)
+		return
+	case !fetched:
+		if status != 0 {
+			k.f.note("no peers list available (HTTP %d)", status)
+		}
+		return
+	}
+	c.PeersFetched = true
+	c.PeersCount = pl.Valid
+	c.NewPeersCount = int64(len(pl.New))
+	for _, h := range pl.New {
+		k.res.Discoveries = append(k.res.Discoveries, observer.Discovery{Host: h, DiscoveredAt: c.CheckedAt, Via: c.Host})
+	}
+	k.f.note("peers: %d valid entries, %d new, %d invalid dropped", pl.Valid, len(pl.New), pl.Junk)
+	if pl.Unseen > int64(len(pl.New)) {
+		k.f.note("peers: %d further new hosts beyond the cap of %d were not kept", pl.Unseen-int64(len(pl.New)), len(pl.New))
+	}
+}
+
+// peersStatus interprets a peers endpoint's answer: a 2xx means there is a
+// list; 401/403/404/410 (and redirects off the host) mean none is offered.
+func (k *check) peersStatus(path string, status int, stop *redirectStop, err error) (bool, error) {
+	switch {
+	case err != nil:
+		return false, err
+	case stop != nil:
+		k.f.note("%s redirects to %s, not followed", path, stop.URL)
+		return false, nil
+	case status >= 200 && status <= 299:
+		return true, nil
+	case status == 401 || status == 403 || status == 404 || status == 410:
+		return false, nil
+	}
+	return false, fmt.Errorf("%s: HTTP %d", path, status)
+}
+
+func (k *check) peersAllowed(path string) bool {
+	if k.robots.Allowed(path) {
+		return true
+	}
+	k.f.note("robots.txt disallows %s; peers not fetched", path)
+	return false
+}
+
+func (k *check) simplePeers(ctx context.Context, pl *PeerList, path string, read func(io.Reader) error) (bool, int, error) {
+	if !k.peersAllowed(path) {
+		return false, 0, nil
+	}
+	status, stop, err := k.f.do(ctx, request{method: http.MethodGet, url: k.f.url(path), accept: "application/json", cap: capPeers}, read)
+	ok, err := k.peersStatus(path, status, stop, err)
+	return ok, status, err
+}
+
+func (k *check) misskeyPeers(ctx context.Context, pl *PeerList) (bool, int, error) {
+	const path = "/api/federation/instances"
+	if !k.peersAllowed(path) {
+		return false, 0, nil
+	}
+	for page := 0; page < k.c.opts.MaxPeerPages; page++ {
+		body := []byte(`{"limit":` + strconv.Itoa(pageSize) + `,"offset":` + strconv.Itoa(page*pageSize) + `}`)
+		var n int
+		status, stop, err := k.f.do(ctx, request{method: http.MethodPost, url: k.f.url(path), body: body, accept: "application/json", cap: capPeers},
+			func(r io.Reader) error {
+				var err error
+				n, err = pl.ReadMisskeyPage(r)
+				return err
+			})
+		ok, err := k.peersStatus(path, status, stop, err)
+		if err != nil {
+			return false, status, err
+		}
+		if !ok {
+			if page == 0 {
+				return false, status, nil
+			}
+			return false, status, fmt.Errorf("%s: page %d unavailable (HTTP %d)", path, page+1, status)
+		}
+		if n < pageSize {
+			return true, status, nil
+		}
+	}
+	k.f.note("peers: stopped after %d pages", k.c.opts.MaxPeerPages)
+	return true, 200, nil
+}
+
+func (k *check) peerTubePeers(ctx context.Context, pl *PeerList) (bool, int, error) {
+	got := false
+	status := 0
+	pages := 0
+	for _, side := range []struct{ path, field string }{
+		{"/api/v1/server/followers", "follower"},
+		{"/api/v1/server/following", "following"},
+	} {
+		if !k.peersAllowed(side.path) {
+			continue
+		}
+		for start := 0; pages < k.c.opts.MaxPeerPages; start += pageSize {
+			pages++
+			var n int
+			var total int64
+			q := fmt.Sprintf("%s?start=%d&count=%d", side.path, start, pageSize)
+			var stop *redirectStop
+			var err error
+			status, stop, err = k.f.do(ctx, request{method: http.MethodGet, url: k.f.url(q), accept: "application/json", cap: capPeers},
+				func(r io.Reader) error {
+					var err error
+					n, total, err = pl.ReadPeerTubePage(r, side.field)
+					return err
+				})
+			ok, err := k.peersStatus(side.path, status, stop, err)
+			if err != nil {
+				return false, status, err
+			}
+			if !ok {
+				if start == 0 {
+					break
+				}
+				return false, status, fmt.Errorf("%s: page at %d unavailable (HTTP %d)", side.path, start, status)
+			}
+			got = true
+			if n < pageSize || int64(start+n) >= total {
+				break
+			}
+		}
+	}
+	if pages >= k.c.opts.MaxPeerPages {
+		k.f.note("peers: stopped after %d pages", pages)
+	}
+	return got, status, nil
+}

@@ -1,0 +1,328 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/hostname"
+)
+
+// Body caps, applied to decoded bytes (after the transport's gzip
+// decompression), so a compressed bomb is cut off like an endless body.
+const (
+	capRobots    = 500 << 10
+	capWellKnown = 64 << 10
+	capNodeInfo  = 256 << 10
+	capPeers     = 32 << 20
+)
+
+// maxRedirects is how many same-host redirects one request follows.
+const maxRedirects = 5
+
+// TooLargeError reports a response body over its cap.
+type TooLargeError struct {
+	URL string
+	Cap int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("body over %s cap", sizeText(e.Cap))
+}
+
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// capReader counts decoded bytes and fails once more than max are offered.
+type capReader struct {
+	r     io.Reader
+	n     int64
+	max   int64
+	url   string
+	total *int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.n >= c.max {
+		// At the cap: one more byte means too large; EOF means exactly
+		// at the cap, which is fine.
+		var one [1]byte
+		n, err := c.r.Read(one[:])
+		if n > 0 {
+			*c.total += int64(n)
+			return 0, &TooLargeError{URL: c.url, Cap: c.max}
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.max-c.n {
+		p = p[:c.max-c.n]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	*c.total += int64(n)
+	return n, err
+}
+
+// redirectStop is a redirect the fetcher did not follow: to another host, to
+// plain HTTP, or to something that is not a valid host.
+type redirectStop struct {
+	Status  int
+	URL     string // the Location, resolved
+	Host    string // normalised target host, when valid
+	HostErr error  // why the target is not a valid host
+	IP      bool   // the target is an IP literal
+	Blocked bool   // ... that the address guard would refuse
+	HTTP    bool   // the target uses http://
+}
+
+// fetcher makes the requests of one check and records them in its trace.
+type fetcher struct {
+	c      *Crawler
+	client *http.Client
+	host   string // the checked host, normalised
+	steps  []Step
+	bytes  int64
+}
+
+func (f *fetcher) note(format string, args ...any) {
+	f.steps = append(f.steps, Step{Note: fmt.Sprintf(format, args...)})
+}
+
+// request describes one logical request.
+type request struct {
+	method string
+	url    *url.URL
+	body   []byte // POST body, JSON
+	accept string
+	cap    int64
+}
+
+// do performs r, following same-host redirects. On a 2xx response it calls
+// read with the capped body; other statuses are returned without reading the
+// body. A redirect that is not followed is returned as a *redirectStop.
+func (f *fetcher) do(ctx context.Context, r request, read func(io.Reader) error) (int, *redirectStop, error) {
+	u := r.url
+	method, body := r.method, r.body
+	for hop := 0; ; hop++ {
+		status, loc, err := f.once(ctx, method, u, body, r, read)
+		if err != nil || loc == "" {
+			return status, nil, err
+		}
+		target, perr := u.Parse(loc)
+		if perr != nil {
+			f.note("unusable Location %q", clip(loc, 200))
+			return status, &redirectStop{Status: status, URL: clip(loc, 200), HostErr: errors.New("unparsable Location")}, nil
+		}
+		stop := f.classifyRedirect(status, target)
+		if stop != nil {
+			return status, stop, nil
+		}
+		if hop >= maxRedirects {
+			return status, nil, errTooManyRedirects
+		}
+		f.note("same-host redirect to %s followed", clip(target.String(), 300))
+		if status == http.StatusSeeOther || (status != http.StatusTemporaryRedirect && status != http.StatusPermanentRedirect && method == http.MethodPost) {
+			method, body = http.MethodGet, nil
+		}
+		u = target
+	}
+}
+
+// classifyRedirect returns nil when target may be followed: https, the same
+// host, the default port, no credentials.
+func (f *fetcher) classifyRedirect(status int, target *url.URL) *redirectStop {
+	stop := &redirectStop{Status: status, URL: clip(target.Redacted(), 300)}
+	h := target.Hostname()
+	if ip, err := parseIPLiteral(h); err == nil {
+		stop.IP = true
+		stop.Blocked = f.c.addrBlocked(ip)
+		stop.HostErr = errors.New("is an IP address, not a host name")
+		return stop
+	}
+	host, err := hostname.Normalize(h)
+	if err != nil {
+		stop.HostErr = err
+		return stop
+	}
+	stop.Host = host
+	if target.Scheme != "https" {
+		stop.HTTP = true
+		return stop
+	}
+	if host != f.host || (target.Port() != "" && target.Port() != "443") || target.User != nil {
+		return stop
+	}
+	return nil
+}
+
+// once sends one request; it returns the status and, for a redirect, the
+// Location.
+func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []byte, r request, read func(io.Reader) error) (int, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.c.opts.RequestTimeout)
+	defer cancel()
+	step := Step{Method: method, URL: u.String()}
+	defer func() { f.steps = append(f.steps, step) }()
+
+	var rb io.Reader
+	if body != nil {
+		rb = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rb)
+	if err != nil {
+		step.Error = err.Error()
+		return 0, "", err
+	}
+	req.Header.Set("User-Agent", f.c.opts.UserAgent)
+	if r.accept != "" {
+		req.Header.Set("Accept", r.accept)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		step.Error = errorText(err)
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	step.Status = resp.StatusCode
+	cr := &capReader{r: resp.Body, max: r.cap, url: u.String(), total: &f.bytes}
+	defer func() { step.Bytes = cr.n }()
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		if loc := resp.Header.Get("Location"); loc != "" {
+			drain(cr)
+			step.Note = "redirect to " + clip(loc, 300)
+			return resp.StatusCode, loc, nil
+		}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		drain(cr)
+		return resp.StatusCode, "", nil
+	}
+	if err := read(cr); err != nil {
+		step.Error = errorText(err)
+		return resp.StatusCode, "", err
+	}
+	return resp.StatusCode, "", nil
+}
+
+// drain reads a little of an unwanted body so the connection can be reused,
+// without waiting on a slow or endless one.
+func drain(r io.Reader) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(r, 4<<10))
+}
+
+// getBytes fetches a small document whole.
+func (f *fetcher) getBytes(ctx context.Context, u *url.URL, accept string, max int64) (int, []byte, *redirectStop, error) {
+	var body []byte
+	status, stop, err := f.do(ctx, request{method: http.MethodGet, url: u, accept: accept, cap: max}, func(r io.Reader) error {
+		var err error
+		body, err = io.ReadAll(r)
+		return err
+	})
+	return status, body, stop, err
+}
+
+func (f *fetcher) url(pathAndQuery string) *url.URL {
+	u, err := url.Parse("https://" + f.host + pathAndQuery)
+	if err != nil {
+		// Paths are constants of this package and hosts are validated.
+		panic(err)
+	}
+	return u
+}
+
+// classify maps a request error to an outcome and a short text.
+func classify(err error) (outcome observer.Outcome, text string) {
+	var blocked *BlockedAddressError
+	var tooLarge *TooLargeError
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var hostErr x509.HostnameError
+	var authErr x509.UnknownAuthorityError
+	var invalidErr x509.CertificateInvalidError
+	var alertErr tls.AlertError
+	var recordErr tls.RecordHeaderError
+	var opErr *net.OpError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &blocked):
+		return observer.OutcomeBlockedAddress, blocked.Error()
+	case errors.As(err, &tooLarge):
+		return observer.OutcomeTooLarge, tooLarge.Error()
+	case errors.Is(err, errTooManyRedirects):
+		return observer.OutcomeError, "too many redirects"
+	case errors.Is(err, context.Canceled):
+		return observer.OutcomeError, "canceled"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return observer.OutcomeUnreachable, "timeout"
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsNotFound {
+			return observer.OutcomeUnreachable, "dns: no such host"
+		}
+		return observer.OutcomeUnreachable, "dns: " + clip(dnsErr.Err, 100)
+	case errors.As(err, &certErr), errors.As(err, &hostErr), errors.As(err, &authErr),
+		errors.As(err, &invalidErr), errors.As(err, &alertErr), errors.As(err, &recordErr):
+		return observer.OutcomeUnreachable, "tls: " + clip(innermost(err), 150)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return observer.OutcomeUnreachable, "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return observer.OutcomeUnreachable, "connection closed"
+	case errors.As(err, &opErr):
+		return observer.OutcomeUnreachable, clip(innermost(err), 150)
+	}
+	return observer.OutcomeError, clip(innermost(err), 150)
+}
+
+// innermost drops url.Error's "Get \"https://…\":" prefix, which repeats
+// what the trace already says.
+func innermost(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
+}
+
+func errorText(err error) string {
+	_, text := classify(err)
+	return text
+}
+
+// clip bounds a text taken from a response, and makes it valid UTF-8.
+func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "?")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func parseIPLiteral(h string) (netip.Addr, error) {
+	return netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
+}

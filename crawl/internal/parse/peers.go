@@ -1,0 +1,291 @@
+package parse
+
+import (
+	"errors"
+	"io"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// ErrNotStringArray rejects a peers list that is not a JSON array of strings.
+var ErrNotStringArray = errors.New("peers list is not a JSON array of strings")
+
+// maxEntry is the longest peers entry passed on; longer strings cannot be
+// host names, so they are skipped without being buffered and reported as
+// an empty entry (which the caller counts as invalid).
+const maxEntry = 1024
+
+const scanBuf = 64 * 1024
+
+// StringArray streams a JSON array of strings from r, calling fn with each
+// string's decoded bytes. The slice is only valid during the call. Anything
+// other than one array of strings (with white space around) is rejected
+// with ErrNotStringArray; read errors are returned as they are. Memory use
+// is a fixed 64 KiB buffer whatever the size of the input.
+//
+// This is the hot path of peers ingestion (a Mastodon peers list can hold a
+// few hundred thousand entries), hence a hand-written scanner rather than
+// encoding/json: each entry is located with a tight byte loop and handed
+// over without copying or allocating unless it contains escapes.
+func StringArray(r io.Reader, fn func(entry []byte)) error {
+	s := arrayScanner{r: r, buf: make([]byte, scanBuf)}
+	return s.run(fn)
+}
+
+type arrayScanner struct {
+	r        io.Reader
+	buf      []byte
+	pos, end int
+	eof      bool
+	err      error
+	scratch  []byte
+}
+
+// fill reads more input, keeping buf[keep:end]. It reports false at the end
+// of input or on a read error (in s.err).
+func (s *arrayScanner) fill(keep int) bool {
+	if s.eof {
+		return false
+	}
+	if keep > 0 {
+		n := copy(s.buf, s.buf[keep:s.end])
+		s.pos -= keep
+		s.end = n
+	}
+	if s.end == len(s.buf) {
+		return false
+	}
+	for {
+		n, err := s.r.Read(s.buf[s.end:])
+		s.end += n
+		if err != nil {
+			s.eof = true
+			if err != io.EOF {
+				s.err = err
+			}
+			return n > 0
+		}
+		if n > 0 {
+			return true
+		}
+	}
+}
+
+// next returns the next non-white-space byte, consuming it; ok is false at
+// the end of the input.
+func (s *arrayScanner) next() (byte, bool) {
+	for {
+		for s.pos < s.end {
+			c := s.buf[s.pos]
+			s.pos++
+			if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+				return c, true
+			}
+		}
+		if !s.fill(s.pos) {
+			return 0, false
+		}
+	}
+}
+
+func (s *arrayScanner) fail() error {
+	if s.err != nil {
+		return s.err
+	}
+	return ErrNotStringArray
+}
+
+func (s *arrayScanner) run(fn func([]byte)) error {
+	c, ok := s.next()
+	if !ok || c != '[' {
+		return s.fail()
+	}
+	c, ok = s.next()
+	if !ok {
+		return s.fail()
+	}
+	if c != ']' {
+		for {
+			if c != '"' {
+				return s.fail()
+			}
+			if err := s.str(fn); err != nil {
+				return err
+			}
+			c, ok = s.next()
+			if !ok {
+				return s.fail()
+			}
+			if c == ']' {
+				break
+			}
+			if c != ',' {
+				return s.fail()
+			}
+			if c, ok = s.next(); !ok {
+				return s.fail()
+			}
+		}
+	}
+	if _, ok := s.next(); ok {
+		return ErrNotStringArray // trailing data
+	}
+	return s.err
+}
+
+// str reads a string whose opening quote has been consumed.
+func (s *arrayScanner) str(fn func([]byte)) error {
+	start := s.pos
+	for {
+		i := s.pos
+		buf := s.buf[:s.end]
+		for i < len(buf) {
+			c := buf[i]
+			if c == '"' {
+				fn(buf[start:i])
+				s.pos = i + 1
+				return nil
+			}
+			if c == '\\' || c < 0x20 {
+				s.pos = i
+				return s.slowStr(start, fn)
+			}
+			i++
+		}
+		s.pos = i
+		if s.pos-start > maxEntry {
+			return s.skipStr(fn)
+		}
+		if !s.fill(start) {
+			return s.fail()
+		}
+		start = 0
+	}
+}
+
+// slowStr decodes a string with escapes from buf[start:], where s.pos is at
+// the first escape or control byte.
+func (s *arrayScanner) slowStr(start int, fn func([]byte)) error {
+	out := append(s.scratch[:0], s.buf[start:s.pos]...)
+	for {
+		if s.pos >= s.end {
+			if !s.fill(s.pos) {
+				return s.fail()
+			}
+			continue
+		}
+		c := s.buf[s.pos]
+		switch {
+		case c == '"':
+			s.pos++
+			s.scratch = out
+			if len(out) > maxEntry {
+				out = nil
+			}
+			fn(out)
+			return nil
+		case c < 0x20:
+			return ErrNotStringArray
+		case c != '\\':
+			out = append(out, c)
+			s.pos++
+			continue
+		}
+		// An escape needs up to 6 bytes (\uXXXX) in the buffer, or 12 for
+		// a surrogate pair.
+		if s.end-s.pos < 12 && !s.eof {
+			s.fill(s.pos)
+		}
+		if s.pos+1 >= s.end {
+			return s.fail()
+		}
+		e := s.buf[s.pos+1]
+		s.pos += 2
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := s.hex4()
+			if !ok {
+				return ErrNotStringArray
+			}
+			if utf16.IsSurrogate(r) {
+				r2 := utf8.RuneError
+				if s.pos+1 < s.end && s.buf[s.pos] == '\\' && s.buf[s.pos+1] == 'u' {
+					s.pos += 2
+					lo, ok := s.hex4()
+					if !ok {
+						return ErrNotStringArray
+					}
+					r2 = lo
+				}
+				r = utf16.DecodeRune(r, r2)
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return ErrNotStringArray
+		}
+		if len(out) > 4*maxEntry {
+			// Junk; keep the buffer bounded and let the caller drop it.
+			out = out[:maxEntry+1]
+		}
+	}
+}
+
+func (s *arrayScanner) hex4() (rune, bool) {
+	if s.pos+4 > s.end {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s.buf[s.pos : s.pos+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	s.pos += 4
+	return r, true
+}
+
+// skipStr consumes the rest of an over-long string and reports it as an
+// empty entry.
+func (s *arrayScanner) skipStr(fn func([]byte)) error {
+	escaped := false
+	for {
+		for s.pos < s.end {
+			c := s.buf[s.pos]
+			s.pos++
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				fn(nil)
+				return nil
+			case c < 0x20:
+				return ErrNotStringArray
+			}
+		}
+		if !s.fill(s.pos) {
+			return s.fail()
+		}
+	}
+}

@@ -1,0 +1,240 @@
+package parse
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// The other families' peers lists are arrays of objects. They are decoded
+// as a token stream, one element at a time, behind DepthReader, so memory
+// stays bounded by the largest single element rather than the whole list.
+
+// MisskeyPage reads one page of Misskey's POST /api/federation/instances: an
+// array of instance objects, each with a "host". fn gets each host (nil when
+// an entry has none); n is the number of entries on the page, which tells
+// the caller whether another page may follow.
+func MisskeyPage(r io.Reader, fn func(host []byte)) (n int, err error) {
+	dec := json.NewDecoder(DepthReader(r))
+	if err := expectDelim(dec, '['); err != nil {
+		return 0, fmt.Errorf("misskey instances: %w", err)
+	}
+	for dec.More() {
+		var el json.RawMessage
+		if err := dec.Decode(&el); err != nil {
+			return n, fmt.Errorf("misskey instances: %w", shortJSONError(err))
+		}
+		n++
+		var inst struct {
+			Host json.RawMessage `json:"host"`
+		}
+		if !isObject(el) || json.Unmarshal(el, &inst) != nil {
+			fn(nil)
+			continue
+		}
+		fn(stringBytes(inst.Host))
+	}
+	if err := expectEnd(dec, ']'); err != nil {
+		return n, fmt.Errorf("misskey instances: %w", err)
+	}
+	return n, nil
+}
+
+// Lemmy reads GET /api/v3/federated_instances and passes on the domains of
+// federated_instances.linked and .allowed, never .blocked. Entries are
+// objects with "domain" (Lemmy 0.18 and later) or plain strings (earlier).
+func Lemmy(r io.Reader, fn func(host []byte)) error {
+	dec := json.NewDecoder(DepthReader(r))
+	err := objectFields(dec, func(key string) error {
+		if key != "federated_instances" {
+			return skipValue(dec)
+		}
+		return objectFields(dec, func(key string) error {
+			if key != "linked" && key != "allowed" {
+				return skipValue(dec)
+			}
+			return arrayElements(dec, func(el json.RawMessage) {
+				if len(el) > 0 && el[0] == '"' {
+					fn(stringBytes(el))
+					return
+				}
+				var inst struct {
+					Domain json.RawMessage `json:"domain"`
+				}
+				if !isObject(el) || json.Unmarshal(el, &inst) != nil {
+					fn(nil)
+					return
+				}
+				fn(stringBytes(inst.Domain))
+			})
+		})
+	})
+	if err == nil {
+		err = expectEOF(dec)
+	}
+	if err != nil {
+		return fmt.Errorf("lemmy federated instances: %w", err)
+	}
+	return nil
+}
+
+// PeerTubePage reads one page of GET /api/v1/server/followers or
+// /api/v1/server/following: {"total": N, "data": [...]}, where each element
+// names the other server in follower.host or following.host; side picks
+// which ("follower" or "following"). It returns the page's entry count and
+// the announced total.
+func PeerTubePage(r io.Reader, side string, fn func(host []byte)) (n int, total int64, err error) {
+	dec := json.NewDecoder(DepthReader(r))
+	err = objectFields(dec, func(key string) error {
+		switch key {
+		case "total":
+			var t json.RawMessage
+			if err := dec.Decode(&t); err != nil {
+				return err
+			}
+			if c, err := count("total", t); err == nil && c != nil {
+				total = *c
+			}
+			return nil
+		case "data":
+			return arrayElements(dec, func(el json.RawMessage) {
+				n++
+				var follow map[string]json.RawMessage
+				var actor struct {
+					Host json.RawMessage `json:"host"`
+				}
+				if !isObject(el) || json.Unmarshal(el, &follow) != nil ||
+					!isObject(follow[side]) || json.Unmarshal(follow[side], &actor) != nil {
+					fn(nil)
+					return
+				}
+				fn(stringBytes(actor.Host))
+			})
+		}
+		return skipValue(dec)
+	})
+	if err == nil {
+		err = expectEOF(dec)
+	}
+	if err != nil {
+		return n, total, fmt.Errorf("peertube %s: %w", side, err)
+	}
+	return n, total, nil
+}
+
+var errShape = errors.New("unexpected JSON shape")
+
+func expectDelim(dec *json.Decoder, d json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return shortJSONError(err)
+	}
+	if tok != d {
+		return errShape
+	}
+	return nil
+}
+
+func expectEnd(dec *json.Decoder, d json.Delim) error {
+	if err := expectDelim(dec, d); err != nil {
+		return err
+	}
+	return expectEOF(dec)
+}
+
+func expectEOF(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			return shortJSONError(err)
+		}
+		return errors.New("trailing data")
+	}
+	return nil
+}
+
+// objectFields reads an object (or null), calling field for each key with
+// the decoder positioned at its value; field must consume the value.
+func objectFields(dec *json.Decoder, field func(key string) error) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return shortJSONError(err)
+	}
+	if tok == nil {
+		return nil
+	}
+	if tok != json.Delim('{') {
+		return errShape
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return shortJSONError(err)
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return errShape
+		}
+		if err := field(key); err != nil {
+			return err
+		}
+	}
+	return expectDelim(dec, '}')
+}
+
+// arrayElements reads an array (or null), one element at a time.
+func arrayElements(dec *json.Decoder, el func(json.RawMessage)) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return shortJSONError(err)
+	}
+	if tok == nil {
+		return nil
+	}
+	if tok != json.Delim('[') {
+		return errShape
+	}
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return shortJSONError(err)
+		}
+		el(raw)
+	}
+	return expectDelim(dec, ']')
+}
+
+// skipValue consumes one value token by token, so a large unwanted value
+// (Lemmy's blocked list) is never held in memory whole.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return shortJSONError(err)
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+// stringBytes returns the decoded value of a JSON string, or nil.
+func stringBytes(raw json.RawMessage) []byte {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '"' {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return nil
+	}
+	return []byte(s)
+}

@@ -1,0 +1,254 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/hostname"
+)
+
+// Checker runs one check. *Crawler is the in-process implementation; a
+// pool of sandboxed checker processes can implement it too.
+type Checker interface {
+	Check(ctx context.Context, host string, opts CheckOptions) (observer.Result, Trace)
+}
+
+// CheckFunc adapts a function to Checker.
+type CheckFunc func(ctx context.Context, host string, opts CheckOptions) (observer.Result, Trace)
+
+// Check calls f.
+func (f CheckFunc) Check(ctx context.Context, host string, opts CheckOptions) (observer.Result, Trace) {
+	return f(ctx, host, opts)
+}
+
+// Sink receives each finished check. Record is called from a single
+// goroutine, in completion order, so a sink needs no locking; an error
+// stops the pass.
+type Sink interface {
+	Record(ctx context.Context, r observer.Result) error
+}
+
+// Pass runs checks over a list of due hosts.
+type Pass struct {
+	Checker Checker
+	Sink    Sink
+	// Known holds the hosts known before the pass (seeds and
+	// discoveries). It is only read during the pass; discoveries made
+	// during the pass are tracked separately so each is recorded once.
+	Known *KnownSet
+	// Concurrency bounds the checks running at once; default 1.
+	Concurrency int
+	// MaxChecks stops starting checks after this many; 0: no limit.
+	MaxChecks int
+	// Duration is the pass's time budget: no check starts after it has
+	// passed, and running checks finish (each within its own deadline).
+	// 0: no limit.
+	Duration time.Duration
+	// Now is the pass's clock at its start (--now); each check's
+	// checked_at is Now plus the monotonic time elapsed since the pass
+	// started. Zero means the wall clock.
+	Now time.Time
+	// PassID is copied into each check row.
+	PassID string
+	// FetchPeers reports whether a host's peers list is due in this pass;
+	// nil means always.
+	FetchPeers func(host string) bool
+	Logger     *slog.Logger
+}
+
+// Summary is the end-of-pass report.
+type Summary struct {
+	PassID     string
+	Started    time.Time // pass clock
+	Duration   time.Duration
+	Checks     int                      // checks recorded
+	ByOutcome  map[observer.Outcome]int // recorded checks by outcome
+	Discovered int                      // new hosts recorded
+	Bytes      int64                    // response bytes read, decoded
+	Invalid    int                      // due hosts skipped as invalid
+	Duplicates int                      // due hosts skipped as already checked in this pass
+	Abandoned  int                      // checks cut off by cancellation, not recorded
+	NotStarted int                      // due hosts left for a later pass (limits, budget, cancellation)
+}
+
+// String formats the summary for the end of `observer crawl`.
+func (s Summary) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pass %s: %d checks in %s, %d hosts discovered, %s fetched\n",
+		s.PassID, s.Checks, s.Duration.Round(time.Millisecond), s.Discovered, byteText(s.Bytes))
+	for _, o := range observer.Outcomes() {
+		if n := s.ByOutcome[o]; n > 0 {
+			fmt.Fprintf(&b, "  %-16s %d\n", o, n)
+		}
+	}
+	if s.NotStarted > 0 {
+		fmt.Fprintf(&b, "  not started (left for a later pass): %d\n", s.NotStarted)
+	}
+	if s.Abandoned > 0 {
+		fmt.Fprintf(&b, "  abandoned on interruption: %d\n", s.Abandoned)
+	}
+	if s.Invalid > 0 || s.Duplicates > 0 {
+		fmt.Fprintf(&b, "  skipped: %d invalid, %d duplicate hosts in the due list\n", s.Invalid, s.Duplicates)
+	}
+	return b.String()
+}
+
+// Write writes String to w.
+func (s Summary) Write(w io.Writer) error {
+	_, err := io.WriteString(w, s.String())
+	return err
+}
+
+func byteText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// Run checks the due hosts, each at most once, and hands every finished
+// check to the sink. It returns when all started checks have finished: after
+// the list is done, a limit or the budget is reached, ctx is cancelled
+// (checks then running are abandoned and not recorded; every check recorded
+// before stays recorded), or the sink fails (its error is returned).
+func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
+	log := p.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	conc := max(p.Concurrency, 1)
+	mono := time.Now()
+	clock := p.Now
+	if clock.IsZero() {
+		clock = mono
+	}
+	clock = clock.UTC()
+	sum := Summary{PassID: p.PassID, Started: clock, ByOutcome: make(map[observer.Outcome]int)}
+
+	// Deduplicate and validate up front: one check per host per pass.
+	hosts := make([]string, 0, len(due))
+	seen := make(map[string]struct{}, len(due))
+	for _, h := range due {
+		n, err := hostname.Normalize(h)
+		if err != nil {
+			sum.Invalid++
+			log.Warn("due host skipped", "host", h, "err", err)
+			continue
+		}
+		if _, dup := seen[n]; dup {
+			sum.Duplicates++
+			continue
+		}
+		seen[n] = struct{}{}
+		hosts = append(hosts, n)
+	}
+	if p.MaxChecks > 0 && len(hosts) > p.MaxChecks {
+		sum.NotStarted += len(hosts) - p.MaxChecks
+		hosts = hosts[:p.MaxChecks]
+	}
+
+	// The sink's failure stops the pass like a cancellation.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	budget := ctx
+	if p.Duration > 0 {
+		var cancelBudget context.CancelFunc
+		budget, cancelBudget = context.WithTimeout(ctx, p.Duration)
+		defer cancelBudget()
+	}
+
+	type done struct {
+		r         observer.Result
+		abandoned bool
+	}
+	results := make(chan done, conc)
+	sem := semaphore.NewWeighted(int64(conc))
+	var wg sync.WaitGroup
+	notStarted := 0 // written by the producer before it closes results
+	go func() {
+		defer close(results)
+		defer wg.Wait()
+		for i, h := range hosts {
+			if budget.Err() != nil || sem.Acquire(budget, 1) != nil {
+				notStarted = len(hosts) - i
+				return
+			}
+			opts := CheckOptions{
+				Known:      p.Known,
+				FetchPeers: p.FetchPeers == nil || p.FetchPeers(h),
+				CheckedAt:  clock.Add(time.Since(mono)),
+				PassID:     p.PassID,
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer sem.Release(1)
+				r, _ := p.Checker.Check(ctx, h, opts)
+				// A check still running when the pass was interrupted
+				// did not finish: it is not recorded.
+				results <- done{r: r, abandoned: ctx.Err() != nil}
+			}()
+		}
+	}()
+
+	// The only goroutine that touches the sink and the discoveries.
+	var found KnownSet
+	var sinkErr error
+	for d := range results {
+		if d.abandoned || sinkErr != nil {
+			sum.Abandoned++
+			continue
+		}
+		r := p.dedupe(d.r, &found)
+		if err := p.Sink.Record(ctx, r); err != nil {
+			sinkErr = fmt.Errorf("record check of %s: %w", r.Check.Host, err)
+			cancel(sinkErr)
+			continue
+		}
+		sum.Checks++
+		sum.ByOutcome[r.Check.Outcome]++
+		sum.Discovered += len(r.Discoveries)
+		sum.Bytes += r.Bytes
+	}
+	sum.NotStarted += notStarted
+	sum.Duration = time.Since(mono)
+	return sum, sinkErr
+}
+
+// dedupe drops discoveries already made earlier in this pass, so each new
+// host is recorded once, and counts the check's new peers accordingly.
+func (p *Pass) dedupe(r observer.Result, found *KnownSet) observer.Result {
+	if len(r.Discoveries) == 0 {
+		return r
+	}
+	kept := r.Discoveries[:0:0]
+	newPeers := int64(0)
+	for _, d := range r.Discoveries {
+		if p.Known.Has(d.Host) || !found.Add(d.Host) {
+			continue
+		}
+		kept = append(kept, d)
+		if d.Via == r.Check.Host {
+			newPeers++
+		}
+	}
+	r.Discoveries = slices.Clip(kept)
+	if r.Check.PeersFetched {
+		r.Check.NewPeersCount = newPeers
+	}
+	return r
+}

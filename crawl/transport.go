@@ -1,0 +1,222 @@
+package crawl
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"code.dny.dev/ssrf"
+)
+
+// Options configures a Crawler. The zero value of each field means its
+// documented default.
+type Options struct {
+	// UserAgent is sent with every request (config.Crawl.UserAgent builds
+	// it: product token, version, contact URL).
+	UserAgent string
+	// ProductToken is the name looked up in robots.txt.
+	ProductToken string
+
+	// ConnectTo rules redirect connections (first match wins), as curl's
+	// --connect-to; for tests and staging.
+	ConnectTo []ConnectTo
+	// AllowAddrs are addresses the guard accepts although they are not
+	// public (e.g. 127.0.0.0/8 for a simulator on loopback). They are
+	// checked before the built-in deny list.
+	AllowAddrs []netip.Prefix
+
+	// RootCAs, if set, replaces the system roots (tests).
+	RootCAs *x509.CertPool
+	// CAFiles are PEM files whose certificates are trusted in addition to
+	// the system roots (or RootCAs) (--ca-cert).
+	CAFiles []string
+
+	DialTimeout           time.Duration // default 10s
+	TLSHandshakeTimeout   time.Duration // default 10s
+	ResponseHeaderTimeout time.Duration // default 15s
+	RequestTimeout        time.Duration // each request, body included; default 30s
+	// CheckTimeout bounds a whole check; default 60s. The caller's context
+	// may set an earlier deadline.
+	CheckTimeout time.Duration
+
+	// MaxPeerPages caps the requests made for one paged peers list
+	// (Misskey, PeerTube); default 100 pages of 100 entries.
+	MaxPeerPages int
+	// MaxNewPeers caps the discoveries kept from one check, which bounds
+	// the memory a hostile peers list can make a check use; default 500000.
+	MaxNewPeers int
+
+	Logger *slog.Logger // default slog.Default()
+}
+
+func (o *Options) setDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.DialTimeout, 10*time.Second)
+	def(&o.TLSHandshakeTimeout, 10*time.Second)
+	def(&o.ResponseHeaderTimeout, 15*time.Second)
+	def(&o.RequestTimeout, 30*time.Second)
+	def(&o.CheckTimeout, 60*time.Second)
+	if o.MaxPeerPages <= 0 {
+		o.MaxPeerPages = 100
+	}
+	if o.MaxNewPeers <= 0 {
+		o.MaxNewPeers = 500_000
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.ProductToken == "" {
+		o.ProductToken = "FediverseObserver"
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = o.ProductToken
+	}
+}
+
+// Crawler checks hosts. It holds only immutable configuration, so one
+// Crawler serves any number of concurrent checks.
+type Crawler struct {
+	opts  Options
+	tls   *tls.Config
+	guard *ssrf.Guardian
+}
+
+// New validates opts and loads the CA files.
+func New(opts Options) (*Crawler, error) {
+	opts.setDefaults()
+	pool := opts.RootCAs
+	if pool == nil {
+		sys, err := x509.SystemCertPool()
+		if err != nil {
+			sys = x509.NewCertPool()
+		}
+		pool = sys
+	} else {
+		pool = pool.Clone()
+	}
+	for _, f := range opts.CAFiles {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("ca-cert: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ca-cert %s: no PEM certificate found", f)
+		}
+	}
+	c := &Crawler{
+		opts: opts,
+		tls: &tls.Config{
+			RootCAs:    pool,
+			MinVersion: tls.VersionTLS12,
+			NextProtos: []string{"http/1.1"},
+		},
+		// Ports are not the guard's business: URLs always use 443 and only
+		// the operator's connect-to rules choose another.
+		guard: ssrf.New(ssrf.WithAnyPort()),
+	}
+	return c, nil
+}
+
+// BlockedAddressError is returned when a connection would go to an address
+// that is not public (loopback, private, link-local, CGNAT, ULA, multicast,
+// mapped and translated forms…) and not explicitly allowed.
+type BlockedAddressError struct {
+	Addr string // the address that was refused
+	Err  error  // the guard's reason
+}
+
+func (e *BlockedAddressError) Error() string {
+	return fmt.Sprintf("address %s is not public", e.Addr)
+}
+
+func (e *BlockedAddressError) Unwrap() error { return e.Err }
+
+// checkAddr is the net.Dialer Control hook: it sees the resolved address
+// actually being connected to, after DNS and connect-to, so DNS rebinding or
+// a connect-to rule cannot route around it.
+func (c *Crawler) checkAddr(network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return &BlockedAddressError{Addr: address, Err: err}
+	}
+	if network != "tcp4" && network != "tcp6" {
+		return &BlockedAddressError{Addr: address, Err: ssrf.ErrProhibitedNetwork}
+	}
+	ip := ap.Addr()
+	for _, p := range c.opts.AllowAddrs {
+		if p.Contains(ip) {
+			return nil
+		}
+	}
+	if err := c.guard.SafeAddr(ip); err != nil {
+		return &BlockedAddressError{Addr: ip.String(), Err: err}
+	}
+	return nil
+}
+
+// addrBlocked reports whether the guard would refuse ip (for redirects to IP
+// literals, which are never followed but are reported as the guard would).
+func (c *Crawler) addrBlocked(ip netip.Addr) bool {
+	return c.checkAddr("tcp6", netip.AddrPortFrom(ip, 443).String(), nil) != nil
+}
+
+func (c *Crawler) dial(ctx context.Context, _, addr string) (net.Conn, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: bad port", addr)
+	}
+	host, port = rewrite(c.opts.ConnectTo, host, port)
+	d := net.Dialer{Timeout: c.opts.DialTimeout, Control: c.checkAddr}
+	return d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+}
+
+// newClient returns a client for one check: its own transport, so a check
+// shares no connections with others and at most one connection is open to
+// the host at a time. Redirects are handled by the fetcher, not the client.
+func (c *Crawler) newClient() (*http.Client, *http.Transport) {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	tr := &http.Transport{
+		Proxy:                  nil, // never from the environment
+		DialContext:            c.dial,
+		TLSClientConfig:        c.tls,
+		TLSHandshakeTimeout:    c.opts.TLSHandshakeTimeout,
+		ResponseHeaderTimeout:  c.opts.ResponseHeaderTimeout,
+		MaxConnsPerHost:        1,
+		MaxIdleConns:           1,
+		MaxIdleConnsPerHost:    1,
+		IdleConnTimeout:        30 * time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+		ForceAttemptHTTP2:      false,
+		// A non-nil empty map disables HTTP/2.
+		TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{},
+		Protocols:    &protocols,
+	}
+	client := &http.Client{
+		Transport: tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+	return client, tr
+}
+
+var errTooManyRedirects = errors.New("too many redirects")
