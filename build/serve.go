@@ -1,0 +1,380 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// ServeOptions configures the live preview.
+type ServeOptions struct {
+	// Port to listen on at 127.0.0.1; 0 picks a free port.
+	Port int
+	// OutDir is the directory Rebuild writes and the server serves.
+	OutDir string
+	// Watch lists the files and directories whose changes trigger a rebuild
+	// (directories with all their subdirectories); see WatchPaths. Paths
+	// that do not exist yet are skipped.
+	Watch []string
+	// Rebuild builds the site into OutDir, with baseURL (the preview's own
+	// address, e.g. "http://127.0.0.1:1313/") as site.base_url, so that
+	// links work in the preview. Serve calls it once at the start and after
+	// every batch of changes; the caller re-reads config and data there.
+	Rebuild func(ctx context.Context, baseURL string) error
+	// Debounce is the quiet time after a change before rebuilding, so that an
+	// editor's save or a crawl's burst of writes gives one rebuild (default
+	// 300ms).
+	Debounce time.Duration
+	Logger   *slog.Logger
+	// Ready, if set, is called with the preview's URL once it listens.
+	Ready func(url string)
+	// Rebuilt, if set, is called after each rebuild triggered by a change,
+	// with its error (for tests and progress output).
+	Rebuilt func(error)
+}
+
+// WatchPaths lists what `observer serve` watches for a site: its content,
+// layouts, static files and themes, the config file and the data directory.
+func WatchPaths(siteDir, configFile, dataDir string) []string {
+	p := []string{
+		filepath.Join(siteDir, "content"), filepath.Join(siteDir, "layouts"),
+		filepath.Join(siteDir, "static"), filepath.Join(siteDir, "themes"),
+	}
+	if configFile != "" {
+		p = append(p, configFile)
+	}
+	if dataDir != "" {
+		p = append(p, dataDir)
+	}
+	return p
+}
+
+// reloadPath is the server-sent events endpoint the preview's pages listen
+// on. The script is added to HTML responses by the server only; the files in
+// OutDir never contain it.
+const reloadPath = "/__reload"
+
+const reloadScript = `<script>new EventSource("` + reloadPath + `").onmessage = function () { location.reload(); };</script>`
+
+// Serve builds the site, serves OutDir on 127.0.0.1 and rebuilds on changes,
+// telling open pages to reload after each successful rebuild. A failed build
+// is logged and the previous site stays up. Serve returns when ctx ends.
+func Serve(ctx context.Context, opts ServeOptions) error {
+	if opts.Rebuild == nil || opts.OutDir == "" {
+		return errors.New("serve: need OutDir and Rebuild")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = 300 * time.Millisecond
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.Port)))
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	baseURL := "http://" + ln.Addr().String() + "/"
+
+	w, err := newWatcher(opts.Watch, opts.OutDir, opts.Logger)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer w.close()
+
+	if err := opts.Rebuild(ctx, baseURL); err != nil {
+		opts.Logger.Error("build failed; fix it and save to retry", "err", err)
+	}
+
+	hub := &reloadHub{subs: map[chan int]bool{}}
+	srv := &http.Server{Handler: &previewHandler{dir: opts.OutDir, hub: hub}, ReadHeaderTimeout: 10 * time.Second}
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.Serve(ln) }()
+	opts.Logger.Info("serving the preview", "url", baseURL, "dir", opts.OutDir)
+	if opts.Ready != nil {
+		opts.Ready(baseURL)
+	}
+
+	var timer *time.Timer
+	var fire <-chan time.Time
+	generation := 0
+	for {
+		select {
+		case <-ctx.Done():
+			hub.closeAll()
+			shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			srv.Shutdown(shutCtx)
+			return nil
+		case err := <-srvErr:
+			return fmt.Errorf("serve: %w", err)
+		case ev, ok := <-w.events():
+			if !ok {
+				return errors.New("serve: file watcher stopped")
+			}
+			if !w.relevant(ev) {
+				continue
+			}
+			opts.Logger.Debug("change", "path", ev.Name, "op", ev.Op.String())
+			if timer == nil {
+				timer = time.NewTimer(opts.Debounce)
+			} else {
+				timer.Reset(opts.Debounce)
+			}
+			fire = timer.C
+		case err, ok := <-w.errors():
+			if ok {
+				opts.Logger.Warn("file watcher", "err", err)
+			}
+		case <-fire:
+			fire = nil
+			err := opts.Rebuild(ctx, baseURL)
+			if err != nil {
+				opts.Logger.Error("build failed; the previous site stays up", "err", err)
+			} else {
+				generation++
+				hub.broadcast(generation)
+			}
+			if opts.Rebuilt != nil {
+				opts.Rebuilt(err)
+			}
+		}
+	}
+}
+
+// watcher wraps fsnotify, which watches single directories, to follow whole
+// trees and single files.
+type watcher struct {
+	fw     *fsnotify.Watcher
+	roots  []string        // directories watched with their subdirectories
+	files  map[string]bool // single files (their directory is watched)
+	outDir string
+	log    *slog.Logger
+}
+
+func newWatcher(paths []string, outDir string, log *slog.Logger) (*watcher, error) {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("file watcher: %w", err)
+	}
+	w := &watcher{fw: fw, files: map[string]bool{}, log: log}
+	if abs, err := filepath.Abs(outDir); err == nil {
+		w.outDir = abs
+	}
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		st, err := os.Stat(abs)
+		switch {
+		case err != nil:
+			log.Debug("not watching a missing path", "path", abs)
+		case st.IsDir():
+			w.roots = append(w.roots, abs)
+			w.addTree(abs)
+		default:
+			// Editors save by renaming a new file over the old one, which
+			// ends a watch on the file itself; watch its directory instead.
+			w.files[abs] = true
+			if err := fw.Add(filepath.Dir(abs)); err != nil {
+				log.Warn("cannot watch", "path", abs, "err", err)
+			}
+		}
+	}
+	return w, nil
+}
+
+func (w *watcher) addTree(root string) {
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if p != root && w.ignored(p) {
+			return fs.SkipDir
+		}
+		if err := w.fw.Add(p); err != nil {
+			w.log.Warn("cannot watch", "path", p, "err", err)
+		}
+		return nil
+	})
+}
+
+// ignored: the output, staging directories, hidden files and editor backups.
+func (w *watcher) ignored(p string) bool {
+	if w.outDir != "" && (p == w.outDir || strings.HasPrefix(p, w.outDir+string(filepath.Separator))) {
+		return true
+	}
+	base := filepath.Base(p)
+	return strings.HasPrefix(base, ".") || strings.HasSuffix(base, "~") || strings.HasSuffix(base, ".swp") ||
+		strings.HasPrefix(base, "#")
+}
+
+func (w *watcher) relevant(ev fsnotify.Event) bool {
+	if ev.Op == fsnotify.Chmod {
+		return false
+	}
+	p := ev.Name
+	if w.files[p] {
+		return true
+	}
+	for _, r := range w.roots {
+		if p == r || strings.HasPrefix(p, r+string(filepath.Separator)) {
+			if w.ignored(p) {
+				return false
+			}
+			if ev.Has(fsnotify.Create) {
+				if st, err := os.Stat(p); err == nil && st.IsDir() {
+					w.addTree(p)
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
+
+func (w *watcher) events() <-chan fsnotify.Event { return w.fw.Events }
+func (w *watcher) errors() <-chan error          { return w.fw.Errors }
+func (w *watcher) close()                        { w.fw.Close() }
+
+// reloadHub fans a rebuild out to the open pages.
+type reloadHub struct {
+	mu     sync.Mutex
+	subs   map[chan int]bool
+	closed bool
+}
+
+func (h *reloadHub) subscribe() chan int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch := make(chan int, 1)
+	if h.closed {
+		close(ch)
+		return ch
+	}
+	h.subs[ch] = true
+	return ch
+}
+
+func (h *reloadHub) unsubscribe(ch chan int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs[ch] {
+		delete(h.subs, ch)
+		close(ch)
+	}
+}
+
+func (h *reloadHub) broadcast(gen int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.subs {
+		select {
+		case ch <- gen:
+		default: // a reload is already pending for this page
+		}
+	}
+}
+
+func (h *reloadHub) closeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for ch := range h.subs {
+		close(ch)
+		delete(h.subs, ch)
+	}
+}
+
+type previewHandler struct {
+	dir string
+	hub *reloadHub
+}
+
+func (h *previewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == reloadPath {
+		h.events(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	name := path.Clean("/" + r.URL.Path)
+	file := filepath.Join(h.dir, filepath.FromSlash(name))
+	status := http.StatusOK
+	st, err := os.Stat(file)
+	if err == nil && st.IsDir() {
+		if !strings.HasSuffix(r.URL.Path, "/") {
+			http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
+			return
+		}
+		file = filepath.Join(file, "index.html")
+		st, err = os.Stat(file)
+	}
+	if err != nil {
+		file = filepath.Join(h.dir, "404.html")
+		status = http.StatusNotFound
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if !strings.HasSuffix(file, ".html") {
+		http.ServeFile(w, r, file)
+		return
+	}
+	body, err := os.ReadFile(file)
+	if err != nil {
+		http.Error(w, "404 page not found (and no 404.html)", http.StatusNotFound)
+		return
+	}
+	if i := bytes.LastIndex(body, []byte("</body>")); i >= 0 {
+		body = append(body[:i:i], append([]byte(reloadScript), body[i:]...)...)
+	} else {
+		body = append(body, reloadScript...)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+func (h *previewHandler) events(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	ch := h.hub.subscribe()
+	defer h.hub.unsubscribe(ch)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprint(w, ": connected\n\n")
+	fl.Flush()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case gen, ok := <-ch:
+			if !ok {
+				return
+			}
+			fmt.Fprintf(w, "data: %d\n\n", gen)
+			fl.Flush()
+		}
+	}
+}

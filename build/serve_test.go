@@ -1,0 +1,173 @@
+package build_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer/build"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// replaceFile writes like an editor that saves atomically: one rename.
+func replaceFile(t *testing.T, path, body string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestServeRebuildsAndReloads(t *testing.T) {
+	// A safety net only: every wait below is on an event.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	site := smallSite(t)
+	cfgFile := filepath.Join(site, "observer.toml")
+	writeTree(t, site, map[string]string{"observer.toml": "[site]\ntitle = \"Preview\"\n"})
+	out := filepath.Join(t.TempDir(), "public")
+	data := smallData()
+
+	urlCh := make(chan string, 1)
+	rebuilt := make(chan error, 16)
+	done := make(chan error, 1)
+	go func() {
+		done <- build.Serve(ctx, build.ServeOptions{
+			Port:   0,
+			OutDir: out,
+			Watch:  build.WatchPaths(site, cfgFile, ""),
+			Rebuild: func(ctx context.Context, baseURL string) error {
+				cfg := testConfig()
+				cfg.Site.BaseURL = baseURL
+				_, err := build.Build(ctx, build.Options{Config: cfg, SiteDir: site, OutDir: out, Data: data, Now: now})
+				return err
+			},
+			Debounce: 50 * time.Millisecond,
+			Ready:    func(u string) { urlCh <- u },
+			Rebuilt:  func(err error) { rebuilt <- err },
+		})
+	}()
+	var base string
+	select {
+	case base = <-urlCh:
+	case err := <-done:
+		t.Fatalf("serve ended: %v", err)
+	case <-ctx.Done():
+		t.Fatal("serve never became ready")
+	}
+	if !strings.HasPrefix(base, "http://127.0.0.1:") {
+		t.Fatalf("preview URL %q is not on loopback", base)
+	}
+
+	status, page := get(t, base+"docs/guide/")
+	if status != 200 || !strings.Contains(page, "Guide body") || !strings.Contains(page, `new EventSource("/__reload")`) {
+		t.Fatalf("GET docs/guide/: %d %s", status, page)
+	}
+	// The reload script is only in the served copy, not in public/.
+	if onDisk := read(t, filepath.Join(out, "docs", "guide", "index.html")); strings.Contains(onDisk, "__reload") {
+		t.Error("public/ contains the reload script")
+	}
+	// Links use the preview's own address.
+	if !strings.Contains(page, `<link rel="canonical" href="`+base+`docs/guide/">`) {
+		t.Error("the preview build does not use the preview's base URL")
+	}
+	if status, body := get(t, base+"no/such/page"); status != 404 || !strings.Contains(body, "Page not found") {
+		t.Errorf("missing page: %d", status)
+	}
+	if status, body := get(t, base+"live.txt"); status != 200 || body != "alpha.example\nbeta.example\ngamma.example\n" || strings.Contains(body, "script") {
+		t.Errorf("live.txt: %d %q", status, body)
+	}
+
+	// Listen for reloads like the page's script does.
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"__reload", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("reload endpoint content type %q", ct)
+	}
+	events := bufio.NewReader(resp.Body)
+	waitEvent := func() string {
+		t.Helper()
+		for {
+			line, err := events.ReadString('\n')
+			if err != nil {
+				t.Fatalf("reload stream: %v", err)
+			}
+			if strings.HasPrefix(line, "data: ") {
+				return strings.TrimSpace(strings.TrimPrefix(line, "data: "))
+			}
+		}
+	}
+	if line, err := events.ReadString('\n'); err != nil || !strings.HasPrefix(line, ": connected") {
+		t.Fatalf("reload stream start: %q %v", line, err)
+	}
+
+	// Edit a content page: the site is rebuilt and the page told to reload.
+	replaceFile(t, filepath.Join(site, "content", "docs", "guide.md"), "---\ntitle: Guide\n---\nEdited guide body\n")
+	waitEvent()
+	if _, page := get(t, base+"docs/guide/"); !strings.Contains(page, "Edited guide body") {
+		t.Error("the served page does not show the edit")
+	}
+
+	// A broken template: the rebuild fails, no reload, the old site stays.
+	replaceFile(t, filepath.Join(site, "layouts", "page.html"), "{{ define \"main\" }}{{ .Nope }}{{ end }}")
+	for failed := false; !failed; {
+		select {
+		case err := <-rebuilt:
+			if err != nil {
+				failed = true
+				if !strings.Contains(err.Error(), "layouts/page.html") {
+					t.Errorf("rebuild error %v does not name the template", err)
+				}
+			}
+		case <-ctx.Done():
+			t.Fatal("the broken template never caused a failed rebuild")
+		}
+	}
+	if _, page := get(t, base+"docs/guide/"); !strings.Contains(page, "Edited guide body") {
+		t.Error("a failed rebuild took the site down")
+	}
+	// Fixing it (removing the override) rebuilds and reloads again.
+	if err := os.Remove(filepath.Join(site, "layouts", "page.html")); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent()
+
+	// A config change also rebuilds; generations count up.
+	replaceFile(t, cfgFile, "[site]\ntitle = \"Renamed\"\n")
+	if gen, _ := strconv.Atoi(waitEvent()); gen < 3 {
+		t.Errorf("reload generation %q after three successful rebuilds", gen)
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}
