@@ -163,7 +163,7 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	// A config change also rebuilds; generations count up.
 	replaceFile(t, cfgFile, "[site]\ntitle = \"Renamed\"\n")
 	if gen, _ := strconv.Atoi(waitEvent()); gen < 3 {
-		t.Errorf("reload generation %q after three successful rebuilds", gen)
+		t.Errorf("reload generation %d after three successful rebuilds", gen)
 	}
 
 	cancel()
