@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer/fedisim"
+)
+
+func TestRefusesNonLoopback(t *testing.T) {
+	for _, args := range [][]string{
+		{"--listen", "0.0.0.0:0"},
+		{"--listen", "192.0.2.1:8443"},
+		{"--listen", "127.0.0.1:0", "--control", "[::]:0"},
+	} {
+		err := run(args, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}
+
+func TestControl(t *testing.T) {
+	sim, err := fedisim.New(fedisim.Config{Seed: 1, Instances: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(controlHandler(sim))
+	defer srv.Close()
+	post := func(path string) int {
+		resp, err := http.Post(srv.URL+path, "text/plain", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post("/day?d=5"); code != 200 || sim.Day() != 5 {
+		t.Fatalf("POST /day?d=5: %d, day %d", code, sim.Day())
+	}
+	if code := post("/day?d=five"); code != 400 || sim.Day() != 5 {
+		t.Fatalf("POST /day?d=five: %d, day %d", code, sim.Day())
+	}
+	if code := post("/now?t=2026-01-08T13:00:00Z"); code != 200 || sim.Day() != 7 {
+		t.Fatalf("POST /now: %d, day %d", code, sim.Day())
+	}
+	resp, err := http.Get(srv.URL + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st fedisim.Stats
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || st.Day != 7 || st.Instances != 100 {
+		t.Fatalf("stats %+v, %v", st, err)
+	}
+	resp.Body.Close()
+	resp, err = http.Get(srv.URL + "/seeds?n=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if got := strings.Fields(string(b)); len(got) != 3 || got[0] != sim.Seeds(1)[0] {
+		t.Fatalf("seeds %q", b)
+	}
+}
+
+func TestRunWritesFilesAndStopsOnSignal(t *testing.T) {
+	dir := t.TempDir()
+	ca, seeds := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "seeds.txt")
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run([]string{"--listen", "127.0.0.1:0", "--instances", "500", "--ca-out", ca, "--seeds-out", seeds, "--seeds", "4", "--control", "127.0.0.1:0", "--hostile"}, pw, io.Discard)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	connectTo := ""
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "connect-to: "); ok {
+			connectTo = v
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	if !strings.HasPrefix(connectTo, "*:443:127.0.0.1:") {
+		t.Fatalf("connect-to %q", connectTo)
+	}
+	if b, err := os.ReadFile(ca); err != nil || !strings.Contains(string(b), "BEGIN CERTIFICATE") {
+		t.Fatalf("CA file: %v", err)
+	}
+	if b, err := os.ReadFile(seeds); err != nil || len(strings.Fields(string(b))) != 4 {
+		t.Fatalf("seeds file %q: %v", b, err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("fedisim did not stop on SIGINT")
+	}
+}
