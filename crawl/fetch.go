@@ -138,6 +138,8 @@ func (f *fetcher) do(ctx context.Context, r request, read func(io.Reader) error)
 		if hop >= maxRedirects {
 			return status, nil, errTooManyRedirects
 		}
+		// Canonical form of the same host: no port, lower case.
+		target.Host = f.host
 		f.note("same-host redirect to %s followed", clip(target.String(), 300))
 		if status == http.StatusSeeOther || (status != http.StatusTemporaryRedirect && status != http.StatusPermanentRedirect && method == http.MethodPost) {
 			method, body = http.MethodGet, nil
@@ -219,7 +221,13 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 		drain(cr)
 		return resp.StatusCode, "", nil
 	}
-	if err := read(cr); err != nil {
+	err = read(cr)
+	if err == nil && ctx.Err() != nil {
+		// A body cut off by the deadline can end in what looks like a clean
+		// EOF; never take it for the whole document.
+		err = context.Cause(ctx)
+	}
+	if err != nil {
 		step.Error = errorText(err)
 		return resp.StatusCode, "", err
 	}

@@ -1,0 +1,129 @@
+package crawl_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl"
+	"github.com/fediverse-observer/observer/crawl/internal/testnet"
+)
+
+// routes is one made-up instance: path → handler.
+type routes map[string]http.HandlerFunc
+
+func (rt routes) serve(w http.ResponseWriter, r *http.Request) {
+	if h, ok := rt[r.URL.Path]; ok {
+		h(w, r)
+		return
+	}
+	http.NotFound(w, r)
+}
+
+func text(status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprint(w, body)
+	}
+}
+
+func redirect(status int, to string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", to)
+		w.WriteHeader(status)
+	}
+}
+
+func wellKnownFor(host, version string) string {
+	return fmt.Sprintf(`{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/%s","href":"https://%s/nodeinfo/%s"}]}`, version, host, version)
+}
+
+func nodeInfoDoc(version, software string) string {
+	return fmt.Sprintf(`{"version":%q,"software":{"name":%q,"version":"4.3.1"},"protocols":["activitypub"],
+"usage":{"users":{"total":1234,"activeMonth":56,"activeHalfyear":78},"localPosts":9000},
+"openRegistrations":true,"metadata":{"nodeName":"Test <b>Instance</b>","nodeDescription":"A place\nfor tests"}}`, version, software)
+}
+
+// instance returns the routes of a healthy instance of software whose
+// Mastodon-style peers list is peers (a JSON text).
+func instance(host, software, peers string) routes {
+	return routes{
+		"/robots.txt":            text(404, "not found"),
+		"/.well-known/nodeinfo":  text(200, wellKnownFor(host, "2.0")),
+		"/nodeinfo/2.0":          text(200, nodeInfoDoc("2.0", software)),
+		"/api/v1/instance/peers": text(200, peers),
+	}
+}
+
+type env struct {
+	t   *testing.T
+	srv *testnet.Server
+	c   *crawl.Crawler
+}
+
+func newEnv(t *testing.T, tweak ...func(*crawl.Options)) *env {
+	t.Helper()
+	srv := testnet.NewServer(t, "127.0.0.1")
+	opts := srv.Options(t)
+	for _, f := range tweak {
+		f(&opts)
+	}
+	c, err := crawl.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, srv: srv, c: c}
+}
+
+func (e *env) host(name string, rt routes) {
+	e.srv.HandleFunc(name, rt.serve)
+}
+
+func (e *env) check(host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+	e.t.Helper()
+	r, tr := e.c.Check(context.Background(), host, opts)
+	if e.t.Failed() || testing.Verbose() {
+		var b strings.Builder
+		crawl.WriteText(&b, r, tr)
+		e.t.Log("\n" + b.String())
+	}
+	return r, tr
+}
+
+func wantOutcome(t *testing.T, r observer.Result, want observer.Outcome, errPart string) {
+	t.Helper()
+	if r.Check.Outcome != want {
+		t.Errorf("outcome = %s (%q), want %s", r.Check.Outcome, r.Check.Error, want)
+	}
+	if !strings.Contains(r.Check.Error, errPart) {
+		t.Errorf("error = %q, want it to mention %q", r.Check.Error, errPart)
+	}
+}
+
+func wantPaths(t *testing.T, srv *testnet.Server, host string, want ...string) {
+	t.Helper()
+	got := srv.Paths(host)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("requests to %s:\n  got  %q\n  want %q", host, got, want)
+	}
+}
+
+func known(hosts ...string) *crawl.KnownSet {
+	k := crawl.NewKnownSet(len(hosts))
+	for _, h := range hosts {
+		k.Add(h)
+	}
+	return k
+}
+
+func hostsOf(ds []observer.Discovery) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.Host+"<"+d.Via)
+	}
+	return out
+}

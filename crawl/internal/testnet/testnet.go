@@ -1,0 +1,211 @@
+// Package testnet serves made-up instances over TLS on loopback for the
+// crawl package's tests: a throw-away CA, one leaf certificate valid for
+// wildcard names under a few public suffixes, and a server that dispatches
+// by Host and records every request it sees. It is test support only.
+package testnet
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer/crawl"
+)
+
+// Names the leaf certificate is valid for: any single label under these.
+var Names = []string{"*.social", "*.example.com", "*.example.net", "*.co.uk"}
+
+// CA is a throw-away certificate authority with one leaf certificate.
+type CA struct {
+	Pool *x509.CertPool
+	Leaf tls.Certificate
+	PEM  []byte
+}
+
+var (
+	caOnce sync.Once
+	ca     *CA
+)
+
+// TestCA returns the package's CA, made once per test binary.
+func TestCA(t testing.TB) *CA {
+	caOnce.Do(func() { ca = newCA() })
+	return ca
+}
+
+func newCA() *CA {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "observer test CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		panic(err)
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	leafTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "observer test leaf"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		DNSNames:     Names,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, caCert, &leafKey.PublicKey, caKey)
+	if err != nil {
+		panic(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(caCert)
+	return &CA{
+		Pool: pool,
+		Leaf: tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey},
+		PEM:  encodePEM(caDER),
+	}
+}
+
+// Request is one request a server saw.
+type Request struct {
+	Host, Method, Path, Query, UserAgent, Body string
+	ProtoMajor                                int
+}
+
+// Server is a TLS server for many made-up hosts.
+type Server struct {
+	*httptest.Server
+	mu       sync.Mutex
+	hosts    map[string]http.Handler
+	requests []Request
+	conns    atomic.Int64
+}
+
+// NewServer starts a server on addr ("127.0.0.1" or another loopback
+// address).
+func NewServer(t testing.TB, addr string) *Server {
+	s := &Server{hosts: make(map[string]http.Handler)}
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	ln, err := net.Listen("tcp", addr+":0")
+	if err != nil {
+		t.Fatalf("listen on %s: %v", addr, err)
+	}
+	hs.Listener.Close()
+	hs.Listener = ln
+	hs.TLS = &tls.Config{Certificates: []tls.Certificate{TestCA(t).Leaf}}
+	hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	hs.EnableHTTP2 = true // the client must still speak HTTP/1.1
+	hs.StartTLS()
+	t.Cleanup(hs.Close)
+	s.Server = hs
+	return s
+}
+
+// Handle serves host with h.
+func (s *Server) Handle(host string, h http.Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hosts[host] = h
+}
+
+// HandleFunc serves host with f.
+func (s *Server) HandleFunc(host string, f func(http.ResponseWriter, *http.Request)) {
+	s.Handle(host, http.HandlerFunc(f))
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	var body []byte
+	if r.Body != nil {
+		buf := make([]byte, 4096)
+		n, _ := r.Body.Read(buf)
+		body = buf[:n]
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Host: host, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+		UserAgent: r.UserAgent(), Body: string(body), ProtoMajor: r.ProtoMajor})
+	h := s.hosts[host]
+	s.mu.Unlock()
+	if h == nil {
+		http.Error(w, "unknown host", http.StatusMisdirectedRequest)
+		return
+	}
+	r.Body = nopBody{strings.NewReader(string(body))}
+	h.ServeHTTP(w, r)
+}
+
+type nopBody struct{ *strings.Reader }
+
+func (nopBody) Close() error { return nil }
+
+// Requests returns the requests seen so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Paths returns "METHOD host/path" for each request to host, in order.
+func (s *Server) Paths(host string) []string {
+	var out []string
+	for _, r := range s.Requests() {
+		if r.Host == host {
+			out = append(out, r.Method+" "+r.Path)
+		}
+	}
+	return out
+}
+
+// Conns returns how many connections the server accepted.
+func (s *Server) Conns() int64 { return s.conns.Load() }
+
+// Port returns the server's port.
+func (s *Server) Port() int {
+	return s.Listener.Addr().(*net.TCPAddr).Port
+}
+
+// Options returns crawler options that send every host to this server and
+// trust the test CA.
+func (s *Server) Options(t testing.TB) crawl.Options {
+	return crawl.Options{
+		UserAgent:    "TestObserver/0.1 (+https://observer.example.com/)",
+		ProductToken: "TestObserver",
+		ConnectTo:    []crawl.ConnectTo{{Port: 443, Addr: "127.0.0.1", AddrPort: s.Port()}},
+		AllowAddrs:   []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		RootCAs:      TestCA(t).Pool,
+		CheckTimeout: 20 * time.Second,
+	}
+}
