@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -425,9 +424,9 @@ func (b *bomb) writeTo(ctx context.Context, w http.ResponseWriter) {
 	w.Write(b.tail)
 }
 
-var bombOnce = sync.OnceValues(func() (*bomb, error) { return makeBomb(GzipBombSize >> 20) })
-
-func (s *Sim) gzipBomb() (*bomb, error) { return bombOnce() }
+// gzipBomb builds the bomb on first use (it costs a fraction of a second)
+// and keeps it, about 2 MB, for the life of the simulator.
+func (s *Sim) gzipBomb() (*bomb, error) { return s.bomb() }
 
 func makeBomb(megabytes int) (*bomb, error) {
 	const prefix = `{"version":"2.0","software":{"name":"mastodon","version":"4.3.2"},"metadata":{"nodeName":"`

@@ -129,6 +129,7 @@ type Sim struct {
 	hostile map[string]hostileHost
 	// hostileListed are the hostile hosts named in hubs' peers lists.
 	hostileListed []string
+	bomb          func() (*bomb, error)
 
 	requests    atomic.Int64
 	connections atomic.Int64
@@ -156,6 +157,7 @@ func New(cfg Config) (*Sim, error) {
 		log:   map[string][]string{},
 		conns: map[string]int64{},
 	}
+	s.bomb = sync.OnceValues(func() (*bomb, error) { return makeBomb(GzipBombSize >> 20) })
 	if cfg.HostileHosts {
 		s.hostile = s.hostileHosts()
 	}
