@@ -371,6 +371,31 @@ func (s *Sim) Instance(host string) (Info, bool) {
 	return inf, true
 }
 
+// PeersOn yields the entries host's peers endpoint lists on day (all pages,
+// junk included; PeerTube serves the even ones as followers and the odd ones
+// as following), or nothing when host serves no peers list that
+// day (not alive, no endpoint, 401/403/404). Only generated instances and
+// their redirect targets are covered, not hostile hosts.
+func (s *Sim) PeersOn(host string, day int) iter.Seq[string] {
+	none := func(func(string) bool) {}
+	k, ok := s.w.number(host)
+	if !ok {
+		return none
+	}
+	i := k
+	st := s.StateOn(host, day).State
+	if k >= s.w.n {
+		i = k - s.w.n
+	}
+	if st != StateAlive && st != StateOptedOut {
+		return none
+	}
+	if inf := s.w.info(i); inf.PeersStatus != 200 {
+		return none
+	}
+	return s.peersOf(i, day)
+}
+
 // StateOn tells what host serves on day.
 func (s *Sim) StateOn(host string, day int) Status {
 	if _, ok := s.hostile[host]; ok {

@@ -414,3 +414,52 @@ func testReachable(t *testing.T, cfg fedisim.Config, hops int) {
 	}
 	t.Logf("%d hosts, %d missing, max depth %d", len(exist), missing, maxDepth)
 }
+
+func TestPeersOnMatchesServed(t *testing.T) {
+	s := startSim(t, fedisim.Config{Seed: 21, Instances: 1500, RecordRequests: true})
+	c := newClient(t, s)
+	checked := 0
+	for _, day := range []int{0, 12, 25} {
+		s.SetDay(day)
+		for i := 0; i < 1500 && checked < 60*(day+1); i += 7 {
+			host := s.Host(i)
+			inf, _ := s.Instance(host)
+			var want []string
+			for p := range s.PeersOn(host, day) {
+				want = append(want, p)
+			}
+			st := s.StateOn(host, day).State
+			if st != fedisim.StateAlive && st != fedisim.StateOptedOut {
+				if len(want) != 0 {
+					t.Fatalf("%s is %s on day %d but PeersOn lists %d", host, st, day, len(want))
+				}
+				continue
+			}
+			got, status := getPeers(t, c, host, inf.Family)
+			if status != 200 {
+				got = nil
+			}
+			// PeerTube splits the list into followers and following.
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s day %d: served %d peers, PeersOn %d", host, day, len(got), len(want))
+			}
+			checked++
+		}
+	}
+	// Peers name instances under their current names.
+	mv := find(t, s, "that moves", func(i fedisim.Info) bool { return i.MovesDay != fedisim.NoDay })
+	seen := false
+	for i := range 1500 {
+		for p := range s.PeersOn(s.Host(i), mv.MovesDay) {
+			if p == mv.Host {
+				t.Fatalf("%s still listed under its old name on day %d", mv.Host, mv.MovesDay)
+			}
+			seen = seen || p == mv.MovesTo
+		}
+	}
+	if !seen {
+		t.Fatalf("nobody lists %s's new name", mv.Host)
+	}
+}

@@ -113,6 +113,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "control: http://%s/\n", ln.Addr())
 	}
 	fmt.Fprintf(stdout, "listening: %s\nconnect-to: %s\n", sim.Addr(), sim.ConnectTo())
+	ca := *caOut
+	if ca == "" {
+		ca = "CA.pem"
+	}
+	fmt.Fprintf(stdout, "crawler flags: --connect-to '%s' --allow-addr 127.0.0.0/8 --ca-cert %s\n", sim.ConnectTo(), ca)
 	logger.Info("fedisim running", "addr", sim.Addr(), "instances", *instances, "seed", *seed, "day", sim.Day(), "hostile", *hostile)
 	<-ctx.Done()
 	logger.Info("fedisim stopping", "stats", sim.Stats())
