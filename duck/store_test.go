@@ -1,0 +1,199 @@
+package duck_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/duck"
+)
+
+var day0 = time.Date(2026, 3, 1, 23, 59, 0, 0, time.UTC)
+
+func openStore(t *testing.T, dir string) *duck.Store {
+	t.Helper()
+	s, err := duck.Open(context.Background(), dir, duck.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func users(n int64) *int64 { return &n }
+
+func query[T any](t *testing.T, s *duck.Store, q string) []T {
+	t.Helper()
+	rows, err := s.Query(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, vals[0].(T))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestWriterRoundTripsChecksAndDiscoveriesByDate(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	w, err := s.NewWriter("pass1", duck.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := true
+	// Two checks either side of midnight: two date partitions.
+	err = w.Record(ctx, observer.Result{
+		Check: observer.Check{Host: "a.social", CheckedAt: day0, Outcome: observer.OutcomeAlive, Software: "mastodon",
+			Users: users(42), OpenRegistrations: &open, Name: "A <b>", PeersFetched: true, PeersCount: 2, NewPeersCount: 1, DurationMS: 12},
+		Discoveries: []observer.Discovery{{Host: "b.social", DiscoveredAt: day0, Via: "a.social"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Record(ctx, observer.Result{Check: observer.Check{Host: "b.social", CheckedAt: day0.Add(2 * time.Minute), Outcome: observer.OutcomeUnreachable, Error: "dial: refused"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"checks/date=2026-03-01/pass1-00000.parquet", "checks/date=2026-03-02/pass1-00000.parquet", "discoveries/date=2026-03-01/pass1-00000.parquet"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("missing snapshot %s: %v", p, err)
+		}
+	}
+	if tmp, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(tmp) != 0 {
+		t.Errorf("temporary files left behind: %v", tmp)
+	}
+
+	r := openStore(t, dir)
+	if err := r.CreateViews(ctx, duck.ViewParams{Now: day0}); err != nil {
+		t.Fatal(err)
+	}
+	got := query[string](t, r, "SELECT host || ' ' || outcome || ' ' || coalesce(CAST(users AS VARCHAR), '-') || ' ' || coalesce(name, '-') || ' ' || pass_id || ' ' || CAST(date AS VARCHAR) FROM checks ORDER BY checked_at")
+	want := []string{"a.social alive 42 A <b> pass1 2026-03-01", "b.social unreachable - - pass1 2026-03-02"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("checks = %q, want %q", got, want)
+	}
+	if got := query[string](t, r, "SELECT host || ' via ' || via FROM discoveries"); !slices.Equal(got, []string{"b.social via a.social"}) {
+		t.Fatalf("discoveries = %q", got)
+	}
+}
+
+func TestFlushesEveryNChecks(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	w, _ := s.NewWriter("p", duck.WriterOptions{FlushChecks: 2, FlushEvery: time.Hour})
+	for i := range 5 {
+		w.Record(ctx, observer.Result{Check: observer.Check{Host: "h" + string(rune('a'+i)) + ".social", CheckedAt: day0.Add(-time.Hour), Outcome: observer.OutcomeAlive}})
+	}
+	// Two full batches are on disk before Close: a kill now loses one check.
+	files, _ := filepath.Glob(filepath.Join(dir, "checks", "*", "*.parquet"))
+	if len(files) != 2 {
+		t.Fatalf("want 2 files before close, got %v", files)
+	}
+	w.Close(ctx)
+	files, _ = filepath.Glob(filepath.Join(dir, "checks", "*", "*.parquet"))
+	if len(files) != 3 {
+		t.Fatalf("want 3 files after close, got %v", files)
+	}
+}
+
+func TestEmptyDataDirGivesEmptyRelations(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	if err := s.CreateViews(context.Background(), duck.ViewParams{Now: day0}); err != nil {
+		t.Fatal(err)
+	}
+	if got := query[int64](t, s, "SELECT count(*) FROM checks"); got[0] != 0 {
+		t.Fatalf("count = %d", got[0])
+	}
+}
+
+func TestMissingDataDirIsAnErrorNamingIt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nope")
+	_, err := duck.Open(context.Background(), dir, duck.Options{})
+	if err == nil || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("want error naming %s, got %v", dir, err)
+	}
+}
+
+func TestQueryRefusesWritesAndLockDownConfinesReads(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	w, _ := s.NewWriter("p", duck.WriterOptions{})
+	w.Record(ctx, observer.Result{Check: observer.Check{Host: "a.social", CheckedAt: day0, Outcome: observer.OutcomeAlive}})
+	w.Close(ctx)
+	if err := s.CreateViews(ctx, duck.ViewParams{Now: day0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LockDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "checks", "date=2026-03-01", "evil.parquet")
+	for _, q := range []string{
+		"COPY (SELECT 1) TO '" + target + "' (FORMAT parquet)",
+		"CREATE TABLE x AS SELECT 1",
+		"ATTACH '" + filepath.Join(dir, "x.db") + "'",
+		"SET enable_external_access = true",
+		"SELECT * FROM read_csv('/etc/passwd')",
+	} {
+		rows, err := s.Query(ctx, q)
+		if err == nil {
+			rows.Close()
+			t.Errorf("%s: accepted", q)
+		}
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Fatal("a query wrote into the snapshots")
+	}
+	if got := query[int64](t, s, "SELECT count(*) FROM checks"); got[0] != 1 {
+		t.Fatalf("views stopped working after lock down: %d", got[0])
+	}
+}
+
+func TestDueHostsTakesNeverCheckedFirstAndSkipsRecent(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	w, _ := s.NewWriter("p", duck.WriterOptions{})
+	w.Discover(ctx,
+		observer.Discovery{Host: "old.social", DiscoveredAt: day0.Add(-72 * time.Hour), Via: observer.ViaSeed},
+		observer.Discovery{Host: "recent.social", DiscoveredAt: day0.Add(-72 * time.Hour), Via: observer.ViaSeed},
+		observer.Discovery{Host: "fresh.social", DiscoveredAt: day0.Add(-time.Hour), Via: "old.social"},
+	)
+	w.Record(ctx, observer.Result{Check: observer.Check{Host: "old.social", CheckedAt: day0.Add(-48 * time.Hour), Outcome: observer.OutcomeAlive}})
+	w.Record(ctx, observer.Result{Check: observer.Check{Host: "recent.social", CheckedAt: day0.Add(-time.Hour), Outcome: observer.OutcomeAlive}})
+	w.Close(ctx)
+	s.CreateViews(ctx, duck.ViewParams{Now: day0})
+	var due []string
+	if err := s.DueHosts(ctx, day0, func(h string) { due = append(due, h) }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"fresh.social", "old.social"}; !slices.Equal(due, want) {
+		t.Fatalf("due = %v, want %v", due, want)
+	}
+	var known []string
+	s.KnownHosts(ctx, func(h string) { known = append(known, h) })
+	slices.Sort(known)
+	if want := []string{"fresh.social", "old.social", "recent.social"}; !slices.Equal(known, want) {
+		t.Fatalf("known = %v, want %v", known, want)
+	}
+}

@@ -1,0 +1,219 @@
+package duck
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+// ViewParams are what time-relative views are computed for.
+type ViewParams struct {
+	Now time.Time // the moment live and new are computed for
+}
+
+// view is one named relation of the query surface.
+type view struct {
+	name string
+	sql  string // the SELECT the view stands for
+}
+
+// snapshotView reads one snapshot kind. union_by_name lets files written
+// before a column was added be read with NULL in it; a kind with no file yet
+// reads as the empty schema table.
+func (s *Store) snapshotView(kind, schemaTable string) (view, error) {
+	ok, err := s.hasFiles(kind)
+	if err != nil {
+		return view{}, err
+	}
+	if !ok {
+		return view{kind, fmt.Sprintf("SELECT *, NULL::DATE AS date FROM %s", schemaTable)}, nil
+	}
+	return view{kind, fmt.Sprintf(
+		"SELECT * FROM read_parquet(%s, hive_partitioning = true, hive_types = {'date': DATE}, union_by_name = true)",
+		sqlString(s.glob(kind)))}, nil
+}
+
+// views lists the query surface in dependency order: the snapshots first,
+// then the derived relations that read them.
+func (s *Store) views(p ViewParams) ([]view, error) {
+	var out []view
+	for _, k := range []struct{ kind, schema string }{
+		{ChecksDir, "checks_schema"},
+		{DiscoveriesDir, "discoveries_schema"},
+	} {
+		v, err := s.snapshotView(k.kind, k.schema)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	derived, err := s.derivedViews(p)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, derived...), nil
+}
+
+// CreateViews defines the views in this Store's DuckDB.
+func (s *Store) CreateViews(ctx context.Context, p ViewParams) error {
+	vs, err := s.views(p)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		stmt := fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", v.name, v.sql)
+		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("create view %s: %w", v.name, err)
+		}
+	}
+	return nil
+}
+
+// ViewsSQL is the CREATE VIEW script for the same views, with absolute paths,
+// for the DuckDB CLI or any other DuckDB client (`observer sql --views`).
+// Views that would read a snapshot kind with no file yet are written over
+// read_parquet all the same, so the script works once data exists.
+func (s *Store) ViewsSQL(p ViewParams) (string, error) {
+	vs, err := s.views(p)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- Views over %s, computed for %s.\n", s.dir, p.Now.UTC().Format(time.RFC3339))
+	for _, v := range vs {
+		fmt.Fprintf(&b, "CREATE OR REPLACE VIEW %s AS\n%s;\n", v.name, v.sql)
+	}
+	return b.String(), nil
+}
+
+// LockDown makes this Store read-only for whatever queries come next: DuckDB
+// may read files only below the data directory, and the configuration is
+// locked so a query cannot undo that. Query adds the other half: only
+// SELECT statements run, so nothing (COPY, ATTACH, CREATE) can write.
+func (s *Store) LockDown(ctx context.Context) error {
+	dir := filepath.ToSlash(s.dir) + "/"
+	for _, stmt := range []string{
+		fmt.Sprintf("SET allowed_directories = [%s]", sqlString(dir)),
+		"SET enable_external_access = false",
+		"SET lock_configuration = true",
+	} {
+		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("lock down duckdb: %w", err)
+		}
+	}
+	return nil
+}
+
+// Rows is a streaming query result.
+type Rows struct {
+	Columns []string
+	rows    *sql.Rows
+	conn    *sql.Conn
+	values  []any
+}
+
+// Next advances to the next row; Values returns it.
+func (r *Rows) Next() bool { return r.rows.Next() }
+
+// Values scans the current row. The slice is reused between rows.
+func (r *Rows) Values() ([]any, error) {
+	if r.values == nil {
+		r.values = make([]any, len(r.Columns))
+	}
+	ptrs := make([]any, len(r.values))
+	for i := range r.values {
+		ptrs[i] = &r.values[i]
+	}
+	if err := r.rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	return r.values, nil
+}
+
+// Err is the error that ended iteration, if any.
+func (r *Rows) Err() error { return r.rows.Err() }
+
+// Close releases the result.
+func (r *Rows) Close() error {
+	err := r.rows.Close()
+	r.conn.Close()
+	return err
+}
+
+// Query runs one read-only statement: a SELECT (or a statement DuckDB
+// classifies as one, such as FROM x, WITH … SELECT, SHOW, DESCRIBE) or an
+// EXPLAIN. Anything else is refused before it runs.
+func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb connection: %w", err)
+	}
+	err = conn.Raw(func(raw any) error {
+		dc, ok := raw.(driver.ConnPrepareContext)
+		if !ok {
+			return fmt.Errorf("duckdb connection: unexpected driver type")
+		}
+		stmt, err := dc.PrepareContext(ctx, query)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		ds, ok := stmt.(*duckdb.Stmt)
+		if !ok {
+			return fmt.Errorf("duckdb statement: unexpected driver type")
+		}
+		typ, err := ds.StatementType()
+		if err != nil {
+			return err
+		}
+		if typ != duckdb.STATEMENT_TYPE_SELECT && typ != duckdb.STATEMENT_TYPE_EXPLAIN {
+			return fmt.Errorf("only read-only queries (SELECT) are allowed here")
+		}
+		return nil
+	})
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	rows, err := conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	cols, err := rows.Columns()
+	if err != nil {
+		rows.Close()
+		conn.Close()
+		return nil, err
+	}
+	return &Rows{Columns: cols, rows: rows, conn: conn}, nil
+}
+
+// QueryMaps runs a read-only query and returns every row as a map from
+// column name to value: the shape templates want. Use Query for large results.
+func (s *Store) QueryMaps(ctx context.Context, query string, args ...any) ([]map[string]any, error) {
+	rows, err := s.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []map[string]any
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string]any, len(vals))
+		for i, c := range rows.Columns {
+			m[c] = vals[i]
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,307 @@
+package duck
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/fediverse-observer/observer"
+)
+
+// WriterOptions sets when buffered rows become files.
+type WriterOptions struct {
+	FlushEvery  time.Duration // at least this often while rows are buffered (default 30 s)
+	FlushChecks int           // or when this many checks are buffered (default 10 000)
+}
+
+// Writer appends checks and discoveries of one pass to the snapshots. It
+// buffers rows and writes them as new Parquet files, so a killed pass loses
+// at most what was recorded since the last flush. It is safe for concurrent
+// use; its timer flushes even when no new rows arrive.
+type Writer struct {
+	store  *Store
+	passID string
+	opts   WriterOptions
+
+	mu          sync.Mutex
+	checks      []observer.Check
+	discoveries []observer.Discovery
+	seq         int
+	err         error // first flush error; later calls return it
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// NewWriter starts a writer for one pass. Close it to flush the tail.
+func (s *Store) NewWriter(passID string, opts WriterOptions) (*Writer, error) {
+	if opts.FlushEvery <= 0 {
+		opts.FlushEvery = 30 * time.Second
+	}
+	if opts.FlushChecks <= 0 {
+		opts.FlushChecks = 10_000
+	}
+	if err := os.MkdirAll(s.path(TmpDir), 0o755); err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", s.dir, err)
+	}
+	w := &Writer{store: s, passID: passID, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
+	go w.flushPeriodically()
+	return w, nil
+}
+
+// NewPassID returns a pass id that sorts by start time and is unique across
+// processes: the start time in UTC plus random bits.
+func NewPassID(start time.Time) string {
+	var b [4]byte
+	rand.Read(b[:])
+	return start.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+func (w *Writer) flushPeriodically() {
+	defer close(w.done)
+	t := time.NewTicker(w.opts.FlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			w.mu.Lock()
+			if len(w.checks)+len(w.discoveries) > 0 {
+				w.flushLocked(context.Background())
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+// Record buffers one check result and its discoveries (the crawl.Sink
+// contract).
+func (w *Writer) Record(ctx context.Context, r observer.Result) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	c := r.Check
+	if c.PassID == "" {
+		c.PassID = w.passID
+	}
+	w.checks = append(w.checks, c)
+	w.discoveries = append(w.discoveries, r.Discoveries...)
+	if len(w.checks) >= w.opts.FlushChecks {
+		return w.flushLocked(ctx)
+	}
+	return nil
+}
+
+// Discover buffers discoveries that came without a check (seeds, manual).
+func (w *Writer) Discover(ctx context.Context, ds ...observer.Discovery) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.discoveries = append(w.discoveries, ds...)
+	return nil
+}
+
+// Flush writes everything buffered now.
+func (w *Writer) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.flushLocked(ctx)
+}
+
+// Close stops the timer and writes the tail.
+func (w *Writer) Close(ctx context.Context) error {
+	close(w.stop)
+	<-w.done
+	return w.Flush(ctx)
+}
+
+func (w *Writer) flushLocked(ctx context.Context) error {
+	if w.err != nil {
+		return w.err
+	}
+	seq := w.seq
+	w.seq++
+	if err := w.store.writeChecks(ctx, w.checks, fmt.Sprintf("%s-%05d", w.passID, seq)); err != nil {
+		w.err = err
+		return err
+	}
+	w.checks = w.checks[:0]
+	if err := w.store.writeDiscoveries(ctx, w.discoveries, fmt.Sprintf("%s-%05d", w.passID, seq)); err != nil {
+		w.err = err
+		return err
+	}
+	w.discoveries = w.discoveries[:0]
+	return nil
+}
+
+// WriteDiscoveries writes discoveries at once, as their own file (observer add).
+func (s *Store) WriteDiscoveries(ctx context.Context, ds []observer.Discovery) error {
+	return s.writeDiscoveries(ctx, ds, NewPassID(time.Now()))
+}
+
+func (s *Store) writeChecks(ctx context.Context, checks []observer.Check, name string) error {
+	if len(checks) == 0 {
+		return nil
+	}
+	return s.writeSnapshot(ctx, ChecksDir, "checks_schema", "checked_at", name, func(a *duckdb.Appender) error {
+		for _, c := range checks {
+			err := a.AppendRow(
+				c.Host, c.CheckedAt.UTC(), string(c.Outcome), nullString(c.Error), nullInt(int64(c.HTTPStatus)),
+				nullString(c.Software), nullString(c.Version), nullString(c.NodeInfoVersion),
+				ptrValue(c.Users), ptrValue(c.ActiveMonth), ptrValue(c.ActiveHalfyear), ptrValue(c.LocalPosts),
+				ptrValue(c.OpenRegistrations), nullString(c.Name), nullString(c.Description), nullString(c.MovedTo),
+				c.PeersFetched, c.PeersCount, c.NewPeersCount, c.DurationMS, c.PassID,
+			)
+			if err != nil {
+				return fmt.Errorf("append check of %s: %w", c.Host, err)
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) writeDiscoveries(ctx context.Context, ds []observer.Discovery, name string) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	return s.writeSnapshot(ctx, DiscoveriesDir, "discoveries_schema", "discovered_at", name, func(a *duckdb.Appender) error {
+		for _, d := range ds {
+			if err := a.AppendRow(d.Host, d.DiscoveredAt.UTC(), d.Via); err != nil {
+				return fmt.Errorf("append discovery of %s: %w", d.Host, err)
+			}
+		}
+		return nil
+	})
+}
+
+// writeSnapshot appends rows into a scratch table shaped like schemaTable,
+// then writes one Parquet file per UTC date of timeColumn: each into data/tmp
+// first, synced, then renamed into kind/date=D/name.parquet, so a reader sees
+// the whole file or none of it.
+func (s *Store) writeSnapshot(ctx context.Context, kind, schemaTable, timeColumn, name string, fill func(*duckdb.Appender) error) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("write %s: duckdb connection: %w", kind, err)
+	}
+	defer conn.Close()
+	scratch := "scratch_" + kind
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS FROM %s LIMIT 0", scratch, schemaTable)); err != nil {
+		return fmt.Errorf("write %s: %w", kind, err)
+	}
+	defer conn.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+scratch)
+	err = conn.Raw(func(raw any) error {
+		dc, ok := raw.(driver.Conn)
+		if !ok {
+			return errors.New("unexpected driver type")
+		}
+		app, err := duckdb.NewAppenderFromConn(dc, "", scratch)
+		if err != nil {
+			return err
+		}
+		if err := fill(app); err != nil {
+			app.Close()
+			return err
+		}
+		return app.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("write %s: %w", kind, err)
+	}
+	rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT DISTINCT strftime(%s, '%%Y-%%m-%%d') FROM %s ORDER BY 1", timeColumn, scratch))
+	if err != nil {
+		return fmt.Errorf("write %s: %w", kind, err)
+	}
+	var dates []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			rows.Close()
+			return fmt.Errorf("write %s: %w", kind, err)
+		}
+		dates = append(dates, d)
+	}
+	rows.Close()
+	for _, date := range dates {
+		final := s.path(kind, "date="+date, name+".parquet")
+		query := fmt.Sprintf("SELECT * FROM %s WHERE strftime(%s, '%%Y-%%m-%%d') = %s ORDER BY ALL", scratch, timeColumn, sqlString(date))
+		if err := s.copyAtomically(ctx, conn, query, final); err != nil {
+			return fmt.Errorf("write %s: %w", final, err)
+		}
+	}
+	return nil
+}
+
+// copyAtomically writes the result of query as a Parquet file at final,
+// through a temporary file in data/tmp that is synced and then renamed.
+func (s *Store) copyAtomically(ctx context.Context, conn *sql.Conn, query, final string) error {
+	tmp := s.path(TmpDir, fmt.Sprintf("%d-%s.parquet", os.Getpid(), filepath.Base(final)))
+	defer os.Remove(tmp)
+	copySQL := fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION zstd)", query, sqlString(filepath.ToSlash(tmp)))
+	if _, err := conn.ExecContext(ctx, copySQL); err != nil {
+		return err
+	}
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(final))
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+func syncDir(path string) error {
+	d, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullInt(v int64) any {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
+
+func ptrValue[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
