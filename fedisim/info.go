@@ -97,6 +97,9 @@ func (w *world) info(i uint64) Info {
 	adj := adjectives[h%uint64(len(adjectives))]
 	noun := nouns[(h>>16)%uint64(len(nouns))]
 	style := w.hash(i, saltStyle)
+	if w.isHub(i) {
+		style = 2 // hubs are big, conventional Mastodon servers: no odd capitals
+	}
 
 	inf := Info{
 		Host:   w.hostFor(i),
@@ -185,6 +188,9 @@ func (w *world) info(i uint64) Info {
 
 // schema picks the NodeInfo schema version instance i links first.
 func (w *world) schema(i uint64, f *family) string {
+	if w.isHub(i) {
+		return f.schema
+	}
 	switch w.hash(i, saltStyle+1) % 20 {
 	case 0, 1:
 		return "2.2"

@@ -115,6 +115,9 @@ func (s *Sim) nodeFor(i uint64, host string, day int, optedOut bool) *node {
 	}
 	inf.Host = host
 	n := &node{inf: inf, fam: wd.family(i), style: wd.hash(i, saltStyle+2)}
+	if inf.Hub {
+		n.style = 0 // one link, in an array, with the usual http rel
+	}
 	if optedOut {
 		n.robots = inf.OptOutRule
 	} else {

@@ -463,3 +463,40 @@ func TestPeersOnMatchesServed(t *testing.T) {
 		t.Fatalf("nobody lists %s's new name", mv.Host)
 	}
 }
+
+func TestNodeInfoVariety(t *testing.T) {
+	s := startSim(t, fedisim.Config{Seed: 8, Instances: 1000})
+	c := newClient(t, s)
+	seen := map[string]int{}
+	for host := range s.Hosts(0) {
+		if s.StateOn(host, 0).State != fedisim.StateAlive {
+			continue
+		}
+		r := mustFetch(t, c, "GET", "https://"+host+"/.well-known/nodeinfo", nil)
+		if bytes.HasPrefix(r.body, []byte(`{"links":{`)) {
+			seen["links object"]++
+		}
+		if bytes.Contains(r.body, []byte(`"rel":"https://`)) {
+			seen["https rel"]++
+		}
+		if bytes.Count(r.body, []byte(`"rel"`)) > 1 {
+			seen["several links"]++
+		}
+		ni, _ := getNodeInfo(t, c, host)
+		seen["schema "+ni.Version]++
+		if ni.Version == "2.2" && ni.Instance != nil && ni.Instance.Name == ni.Metadata.NodeName {
+			seen["2.2 instance object"]++
+		}
+		if ni.Software.Name != strings.ToLower(ni.Software.Name) {
+			seen["capitalised name"]++
+		}
+		if strings.ContainsAny(ni.Software.Version, "+ ") || strings.HasPrefix(ni.Software.Version, "v") || strings.Count(ni.Software.Version, ".") != 2 {
+			seen["non-semver version"]++
+		}
+	}
+	for _, k := range []string{"links object", "https rel", "several links", "schema 1.0", "schema 1.1", "schema 2.0", "schema 2.1", "schema 2.2", "2.2 instance object", "capitalised name", "non-semver version"} {
+		if seen[k] == 0 {
+			t.Errorf("no instance with %s among %v", k, seen)
+		}
+	}
+}
