@@ -187,6 +187,12 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 				notStarted = len(hosts) - i
 				return
 			}
+			// Acquire may succeed on a context already done.
+			if budget.Err() != nil {
+				sem.Release(1)
+				notStarted = len(hosts) - i
+				return
+			}
 			opts := CheckOptions{
 				Known:      p.Known,
 				FetchPeers: p.FetchPeers == nil || p.FetchPeers(h),

@@ -1,0 +1,260 @@
+package crawl_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl"
+)
+
+type memSink struct {
+	results []observer.Result
+	failAt  int // fail the nth Record (1-based); 0: never
+	onRecord func(observer.Result)
+}
+
+func (s *memSink) Record(_ context.Context, r observer.Result) error {
+	if s.failAt > 0 && len(s.results)+1 == s.failAt {
+		return errors.New("disk full")
+	}
+	s.results = append(s.results, r)
+	if s.onRecord != nil {
+		s.onRecord(r)
+	}
+	return nil
+}
+
+func (s *memSink) hosts() []string {
+	var out []string
+	for _, r := range s.results {
+		out = append(out, r.Check.Host)
+	}
+	return out
+}
+
+// fakeChecker answers at once: alive, with the given discoveries per host.
+type fakeChecker struct {
+	mu        sync.Mutex
+	calls     map[string]int
+	peers     map[string][]string
+	block     map[string]chan struct{} // hosts whose check waits for ctx or the channel
+	running   atomic.Int64
+	maxActive atomic.Int64
+	opts      map[string]crawl.CheckOptions
+}
+
+func newFake() *fakeChecker {
+	return &fakeChecker{calls: map[string]int{}, peers: map[string][]string{}, block: map[string]chan struct{}{}, opts: map[string]crawl.CheckOptions{}}
+}
+
+func (f *fakeChecker) Check(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+	n := f.running.Add(1)
+	defer f.running.Add(-1)
+	for {
+		m := f.maxActive.Load()
+		if n <= m || f.maxActive.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	f.mu.Lock()
+	f.calls[host]++
+	f.opts[host] = opts
+	ch := f.block[host]
+	peers := f.peers[host]
+	f.mu.Unlock()
+	r := observer.Result{Check: observer.Check{Host: host, CheckedAt: opts.CheckedAt, Outcome: observer.OutcomeAlive, PassID: opts.PassID}, Bytes: 10}
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			r.Check.Outcome = observer.OutcomeError
+			r.Check.Error = "canceled"
+			return r, crawl.Trace{}
+		}
+	}
+	if opts.FetchPeers {
+		r.Check.PeersFetched = true
+		for _, p := range peers {
+			if !opts.Known.Has(p) {
+				r.Discoveries = append(r.Discoveries, observer.Discovery{Host: p, DiscoveredAt: opts.CheckedAt, Via: host})
+			}
+		}
+		r.Check.PeersCount = int64(len(peers))
+		r.Check.NewPeersCount = int64(len(r.Discoveries))
+	}
+	return r, crawl.Trace{}
+}
+
+func TestPassDedupesAndRecordsDiscoveriesOnce(t *testing.T) {
+	f := newFake()
+	f.peers["a.social"] = []string{"new.social", "known.social", "other.social"}
+	f.peers["b.social"] = []string{"new.social", "third.social"}
+	sink := &memSink{}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	p := &crawl.Pass{
+		Checker: f, Sink: sink, Known: known("a.social", "b.social", "known.social"),
+		Concurrency: 1, Now: now, PassID: "pass-1",
+		FetchPeers: func(h string) bool { return true },
+	}
+	sum, err := p.Run(context.Background(), []string{"a.social", "A.Social.", "b.social", "a.social", "not a host", "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.calls["a.social"] != 1 || f.calls["b.social"] != 1 || len(f.calls) != 2 {
+		t.Errorf("calls = %v, want one per host", f.calls)
+	}
+	if sum.Checks != 2 || sum.Duplicates != 2 || sum.Invalid != 2 || sum.ByOutcome[observer.OutcomeAlive] != 2 || sum.Bytes != 20 {
+		t.Errorf("summary = %+v", sum)
+	}
+	var disc []string
+	for _, r := range sink.results {
+		disc = append(disc, hostsOf(r.Discoveries)...)
+		if r.Check.PassID != "pass-1" || r.Check.CheckedAt.Before(now) || r.Check.CheckedAt.After(now.Add(time.Minute)) {
+			t.Errorf("check %s: pass %q at %v", r.Check.Host, r.Check.PassID, r.Check.CheckedAt)
+		}
+	}
+	want := "new.social<a.social other.social<a.social third.social<b.social"
+	if strings.Join(disc, " ") != want || sum.Discovered != 3 {
+		t.Errorf("discoveries = %v (%d), want %s", disc, sum.Discovered, want)
+	}
+	// b.social's count is corrected: new.social was found earlier in the pass.
+	if got := sink.results[1].Check.NewPeersCount; got != 1 {
+		t.Errorf("b.social new peers = %d, want 1", got)
+	}
+	if !strings.Contains(sum.String(), "2 checks") || !strings.Contains(sum.String(), "3 hosts discovered") {
+		t.Errorf("summary text:\n%s", sum)
+	}
+}
+
+func TestPassPeersFlag(t *testing.T) {
+	f := newFake()
+	p := &crawl.Pass{Checker: f, Sink: &memSink{}, Concurrency: 2,
+		FetchPeers: func(h string) bool { return h == "a.social" }}
+	if _, err := p.Run(context.Background(), []string{"a.social", "b.social"}); err != nil {
+		t.Fatal(err)
+	}
+	if !f.opts["a.social"].FetchPeers || f.opts["b.social"].FetchPeers {
+		t.Errorf("FetchPeers: a %v, b %v", f.opts["a.social"].FetchPeers, f.opts["b.social"].FetchPeers)
+	}
+}
+
+func TestPassMaxChecksAndConcurrency(t *testing.T) {
+	f := newFake()
+	sink := &memSink{}
+	var due []string
+	for _, h := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		due = append(due, h+".social")
+	}
+	p := &crawl.Pass{Checker: f, Sink: sink, Concurrency: 3, MaxChecks: 5}
+	sum, err := p.Run(context.Background(), due)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.results) != 5 || sum.Checks != 5 || sum.NotStarted != 3 || len(f.calls) != 5 {
+		t.Errorf("recorded %d, summary %+v, calls %v", len(sink.results), sum, f.calls)
+	}
+	if m := f.maxActive.Load(); m > 3 {
+		t.Errorf("%d checks ran at once, limit 3", m)
+	}
+}
+
+func TestPassCancellationKeepsFinished(t *testing.T) {
+	f := newFake()
+	// slow.social and c.social never finish by themselves; they take both
+	// slots, so d.social cannot start before the cancellation.
+	f.block["slow.social"] = make(chan struct{})
+	f.block["c.social"] = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sink := &memSink{}
+	sink.onRecord = func(r observer.Result) {
+		if len(sink.results) == 2 {
+			cancel() // as SIGINT would, with slow.social still running
+		}
+	}
+	p := &crawl.Pass{Checker: f, Sink: sink, Concurrency: 2}
+	due := []string{"a.social", "b.social", "slow.social", "c.social", "d.social"}
+	sum, err := p.Run(ctx, due)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sink.hosts()
+	slices.Sort(got)
+	if len(got) != 2 || got[0] != "a.social" || got[1] != "b.social" {
+		t.Errorf("recorded %v, want a.social and b.social", got)
+	}
+	// slow.social and c.social were abandoned, or not yet started when the
+	// cancellation came; d.social cannot have started.
+	if sum.Checks != 2 || sum.Abandoned+sum.NotStarted != 3 || sum.NotStarted < 1 || sum.Abandoned != f.calls["slow.social"]+f.calls["c.social"] {
+		t.Errorf("summary %+v", sum)
+	}
+	if f.calls["d.social"] != 0 {
+		t.Errorf("a check started after cancellation")
+	}
+}
+
+func TestPassBudget(t *testing.T) {
+	f := newFake()
+	release := make(chan struct{})
+	f.block["a.social"] = release
+	sink := &memSink{}
+	p := &crawl.Pass{Checker: f, Sink: sink, Concurrency: 1, Duration: 50 * time.Millisecond}
+	go func() {
+		time.Sleep(200 * time.Millisecond) // well past the budget
+		close(release)
+	}()
+	sum, err := p.Run(context.Background(), []string{"a.social", "b.social", "c.social"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The running check finishes and is recorded; no check starts after
+	// the budget.
+	if got := sink.hosts(); len(got) != 1 || got[0] != "a.social" || sink.results[0].Check.Outcome != observer.OutcomeAlive {
+		t.Errorf("recorded %v", got)
+	}
+	if sum.NotStarted != 2 || f.calls["b.social"] != 0 {
+		t.Errorf("summary %+v, calls %v", sum, f.calls)
+	}
+}
+
+func TestPassSinkError(t *testing.T) {
+	f := newFake()
+	sink := &memSink{failAt: 2}
+	p := &crawl.Pass{Checker: f, Sink: sink, Concurrency: 1}
+	sum, err := p.Run(context.Background(), []string{"a.social", "b.social", "c.social", "d.social"})
+	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "b.social") {
+		t.Fatalf("err = %v", err)
+	}
+	if sum.Checks != 1 || len(sink.results) != 1 {
+		t.Errorf("summary %+v", sum)
+	}
+}
+
+// The real crawler in a pass: one check per host, over the test net.
+func TestPassWithCrawler(t *testing.T) {
+	e := newEnv(t)
+	e.host("a.social", instance("a.social", "mastodon", `["b.social","c.social"]`))
+	e.host("b.social", instance("b.social", "mastodon", `["a.social","c.social","d.social"]`))
+	sink := &memSink{}
+	p := &crawl.Pass{Checker: e.c, Sink: sink, Known: known("a.social", "b.social"), Concurrency: 2}
+	sum, err := p.Run(context.Background(), []string{"a.social", "b.social", "a.social"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Checks != 2 || sum.ByOutcome[observer.OutcomeAlive] != 2 || sum.Discovered != 2 || sum.Bytes <= 0 {
+		t.Errorf("summary %+v", sum)
+	}
+	if n := len(e.srv.Paths("a.social")); n != 4 {
+		t.Errorf("a.social got %d requests, want 4 (one check)", n)
+	}
+}
+
+var _ crawl.Checker = crawl.CheckFunc(nil)
+var _ crawl.Checker = (*crawl.Crawler)(nil)
