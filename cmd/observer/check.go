@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/fediverse-observer/observer/crawl"
+	"github.com/fediverse-observer/observer/hostname"
+)
+
+func runCheck(ctx context.Context, e env, args []string) error {
+	fs := newFlagSet(e, "check", "[flags] HOST")
+	var c common
+	var n network
+	c.registerNoData(fs)
+	n.register(fs)
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	peers := fs.Bool("peers", true, "fetch the peers list too")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("want exactly one HOST, got %d arguments", fs.NArg())
+	}
+	host, err := hostname.Normalize(fs.Arg(0))
+	if err != nil {
+		return usagef("invalid host %q: %v", fs.Arg(0), err)
+	}
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return err
+	}
+	log, err := c.logger(e.stderr)
+	if err != nil {
+		return err
+	}
+	opts, err := n.options(cfg, log)
+	if err != nil {
+		return err
+	}
+	crawler, err := crawl.New(opts)
+	if err != nil {
+		return err
+	}
+	result, trace := crawler.Check(ctx, host, crawl.CheckOptions{FetchPeers: *peers, CheckedAt: c.at()})
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(crawl.Report{Result: result, Steps: trace.Steps})
+	}
+	if err := crawl.WriteText(e.stdout, result, trace); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/crawl"
+	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/hostname"
+)
+
+func runCrawl(ctx context.Context, e env, args []string) error {
+	fs := newFlagSet(e, "crawl", "[flags]")
+	var c common
+	var n network
+	c.register(fs)
+	n.register(fs)
+	maxChecks := fs.Int("max-checks", -1, "stop after this many checks (default from config: crawl.max_checks, 0 = no limit)")
+	duration := fs.Duration("duration", 0, "time budget of the pass (default from config: crawl.duration)")
+	concurrency := fs.Int("concurrency", 0, "checks at once (default from config: crawl.concurrency)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return err
+	}
+	if *maxChecks >= 0 {
+		cfg.Crawl.MaxChecks = *maxChecks
+	}
+	if *duration < 0 {
+		return usagef("invalid -duration %s: must not be negative", *duration)
+	}
+	if *duration > 0 {
+		cfg.Crawl.Duration = config.Duration(*duration)
+	}
+	if *concurrency < 0 {
+		return usagef("invalid -concurrency %d: must be at least 1", *concurrency)
+	}
+	if *concurrency > 0 {
+		cfg.Crawl.Concurrency = *concurrency
+	}
+	log, err := c.logger(e.stderr)
+	if err != nil {
+		return err
+	}
+	opts, err := n.options(cfg, log)
+	if err != nil {
+		return err
+	}
+	crawler, err := crawl.New(opts)
+	if err != nil {
+		return err
+	}
+
+	store, err := duck.Open(ctx, c.data, duck.Options{Create: true, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	now := c.at()
+	passID := duck.NewPassID(now)
+	writer, err := store.NewWriter(passID, duck.WriterOptions{})
+	if err != nil {
+		return err
+	}
+	// Whatever happens below, what was recorded reaches disk: the final
+	// flush must not be cancelled by the signal that ended the pass.
+	flushed := false
+	defer func() {
+		if !flushed {
+			writer.Close(context.WithoutCancel(ctx))
+		}
+	}()
+
+	if err := store.CreateViews(ctx, duck.ViewParams{Now: now}); err != nil {
+		return err
+	}
+	known := crawl.NewKnownSet(0)
+	if err := store.KnownHosts(ctx, func(h string) { known.Add(h) }); err != nil {
+		return err
+	}
+	seeded, err := addSeeds(ctx, cfg, c.config, known, writer, now)
+	if err != nil {
+		return err
+	}
+	if known.Len() == 0 {
+		return fmt.Errorf("no hosts known in %s and no seed list at %s: add some with observer add HOST", store.Dir(), seedsPath(cfg, c.config))
+	}
+	if seeded > 0 {
+		// The seeds must be on disk before the due list is read.
+		if err := writer.Flush(ctx); err != nil {
+			return err
+		}
+		if err := store.CreateViews(ctx, duck.ViewParams{Now: now}); err != nil {
+			return err
+		}
+	}
+	var due []string
+	if err := store.DueHosts(ctx, now, func(h string) { due = append(due, h) }); err != nil {
+		return err
+	}
+	log.Info("crawl pass starting", "pass", passID, "due", len(due), "known", known.Len(), "seeded", seeded,
+		"concurrency", cfg.Crawl.Concurrency, "max_checks", cfg.Crawl.MaxChecks, "duration", cfg.Crawl.Duration.D())
+
+	pass := crawl.Pass{
+		Checker:     crawler,
+		Sink:        writer,
+		Known:       known,
+		Concurrency: cfg.Crawl.Concurrency,
+		MaxChecks:   cfg.Crawl.MaxChecks,
+		Duration:    cfg.Crawl.Duration.D(),
+		Now:         now,
+		PassID:      passID,
+		Logger:      log,
+	}
+	sum, runErr := pass.Run(ctx, due)
+	flushed = true
+	if err := writer.Close(context.WithoutCancel(ctx)); err != nil {
+		return errors.Join(runErr, fmt.Errorf("write snapshots: %w", err))
+	}
+	sum.Write(e.stdout)
+	if runErr != nil {
+		return runErr
+	}
+	switch {
+	case ctx.Err() != nil:
+		return cutShortError{"interrupted; finished checks were kept"}
+	case sum.NotStarted > 0:
+		return cutShortError{fmt.Sprintf("%d due hosts left for a later pass (budget reached)", sum.NotStarted)}
+	}
+	return nil
+}
+
+// seedsPath resolves crawl.seeds against the config file's directory, so a
+// site directory works from anywhere.
+func seedsPath(cfg config.Config, configFile string) string {
+	return resolve(cfg.Crawl.Seeds, configFile)
+}
+
+func resolve(path, configFile string) string {
+	if filepath.IsAbs(path) || configFile == "" {
+		return path
+	}
+	return filepath.Join(filepath.Dir(configFile), path)
+}
+
+// addSeeds records the seed list's hosts that are not yet known. A missing
+// seed list is fine once the observer knows hosts; an invalid line is an
+// error naming the file and line, and nothing is recorded.
+func addSeeds(ctx context.Context, cfg config.Config, configFile string, known *crawl.KnownSet, w *duck.Writer, now time.Time) (int, error) {
+	path := seedsPath(cfg, configFile)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("seed list: %w", err)
+	}
+	defer f.Close()
+	hosts, errs := hostname.ReadList(f)
+	if len(errs) > 0 {
+		return 0, fmt.Errorf("seed list %s: %w", path, errs[0])
+	}
+	var ds []observer.Discovery
+	for _, h := range hosts {
+		if known.Add(h) {
+			ds = append(ds, observer.Discovery{Host: h, DiscoveredAt: now, Via: observer.ViaSeed})
+		}
+	}
+	return len(ds), w.Discover(ctx, ds...)
+}

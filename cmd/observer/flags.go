@@ -1,0 +1,162 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/crawl"
+)
+
+// newFlagSet makes a flag set whose errors come back to run instead of
+// exiting, and whose help goes to stderr.
+func newFlagSet(e env, name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet("observer "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "usage: observer %s %s\n\nflags:\n", name, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args, turning flag errors into usage errors. The flag
+// package has already printed the problem and the usage.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return usageError{err}
+	}
+	return nil
+}
+
+// common flags shared by most commands.
+type common struct {
+	data      string
+	config    string
+	now       timeFlag
+	logFormat string
+	quiet     bool
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	c.registerNoData(fs)
+	fs.StringVar(&c.data, "data", "data", "data `directory` (snapshots and derived state)")
+}
+
+// registerNoData is register for commands that never touch the data.
+func (c *common) registerNoData(fs *flag.FlagSet) {
+	fs.StringVar(&c.config, "config", "", "config `file` (default observer.toml if it exists)")
+	fs.Var(&c.now, "now", "the `time` (RFC 3339) to act at instead of the clock")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+	fs.BoolVar(&c.quiet, "quiet", false, "log only warnings and errors")
+}
+
+// loadConfig reads the named config file, or observer.toml when none was
+// named and it exists.
+func (c *common) loadConfig() (config.Config, error) {
+	if c.config != "" {
+		return config.Load(c.config, true)
+	}
+	return config.Load("observer.toml", false)
+}
+
+func (c *common) logger(w io.Writer) (*slog.Logger, error) {
+	level := slog.LevelInfo
+	if c.quiet {
+		level = slog.LevelWarn
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usagef("invalid -log-format %q: want text or json", c.logFormat)
+}
+
+// at is --now, or the clock.
+func (c *common) at() time.Time {
+	if c.now.set {
+		return c.now.t
+	}
+	return time.Now().UTC()
+}
+
+type timeFlag struct {
+	t   time.Time
+	set bool
+}
+
+func (f *timeFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	return f.t.Format(time.RFC3339)
+}
+
+func (f *timeFlag) Set(s string) error {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return fmt.Errorf("want RFC 3339 like 2026-11-21T12:00:00Z, got %q", s)
+	}
+	f.t, f.set = t.UTC(), true
+	return nil
+}
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+// network flags for the commands that talk to instances.
+type network struct {
+	connectTo listFlag
+	allowAddr listFlag
+	caCert    listFlag
+}
+
+func (n *network) register(fs *flag.FlagSet) {
+	fs.Var(&n.connectTo, "connect-to", "connect to ADDR:PORT whenever HOST:PORT is asked for, as curl's `HOST:PORT:ADDR:PORT` (HOST may be *; repeatable)")
+	fs.Var(&n.allowAddr, "allow-addr", "`CIDR` the address guard lets through although not public (repeatable; for tests)")
+	fs.Var(&n.caCert, "ca-cert", "PEM `file` of extra trusted CA certificates (repeatable)")
+}
+
+// options turns the config and flags into crawler options.
+func (n *network) options(cfg config.Config, log *slog.Logger) (crawl.Options, error) {
+	opts := crawl.Options{
+		UserAgent:    cfg.Crawl.UserAgent(version()),
+		ProductToken: cfg.Crawl.ProductToken,
+		CAFiles:      n.caCert,
+		CheckTimeout: cfg.Crawl.CheckTimeout.D(),
+		Logger:       log,
+	}
+	for _, s := range n.connectTo {
+		ct, err := crawl.ParseConnectTo(s)
+		if err != nil {
+			return opts, usagef("invalid -connect-to %q: %v", s, err)
+		}
+		opts.ConnectTo = append(opts.ConnectTo, ct)
+	}
+	for _, s := range n.allowAddr {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				return opts, usagef("invalid -allow-addr %q: want a CIDR like 127.0.0.0/8", s)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		opts.AllowAddrs = append(opts.AllowAddrs, p.Masked())
+	}
+	return opts, nil
+}

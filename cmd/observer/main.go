@@ -1,0 +1,127 @@
+// Command observer watches the Fediverse for newly created instances and
+// publishes what it sees as a static website. Each subcommand parses its
+// flags, wires the packages together and runs; the work is done in crawl
+// (the network), duck (DuckDB and the SQL) and build (the site).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+// Exit codes, documented in the README.
+const (
+	exitOK       = 0
+	exitFailure  = 1 // the command failed
+	exitUsage    = 2 // bad flags or arguments
+	exitCutShort = 3 // a crawl pass stopped by its budget (--max-checks, --duration) or a signal
+)
+
+// env is what a subcommand may touch of the outside world; tests run
+// commands in-process with their own.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e env, args []string) error
+	hidden  bool
+}
+
+func commands() []command {
+	return []command{
+		{name: "crawl", summary: "run one crawl pass over the hosts that are due", run: runCrawl},
+		{name: "check", summary: "check one host and explain what the crawler sees (writes nothing)", run: runCheck},
+		{name: "add", summary: "record hosts as manual discoveries", run: runAdd},
+		{name: "version", summary: "print the version", run: runVersion},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// usageError marks errors caused by how the command was called.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// cutShortError marks a crawl pass that ended before its due list did.
+type cutShortError struct{ reason string }
+
+func (c cutShortError) Error() string { return "pass cut short: " + c.reason }
+
+func run(ctx context.Context, e env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(e.stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, e, args[1:])
+		var cut cutShortError
+		var usage usageError
+		switch {
+		case err == nil:
+			return exitOK
+		case errors.Is(err, flag.ErrHelp):
+			return exitOK
+		case errors.As(err, &cut):
+			fmt.Fprintf(e.stderr, "observer %s: %v\n", c.name, err)
+			return exitCutShort
+		case errors.As(err, &usage):
+			fmt.Fprintf(e.stderr, "observer %s: %v\n", c.name, err)
+			return exitUsage
+		default:
+			fmt.Fprintf(e.stderr, "observer %s: %v\n", c.name, err)
+			return exitFailure
+		}
+	}
+	fmt.Fprintf(e.stderr, "observer: unknown command %q (see observer help)\n", args[0])
+	return exitUsage
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: observer COMMAND [flags]\n\ncommands:")
+	for _, c := range commands() {
+		if !c.hidden {
+			fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		}
+	}
+	fmt.Fprintln(w, "\nobserver COMMAND -h shows a command's flags.")
+}
+
+func runVersion(_ context.Context, e env, _ []string) error {
+	fmt.Fprintln(e.stdout, "observer", version())
+	return nil
+}
+
+// version is the module version when built from a tagged module, else "dev".
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
