@@ -500,3 +500,56 @@ func TestNodeInfoVariety(t *testing.T) {
 		}
 	}
 }
+
+func TestRobotsAgreeWithOptOut(t *testing.T) {
+	s := startSim(t, fedisim.Config{Seed: 4, Instances: 1500, OptsOut: 0.2})
+	c := newClient(t, s)
+	const day = 20
+	s.SetDay(day)
+	var allowed, forbidden, missing int
+	for host := range s.Hosts(day) {
+		st := s.StateOn(host, day).State
+		if st != fedisim.StateAlive && st != fedisim.StateOptedOut {
+			continue
+		}
+		r := mustFetch(t, c, "GET", "https://"+host+"/robots.txt", nil)
+		if r.status == 404 {
+			missing++
+		}
+		data, err := robotstxt.FromStatusAndBytes(r.status, r.body)
+		if err != nil {
+			t.Fatalf("%s robots.txt: %v", host, err)
+		}
+		ok := data.TestAgent("/.well-known/nodeinfo", "FediverseObserver/1.0 (+https://example.org)")
+		if ok != (st == fedisim.StateAlive) {
+			t.Fatalf("%s is %s but robots.txt allows=%v:\n%s", host, st, ok, r.body)
+		}
+		if ok {
+			allowed++
+		} else {
+			forbidden++
+		}
+	}
+	if allowed < 4*forbidden || forbidden == 0 || missing == 0 {
+		t.Fatalf("allowed %d, forbidden %d, no robots.txt %d", allowed, forbidden, missing)
+	}
+}
+
+func TestPeersDenied(t *testing.T) {
+	s := startSim(t, fedisim.Config{Seed: 4, Instances: 2000, PeersDenied: 0.3})
+	c := newClient(t, s)
+	seen := map[int]bool{}
+	for host := range s.Hosts(0) {
+		inf, _ := s.Instance(host)
+		if s.StateOn(host, 0).State != fedisim.StateAlive || inf.PeersStatus == 200 || inf.PeersPath == "" || seen[inf.PeersStatus] {
+			continue
+		}
+		if _, status := getPeers(t, c, host, inf.Family); status != inf.PeersStatus {
+			t.Fatalf("%s: peers status %d, want %d", host, status, inf.PeersStatus)
+		}
+		seen[inf.PeersStatus] = true
+	}
+	if !seen[401] || !seen[403] || !seen[404] {
+		t.Fatalf("statuses seen: %v", seen)
+	}
+}
