@@ -165,3 +165,18 @@ type Stats struct {
 	BySoftware []SoftwareCount `json:"by_software"`
 	Days       []DayCount      `json:"days"`
 }
+
+// Pass is one row of data/passes: the crawler's own health, one row per pass.
+type Pass struct {
+	PassID     string            `json:"pass_id"`
+	StartedAt  time.Time         `json:"started_at"` // the pass clock (--now)
+	EndedAt    time.Time         `json:"ended_at"`
+	Due        int64             `json:"due"`        // hosts due when the pass started
+	Checked    int64             `json:"checked"`    // checks recorded
+	ByOutcome  map[Outcome]int64 `json:"by_outcome"` // recorded checks by outcome
+	Discovered int64             `json:"discovered"` // new hosts recorded
+	Bytes      int64             `json:"bytes"`      // response bytes read, decoded
+	Errors     int64             `json:"errors"`     // checks that failed on our side: error, checker_failed
+	NotStarted int64             `json:"not_started"`
+	CutShort   string            `json:"cut_short,omitempty"` // why the pass ended early, if it did
+}

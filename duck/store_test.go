@@ -197,3 +197,24 @@ func TestDueHostsTakesNeverCheckedFirstAndSkipsRecent(t *testing.T) {
 		t.Fatalf("known = %v, want %v", known, want)
 	}
 }
+
+func TestWritePassIsQueryableByOutcome(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	err := s.WritePass(ctx, observer.Pass{
+		PassID: "p1", StartedAt: day0, EndedAt: day0.Add(time.Minute), Due: 10, Checked: 7,
+		ByOutcome: map[observer.Outcome]int64{observer.OutcomeAlive: 5, observer.OutcomeCheckerFailed: 2},
+		Errors:    2, NotStarted: 3, CutShort: "budget",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateViews(ctx, duck.ViewParams{Now: day0}); err != nil {
+		t.Fatal(err)
+	}
+	got := query[string](t, s, "SELECT format('{} {} {} {} {} {}', pass_id, due, alive, checker_failed, unreachable, cut_short) FROM passes")
+	if want := []string{"p1 10 5 2 0 budget"}; !slices.Equal(got, want) {
+		t.Fatalf("passes = %q, want %q", got, want)
+	}
+}

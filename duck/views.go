@@ -46,6 +46,7 @@ func (s *Store) views(p ViewParams) ([]view, error) {
 	for _, k := range []struct{ kind, schema string }{
 		{ChecksDir, "checks_schema"},
 		{DiscoveriesDir, "discoveries_schema"},
+		{PassesDir, "passes_schema"},
 	} {
 		v, err := s.snapshotView(k.kind, k.schema)
 		if err != nil {

@@ -154,6 +154,17 @@ func (s *Store) WriteDiscoveries(ctx context.Context, ds []observer.Discovery) e
 	return s.writeDiscoveries(ctx, ds, NewPassID(time.Now()))
 }
 
+// WritePass records one pass's summary as its own file in data/passes.
+func (s *Store) WritePass(ctx context.Context, p observer.Pass) error {
+	return s.writeSnapshot(ctx, PassesDir, "passes_schema", "started_at", p.PassID, func(a *duckdb.Appender) error {
+		row := []driver.Value{p.PassID, p.StartedAt.UTC(), p.EndedAt.UTC(), p.Due, p.Checked, p.Discovered, p.Bytes, p.Errors, p.NotStarted, nullString(p.CutShort)}
+		for _, o := range observer.Outcomes() {
+			row = append(row, p.ByOutcome[o])
+		}
+		return a.AppendRow(row...)
+	})
+}
+
 func (s *Store) writeChecks(ctx context.Context, checks []observer.Check, name string) error {
 	if len(checks) == 0 {
 		return nil

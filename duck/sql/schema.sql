@@ -34,3 +34,29 @@ CREATE TABLE discoveries_schema (
     discovered_at TIMESTAMP NOT NULL,
     via           VARCHAR NOT NULL
 );
+
+-- One row per crawl pass: the crawler's own health. One column per outcome
+-- so a chart is a plain SELECT.
+CREATE TABLE passes_schema (
+    pass_id         VARCHAR NOT NULL,
+    started_at      TIMESTAMP NOT NULL,
+    ended_at        TIMESTAMP NOT NULL,
+    due             BIGINT NOT NULL,
+    checked         BIGINT NOT NULL,
+    discovered      BIGINT NOT NULL,
+    bytes           BIGINT NOT NULL,
+    errors          BIGINT NOT NULL,
+    not_started     BIGINT NOT NULL,
+    cut_short       VARCHAR,
+    alive           BIGINT NOT NULL,
+    opted_out       BIGINT NOT NULL,
+    not_fediverse   BIGINT NOT NULL,
+    moved           BIGINT NOT NULL,
+    moving          BIGINT NOT NULL,
+    unreachable     BIGINT NOT NULL,
+    http_error      BIGINT NOT NULL,
+    too_large       BIGINT NOT NULL,
+    blocked_address BIGINT NOT NULL,
+    checker_failed  BIGINT NOT NULL,
+    error           BIGINT NOT NULL
+);
