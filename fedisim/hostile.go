@@ -251,7 +251,7 @@ func (s *Sim) hostileHosts() map[string]hostileHost {
 		h.cert = t.cert
 		m[t.name] = h
 	}
-	add("hostile-bad-utf8.social", "invalid UTF-8 in every text field of NodeInfo and in peers", func(inf *Info) {
+	add("hostile-bad-utf8.social", "invalid UTF-8 in every text field of NodeInfo (software name and version, name, description)", func(inf *Info) {
 		inf.Name = "Bad \xff\xfe UTF-8 \xc3\x28 name"
 		inf.Description = "Overlong \xc0\xaf, surrogate \xed\xa0\x80, stray \x80 in the description"
 		inf.Version = "4.3.2\xff"
