@@ -14,6 +14,7 @@ import (
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/hostname"
+	"github.com/fediverse-observer/observer/lockfile"
 )
 
 func runCrawl(ctx context.Context, e env, args []string) error {
@@ -68,6 +69,11 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer store.Close()
+	lock, err := lockfile.Acquire(filepath.Join(store.Dir(), ".lock"))
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	now := c.at()
 	passID := duck.NewPassID(now)
 	writer, err := store.NewWriter(passID, duck.WriterOptions{})
@@ -130,16 +136,45 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 		return errors.Join(runErr, fmt.Errorf("write snapshots: %w", err))
 	}
 	sum.Write(e.stdout)
+	var cut error
+	switch {
+	case runErr != nil:
+	case ctx.Err() != nil:
+		cut = cutShortError{"interrupted; finished checks were kept"}
+	case sum.NotStarted > 0:
+		cut = cutShortError{fmt.Sprintf("%d due hosts left for a later pass (budget reached)", sum.NotStarted)}
+	}
+	record := passRecord(sum, len(due), cut)
+	if err := store.WritePass(context.WithoutCancel(ctx), record); err != nil {
+		return errors.Join(runErr, fmt.Errorf("record pass: %w", err))
+	}
 	if runErr != nil {
 		return runErr
 	}
-	switch {
-	case ctx.Err() != nil:
-		return cutShortError{"interrupted; finished checks were kept"}
-	case sum.NotStarted > 0:
-		return cutShortError{fmt.Sprintf("%d due hosts left for a later pass (budget reached)", sum.NotStarted)}
+	return cut
+}
+
+// passRecord turns the crawler's summary into the data/passes row.
+func passRecord(sum crawl.Summary, due int, cut error) observer.Pass {
+	p := observer.Pass{
+		PassID:     sum.PassID,
+		StartedAt:  sum.Started,
+		EndedAt:    sum.Started.Add(sum.Duration),
+		Due:        int64(due),
+		Checked:    int64(sum.Checks),
+		ByOutcome:  map[observer.Outcome]int64{},
+		Discovered: int64(sum.Discovered),
+		Bytes:      sum.Bytes,
+		NotStarted: int64(sum.NotStarted),
 	}
-	return nil
+	for o, n := range sum.ByOutcome {
+		p.ByOutcome[o] = int64(n)
+	}
+	p.Errors = p.ByOutcome[observer.OutcomeError] + p.ByOutcome[observer.OutcomeCheckerFailed]
+	if cut != nil {
+		p.CutShort = cut.(cutShortError).reason
+	}
+	return p
 }
 
 // seedsPath resolves crawl.seeds against the config file's directory, so a
