@@ -87,6 +87,36 @@ func (s *KnownSet) HasBytes(host []byte) bool {
 	return s.has(hashOf(xxh3.Hash(host)))
 }
 
+// hasBatch looks up many hashes at once (hashes from hashKey); found[i]
+// reports hashes[i]. The first probes are issued as independent loads, so
+// the processor overlaps their cache misses instead of waiting for each in
+// turn: a large set does not fit in cache, and this is most of the cost of
+// ingesting a peers list.
+func (s *KnownSet) hasBatch(hashes []uint64, found []bool) {
+	if s == nil || s.n == 0 {
+		clear(found[:len(hashes)])
+		return
+	}
+	var first [peerBatch]uint64
+	mask := uint64(len(s.slots) - 1)
+	slots := s.slots
+	for i, h := range hashes {
+		first[i] = slots[h&mask]
+	}
+	for i, h := range hashes {
+		switch first[i] {
+		case h:
+			found[i] = true
+		case 0:
+			found[i] = false
+		default:
+			found[i] = s.has(h)
+		}
+	}
+}
+
+func hashKey(b []byte) uint64 { return hashOf(xxh3.Hash(b)) }
+
 func (s *KnownSet) has(h uint64) bool {
 	mask := uint64(len(s.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {

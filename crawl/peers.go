@@ -11,17 +11,28 @@ import (
 // and those already known are dropped. Entries that are already in canonical
 // form and known (the vast majority, once the observer has history) cost a
 // byte scan, a hash and a table probe; only the rest go through
-// hostname.Normalize.
+// hostname.Normalize. Entries are processed in small batches so that the
+// known-set probes of a batch overlap; the counts and New are complete when
+// a Read method returns.
 type PeerList struct {
 	known  *KnownSet // read-only: hosts known before the check
 	seen   KnownSet  // new hosts of this list, to count each once
 	max    int
-	lower  []byte
 	New    []string // new valid hosts, in order of first appearance (at most max)
 	Valid  int64    // valid entries, duplicates included
 	Unseen int64    // distinct valid hosts not in known (may exceed len(New))
 	Junk   int64    // entries dropped as invalid
+
+	// The pending batch: entry i is buf[start[i]:start[i+1]]; hash[i] is
+	// its hash if it is in canonical form, else 0 (no lookup).
+	n     int
+	buf   []byte
+	start [peerBatch + 1]int
+	hash  [peerBatch]uint64
+	found [peerBatch]bool
 }
+
+const peerBatch = 32
 
 // NewPeerList returns an empty list that treats known's hosts as known and
 // keeps at most maxNew new hosts (0: no limit).
@@ -29,44 +40,77 @@ func NewPeerList(known *KnownSet, maxNew int) *PeerList {
 	return &PeerList{known: known, max: maxNew}
 }
 
-// Add ingests one raw entry (nil for an entry that was not a string).
-func (p *PeerList) Add(entry []byte) {
-	if len(entry) == 0 {
-		p.Junk++
-		return
-	}
-	// Classify in one pass: canonical (a-z0-9.-), canonical but for upper
-	// case ASCII letters, or anything else.
-	canonical, upper := true, false
-	for _, c := range entry {
+// byteClass sorts entry bytes: 0 canonical (a-z0-9.-), 1 upper-case ASCII
+// letter, 2 anything else.
+var byteClass = func() (t [256]uint8) {
+	for i := range t {
+		c := byte(i)
 		switch {
 		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '.':
 		case c >= 'A' && c <= 'Z':
-			upper = true
+			t[i] = 1
 		default:
-			canonical = false
-		}
-		if !canonical {
-			break
+			t[i] = 2
 		}
 	}
-	if canonical {
-		key := entry
-		if upper {
-			p.lower = p.lower[:0]
-			for _, c := range entry {
-				if c >= 'A' && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				p.lower = append(p.lower, c)
+	return t
+}()
+
+// add queues one raw entry (nil for an entry that was not a string).
+func (p *PeerList) add(entry []byte) {
+	start := len(p.buf)
+	p.start[p.n] = start
+	p.buf = append(p.buf, entry...)
+	e := p.buf[start:]
+	// Entries in canonical form (upper-case ASCII letters are lowered in
+	// the batch buffer) are looked up; others go to Normalize as they came.
+	var class uint8
+	for _, c := range e {
+		class |= byteClass[c]
+	}
+	var h uint64
+	switch {
+	case len(e) == 0 || class >= 2:
+	case class == 0:
+		h = hashKey(e)
+	default:
+		for i, c := range e {
+			if byteClass[c] == 1 {
+				e[i] = c + ('a' - 'A')
 			}
-			key = p.lower
 		}
-		// Known hosts were validated when they were recorded.
-		if p.known.HasBytes(key) {
+		h = hashKey(e)
+	}
+	p.hash[p.n] = h
+	p.n++
+	if p.n == peerBatch {
+		p.flush()
+	}
+}
+
+// flush resolves the pending batch, in order.
+func (p *PeerList) flush() {
+	if p.n == 0 {
+		return
+	}
+	p.start[p.n] = len(p.buf)
+	p.known.hasBatch(p.hash[:p.n], p.found[:p.n])
+	for i := 0; i < p.n; i++ {
+		if p.hash[i] != 0 && p.found[i] {
+			// Known hosts were validated when they were recorded.
 			p.Valid++
-			return
+			continue
 		}
+		p.slow(p.buf[p.start[i]:p.start[i+1]])
+	}
+	p.n = 0
+	p.buf = p.buf[:0]
+}
+
+func (p *PeerList) slow(entry []byte) {
+	if len(entry) == 0 {
+		p.Junk++
+		return
 	}
 	h, err := hostname.Normalize(string(entry))
 	if err != nil {
@@ -83,29 +127,36 @@ func (p *PeerList) Add(entry []byte) {
 	}
 }
 
+func (p *PeerList) read(err error) error {
+	p.flush()
+	return err
+}
+
 // ReadMastodon ingests a Mastodon-compatible peers list (GET
 // /api/v1/instance/peers): a JSON array of strings, read as a stream. Any
 // other shape is rejected with an error; entries added before the error
 // stay added, and callers discard the list.
 func (p *PeerList) ReadMastodon(r io.Reader) error {
-	return parse.StringArray(r, p.Add)
+	return p.read(parse.StringArray(r, p.add))
 }
 
 // ReadMisskeyPage ingests one page of Misskey's POST
 // /api/federation/instances and returns its number of entries.
 func (p *PeerList) ReadMisskeyPage(r io.Reader) (int, error) {
-	return parse.MisskeyPage(r, p.Add)
+	n, err := parse.MisskeyPage(r, p.add)
+	return n, p.read(err)
 }
 
 // ReadLemmy ingests Lemmy's GET /api/v3/federated_instances (linked and
 // allowed instances, never blocked ones).
 func (p *PeerList) ReadLemmy(r io.Reader) error {
-	return parse.Lemmy(r, p.Add)
+	return p.read(parse.Lemmy(r, p.add))
 }
 
 // ReadPeerTubePage ingests one page of PeerTube's /api/v1/server/followers
 // (side "follower") or /api/v1/server/following (side "following") and
 // returns the page's entry count and the announced total.
 func (p *PeerList) ReadPeerTubePage(r io.Reader, side string) (int, int64, error) {
-	return parse.PeerTubePage(r, side, p.Add)
+	n, total, err := parse.PeerTubePage(r, side, p.add)
+	return n, total, p.read(err)
 }

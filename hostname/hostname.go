@@ -25,6 +25,23 @@ const MaxLen = 253
 // valid name, and IDNA processing costs time proportional to the input.
 const maxInput = 4 * MaxLen
 
+// Fixed reasons, allocated once: junk is common in peers lists.
+var (
+	errEmpty       = errors.New("empty host name")
+	errIP          = errors.New("is an IP address, not a host name")
+	errUTF8        = errors.New("not valid UTF-8")
+	errURL         = errors.New("is a URL, not a host name")
+	errUserinfo    = errors.New("contains user information ('@')")
+	errPath        = errors.New("contains a path")
+	errQuery       = errors.New("contains a query or fragment")
+	errWildcard    = errors.New("contains a wildcard")
+	errSpace       = errors.New("contains white space")
+	errEmptyLabel  = errors.New("contains an empty label")
+	errIPPort      = errors.New("is an IP address with a port, not a host name")
+	errPort        = errors.New("contains a port")
+	errSingleLabel = errors.New("single-label name")
+)
+
 // profile is the IDNA lookup profile (RFC 5891 section 5, UTS #46
 // non-transitional) with DNS length checks, so empty labels, labels over 63
 // bytes and names over 253 bytes are rejected by the same code that maps them.
@@ -53,10 +70,10 @@ func normalizeSlow(s string) (string, error) {
 	}
 	s = strings.TrimSuffix(s, ".")
 	if s == "" {
-		return "", errors.New("empty host name")
+		return "", errEmpty
 	}
 	if _, err := netip.ParseAddr(s); err == nil {
-		return "", errors.New("is an IP address, not a host name")
+		return "", errIP
 	}
 	h, err := profile.ToASCII(s)
 	if err != nil {
@@ -73,7 +90,7 @@ func normalizeSlow(s string) (string, error) {
 		return "", fmt.Errorf("longer than %d bytes", MaxLen)
 	}
 	if _, err := netip.ParseAddr(h); err == nil {
-		return "", errors.New("is an IP address, not a host name")
+		return "", errIP
 	}
 	return checkSuffix(h)
 }
@@ -83,36 +100,36 @@ func normalizeSlow(s string) (string, error) {
 func precheck(s string) error {
 	switch {
 	case s == "":
-		return errors.New("empty host name")
+		return errEmpty
 	case len(s) > maxInput || len(strings.TrimSuffix(s, ".")) > MaxLen && isASCII(s):
 		return fmt.Errorf("longer than %d bytes", MaxLen)
 	case !utf8.ValidString(s):
-		return errors.New("not valid UTF-8")
+		return errUTF8
 	case strings.Contains(s, "://"):
-		return errors.New("is a URL, not a host name")
+		return errURL
 	case strings.HasPrefix(s, "["):
-		return errors.New("is an IP address, not a host name")
+		return errIP
 	case strings.ContainsAny(s, "@"):
-		return errors.New("contains user information ('@')")
+		return errUserinfo
 	case strings.ContainsAny(s, "/\\"):
-		return errors.New("contains a path")
+		return errPath
 	case strings.ContainsAny(s, "?#"):
-		return errors.New("contains a query or fragment")
+		return errQuery
 	case strings.Contains(s, "*"):
-		return errors.New("contains a wildcard")
+		return errWildcard
 	case strings.ContainsAny(s, " \t\r\n\v\f"):
-		return errors.New("contains white space")
+		return errSpace
 	case strings.HasPrefix(s, ".") || strings.Contains(s, ".."):
-		return errors.New("contains an empty label")
+		return errEmptyLabel
 	}
 	if _, err := netip.ParseAddr(s); err == nil {
-		return errors.New("is an IP address, not a host name")
+		return errIP
 	}
 	if i := strings.LastIndexByte(s, ':'); i >= 0 {
 		if _, err := netip.ParseAddr(s[:i]); err == nil {
-			return errors.New("is an IP address with a port, not a host name")
+			return errIPPort
 		}
-		return errors.New("contains a port")
+		return errPort
 	}
 	return nil
 }
@@ -140,7 +157,7 @@ func idnaReason(err error) string {
 // suffix that is on the Public Suffix List, and to be longer than it.
 func checkSuffix(h string) (string, error) {
 	if !strings.Contains(h, ".") {
-		return "", errors.New("single-label name")
+		return "", errSingleLabel
 	}
 	suffix, icann := publicsuffix.PublicSuffix(h)
 	// For a name under no rule of the list, PublicSuffix applies the implicit

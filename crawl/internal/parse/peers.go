@@ -17,6 +17,16 @@ const maxEntry = 1024
 
 const scanBuf = 64 * 1024
 
+// strStop marks the bytes that end the fast scan of a string: the closing
+// quote, an escape, or a control character (invalid in JSON strings).
+var strStop = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 // StringArray streams a JSON array of strings from r, calling fn with each
 // string's decoded bytes. The slice is only valid during the call. Anything
 // other than one array of strings (with white space around) is rejected
@@ -139,18 +149,17 @@ func (s *arrayScanner) str(fn func([]byte)) error {
 	for {
 		i := s.pos
 		buf := s.buf[:s.end]
-		for i < len(buf) {
-			c := buf[i]
-			if c == '"' {
+		for i < len(buf) && !strStop[buf[i]] {
+			i++
+		}
+		if i < len(buf) {
+			if buf[i] == '"' {
 				fn(buf[start:i])
 				s.pos = i + 1
 				return nil
 			}
-			if c == '\\' || c < 0x20 {
-				s.pos = i
-				return s.slowStr(start, fn)
-			}
-			i++
+			s.pos = i
+			return s.slowStr(start, fn)
 		}
 		s.pos = i
 		if s.pos-start > maxEntry {

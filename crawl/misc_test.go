@@ -1,0 +1,109 @@
+package crawl_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl"
+)
+
+func TestParseConnectTo(t *testing.T) {
+	good := []struct {
+		in   string
+		want crawl.ConnectTo
+	}{
+		{"*:443:127.0.0.1:8443", crawl.ConnectTo{Port: 443, Addr: "127.0.0.1", AddrPort: 8443}},
+		{"Example.COM:443:127.0.0.2:", crawl.ConnectTo{Host: "example.com", Port: 443, Addr: "127.0.0.2"}},
+		{"::[::1]:8443", crawl.ConnectTo{Addr: "::1", AddrPort: 8443}},
+		{"a.social::sim.example.net:9000", crawl.ConnectTo{Host: "a.social", Addr: "sim.example.net", AddrPort: 9000}},
+		{"*:443::8443", crawl.ConnectTo{Port: 443, AddrPort: 8443}},
+	}
+	for _, g := range good {
+		got, err := crawl.ParseConnectTo(g.in)
+		if err != nil || got != g.want {
+			t.Errorf("ParseConnectTo(%q) = %+v, %v; want %+v", g.in, got, err, g.want)
+			continue
+		}
+		again, err := crawl.ParseConnectTo(got.String())
+		if err != nil || again != got {
+			t.Errorf("round trip of %q via %q: %+v, %v", g.in, got.String(), again, err)
+		}
+	}
+	for _, bad := range []string{"", "a.social", "a.social:443", "a.social:443:127.0.0.1", "a.social:x:127.0.0.1:1",
+		"a.social:443:127.0.0.1:70000", "a.social:443:[::1:1", "a.social:443:[::1]1", "a.social:443:1:2:3:4", "a.social:0:1.2.3.4:5"} {
+		_, err := crawl.ParseConnectTo(bad)
+		if err == nil {
+			t.Errorf("ParseConnectTo(%q) accepted", bad)
+		} else if !strings.Contains(err.Error(), fmt.Sprintf("%q", bad)) {
+			t.Errorf("ParseConnectTo(%q): error %q does not name the input", bad, err)
+		}
+	}
+}
+
+func TestKnownSet(t *testing.T) {
+	var nilSet *crawl.KnownSet
+	if nilSet.Has("a.social") || nilSet.HasBytes([]byte("a.social")) || nilSet.Len() != 0 {
+		t.Error("nil set is not empty")
+	}
+	var s crawl.KnownSet // zero value usable
+	const n = 10000
+	for i := 0; i < n; i++ {
+		if !s.Add(fmt.Sprintf("h%d.social", i)) {
+			t.Fatalf("h%d reported as present", i)
+		}
+	}
+	if s.Add("h5.social") {
+		t.Error("duplicate Add reported new")
+	}
+	if s.Len() != n {
+		t.Errorf("Len = %d", s.Len())
+	}
+	for i := 0; i < n; i++ {
+		h := fmt.Sprintf("h%d.social", i)
+		if !s.Has(h) || !s.HasBytes([]byte(h)) {
+			t.Fatalf("%s missing", h)
+		}
+		if s.Has(fmt.Sprintf("x%d.social", i)) {
+			t.Fatalf("x%d.social present", i)
+		}
+	}
+}
+
+func TestWriteTextAndReport(t *testing.T) {
+	users := int64(5)
+	r := observer.Result{
+		Check: observer.Check{Host: "alpha.social", CheckedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+			Outcome: observer.OutcomeAlive, HTTPStatus: 200, Software: "mastodon", Version: "4.3", NodeInfoVersion: "2.0",
+			Users: &users, Name: "Evil\x1b[2Jname", PeersFetched: true, PeersCount: 3, NewPeersCount: 1},
+		Discoveries: []observer.Discovery{{Host: "b.social", Via: "alpha.social"}},
+		Bytes:       1234,
+	}
+	tr := crawl.Trace{Steps: []crawl.Step{
+		{Method: "GET", URL: "https://alpha.social/robots.txt", Status: 404, Bytes: 9},
+		{Note: "robots.txt allows /.well-known/nodeinfo"},
+		{Method: "GET", URL: "https://alpha.social/x\x07", Error: "timeout"},
+	}}
+	var b strings.Builder
+	if err := crawl.WriteText(&b, r, tr); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"check alpha.social at 2026-01-01T00:00:00Z", "GET https://alpha.social/robots.txt -> 404, 9 bytes",
+		"robots.txt allows", "failed: timeout", "outcome: alive (HTTP 200)", "software: mastodon 4.3 (NodeInfo 2.0)",
+		"users: 5 total", `name: "Evil\x1b[2Jname"`, "peers: 3 valid, 1 new", "new: b.social (via alpha.social)", `x\a`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("control characters reached the terminal:\n%q", out)
+	}
+	js, err := json.Marshal(crawl.Report{Result: r, Steps: tr.Steps})
+	if err != nil || !strings.Contains(string(js), `"outcome":"alive"`) || !strings.Contains(string(js), `"steps":[{"method":"GET"`) {
+		t.Errorf("report JSON = %s, %v", js, err)
+	}
+}
