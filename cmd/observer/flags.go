@@ -25,16 +25,31 @@ func newFlagSet(e env, name, usage string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses args, turning flag errors into usage errors. The flag
-// package has already printed the problem and the usage.
+// parse parses args, turning flag errors into usage errors (the flag
+// package has already printed the problem and the usage). Flags may come
+// after positional arguments (observer check HOST --json), which the flag
+// package alone does not allow; "--" ends flag parsing.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return err
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				return err
+			}
+			return usageError{err}
 		}
-		return usageError{err}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
-	return nil
+	return fs.Parse(append([]string{"--"}, positional...))
 }
 
 // common flags shared by most commands.
