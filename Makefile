@@ -47,3 +47,27 @@ bench:
 
 clean:
 	rm -rf bin public
+
+# The offline demo: a simulated Fediverse on loopback, two simulated weeks
+# of crawl passes, the site built into demo/public (scripts/demo.sh).
+.PHONY: demo deploy
+demo: build
+	scripts/demo.sh
+
+# Publish public/ to DEPLOY_TARGET (an rsync destination such as
+# user@host:/srv/observer/www/public/): compare by checksum so that files a
+# rebuild left unchanged are not sent again, delete what the site no longer
+# has after everything new is in place, and move files into place together
+# at the end (--delay-updates) so that readers rarely see a half-updated
+# site.
+DEPLOY_TARGET ?=
+deploy:
+	@if [ -z "$(DEPLOY_TARGET)" ]; then \
+	  echo "make deploy: set DEPLOY_TARGET, e.g. make deploy DEPLOY_TARGET=user@host:/srv/observer/www/public/" >&2; \
+	  exit 2; \
+	fi
+	@if [ ! -f public/index.html ]; then \
+	  echo "make deploy: public/index.html is missing: run make site first" >&2; \
+	  exit 2; \
+	fi
+	rsync -rlt --checksum --delete-after --delay-updates public/ "$(DEPLOY_TARGET)"
