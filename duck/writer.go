@@ -10,7 +10,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -54,6 +57,7 @@ func (s *Store) NewWriter(passID string, opts WriterOptions) (*Writer, error) {
 	if err := os.MkdirAll(s.path(TmpDir), 0o755); err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", s.dir, err)
 	}
+	s.removeOrphanedTmp()
 	w := &Writer{store: s, passID: passID, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
 	go w.flushPeriodically()
 	return w, nil
@@ -276,6 +280,26 @@ func (s *Store) copyAtomically(ctx context.Context, conn *sql.Conn, query, final
 		return err
 	}
 	return syncDir(filepath.Dir(final))
+}
+
+// removeOrphanedTmp deletes temporary files whose writer process is gone
+// (killed mid-write). Readers never look in data/tmp, so leftovers are only
+// wasted space; files of live processes are left alone.
+func (s *Store) removeOrphanedTmp() {
+	entries, err := os.ReadDir(s.path(TmpDir))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pidText, _, ok := strings.Cut(e.Name(), "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.Remove(s.path(TmpDir, e.Name()))
+		}
+	}
 }
 
 func syncFile(path string) error {

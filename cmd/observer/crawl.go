@@ -26,6 +26,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	maxChecks := fs.Int("max-checks", -1, "stop after this many checks (default from config: crawl.max_checks, 0 = no limit)")
 	duration := fs.Duration("duration", 0, "time budget of the pass (default from config: crawl.duration)")
 	concurrency := fs.Int("concurrency", 0, "checks at once (default from config: crawl.concurrency)")
+	flushChecks := fs.Int("flush-checks", 10_000, "write buffered checks to disk after this many (they are also written every 30 s)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -35,6 +36,9 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	cfg, err := c.loadConfig()
 	if err != nil {
 		return err
+	}
+	if *flushChecks < 1 {
+		return usagef("invalid -flush-checks %d: must be at least 1", *flushChecks)
 	}
 	if *maxChecks >= 0 {
 		cfg.Crawl.MaxChecks = *maxChecks
@@ -76,7 +80,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	defer lock.Release()
 	now := c.at()
 	passID := duck.NewPassID(now)
-	writer, err := store.NewWriter(passID, duck.WriterOptions{})
+	writer, err := store.NewWriter(passID, duck.WriterOptions{FlushChecks: *flushChecks})
 	if err != nil {
 		return err
 	}
