@@ -123,9 +123,16 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	log.Info("crawl pass starting", "pass", passID, "due", len(due), "known", known.Len(), "seeded", seeded,
 		"concurrency", cfg.Crawl.Concurrency, "max_checks", cfg.Crawl.MaxChecks, "duration", cfg.Crawl.Duration.D())
 
+	prog := newProgress(writer, len(due), cfg.Crawl.Duration.D())
+	reportCtx, stopReport := context.WithCancel(ctx)
+	reported := make(chan struct{})
+	go func() {
+		defer close(reported)
+		prog.report(reportCtx, e.stderr, log, c.quiet)
+	}()
 	pass := crawl.Pass{
 		Checker:     crawler,
-		Sink:        writer,
+		Sink:        prog,
 		Known:       known,
 		Concurrency: cfg.Crawl.Concurrency,
 		MaxChecks:   cfg.Crawl.MaxChecks,
@@ -135,6 +142,8 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 		Logger:      log,
 	}
 	sum, runErr := pass.Run(ctx, due)
+	stopReport()
+	<-reported
 	flushed = true
 	if err := writer.Close(context.WithoutCancel(ctx)); err != nil {
 		return errors.Join(runErr, fmt.Errorf("write snapshots: %w", err))

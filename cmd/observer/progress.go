@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl"
+)
+
+// progress counts what a pass records on its way to the real sink and
+// reports it: a line rewritten in place on a terminal, a structured log line
+// every few seconds otherwise.
+type progress struct {
+	next   crawl.Sink
+	due    int
+	budget time.Duration // the pass's time budget; 0: none
+	start  time.Time     // wall clock, for the rate
+
+	mu        sync.Mutex
+	done      int
+	byOutcome map[observer.Outcome]int
+}
+
+func newProgress(next crawl.Sink, due int, budget time.Duration) *progress {
+	return &progress{next: next, due: due, budget: budget, start: time.Now(), byOutcome: map[observer.Outcome]int{}}
+}
+
+// Record counts r and passes it on (crawl.Sink).
+func (p *progress) Record(ctx context.Context, r observer.Result) error {
+	p.mu.Lock()
+	p.done++
+	p.byOutcome[r.Check.Outcome]++
+	p.mu.Unlock()
+	return p.next.Record(ctx, r)
+}
+
+// progressSnapshot is what one report shows.
+type progressSnapshot struct {
+	Done, Due int
+	Elapsed   time.Duration
+	Budget    time.Duration
+	ByOutcome map[observer.Outcome]int
+}
+
+func (p *progress) snapshot() progressSnapshot {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	by := make(map[observer.Outcome]int, len(p.byOutcome))
+	for o, n := range p.byOutcome {
+		by[o] = n
+	}
+	return progressSnapshot{Done: p.done, Due: p.due, Elapsed: time.Since(p.start), Budget: p.budget, ByOutcome: by}
+}
+
+// rate is checks per second so far.
+func (s progressSnapshot) rate() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Done) / s.Elapsed.Seconds()
+}
+
+// left estimates the time to finish the due list at the current rate,
+// bounded by what is left of the budget; negative when unknown.
+func (s progressSnapshot) left() time.Duration {
+	left := time.Duration(-1)
+	if r := s.rate(); r > 0 {
+		left = time.Duration(float64(s.Due-s.Done) / r * float64(time.Second))
+	}
+	if s.Budget > 0 {
+		if rest := max(s.Budget-s.Elapsed, 0); left < 0 || rest < left {
+			left = rest
+		}
+	}
+	return left
+}
+
+// line is the terminal form: checks done of due, rate, outcomes, time left.
+func (s progressSnapshot) line() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d/%d checks, %.1f/s", s.Done, s.Due, s.rate())
+	for _, o := range observer.Outcomes() {
+		if n := s.ByOutcome[o]; n > 0 {
+			fmt.Fprintf(&b, ", %s %d", o, n)
+		}
+	}
+	if l := s.left(); l >= 0 {
+		fmt.Fprintf(&b, ", %s left", l.Round(time.Second))
+	}
+	return b.String()
+}
+
+func (s progressSnapshot) attrs() []any {
+	attrs := []any{"done", s.Done, "due", s.Due, "rate", fmt.Sprintf("%.1f", s.rate())}
+	for _, o := range observer.Outcomes() {
+		if n := s.ByOutcome[o]; n > 0 {
+			attrs = append(attrs, string(o), n)
+		}
+	}
+	if l := s.left(); l >= 0 {
+		attrs = append(attrs, "left", l.Round(time.Second).String())
+	}
+	return attrs
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// report shows progress until ctx ends. quiet silences it.
+func (p *progress) report(ctx context.Context, w io.Writer, log *slog.Logger, quiet bool) {
+	if quiet {
+		return
+	}
+	tty := isTerminal(w)
+	every := 5 * time.Second
+	if tty {
+		every = time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if tty {
+				fmt.Fprint(w, "\r\033[K")
+			}
+			return
+		case <-t.C:
+			s := p.snapshot()
+			if tty {
+				fmt.Fprintf(w, "\r\033[K%s", s.line())
+			} else {
+				log.Info("crawl progress", s.attrs()...)
+			}
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+)
+
+type countSink struct{ n int }
+
+func (c *countSink) Record(context.Context, observer.Result) error { c.n++; return nil }
+
+func TestProgressCountsAndPassesOn(t *testing.T) {
+	next := &countSink{}
+	p := newProgress(next, 10, 0)
+	for _, o := range []observer.Outcome{observer.OutcomeAlive, observer.OutcomeAlive, observer.OutcomeUnreachable} {
+		p.Record(context.Background(), observer.Result{Check: observer.Check{Outcome: o}})
+	}
+	s := p.snapshot()
+	if next.n != 3 || s.Done != 3 || s.ByOutcome[observer.OutcomeAlive] != 2 || s.ByOutcome[observer.OutcomeUnreachable] != 1 {
+		t.Fatalf("sink got %d, snapshot %+v", next.n, s)
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	s := progressSnapshot{Done: 50, Due: 150, Elapsed: 10 * time.Second,
+		ByOutcome: map[observer.Outcome]int{observer.OutcomeAlive: 40, observer.OutcomeUnreachable: 10}}
+	if got, want := s.line(), "50/150 checks, 5.0/s, alive 40, unreachable 10, 20s left"; got != want {
+		t.Fatalf("line = %q, want %q", got, want)
+	}
+	// The budget caps the estimate.
+	s.Budget = 15 * time.Second
+	if got := s.line(); !strings.HasSuffix(got, ", 5s left") {
+		t.Fatalf("budget not applied: %q", got)
+	}
+	// Nothing done yet and no budget: no estimate.
+	if got := (progressSnapshot{Due: 3, Elapsed: time.Second}).line(); got != "0/3 checks, 0.0/s" {
+		t.Fatalf("empty line = %q", got)
+	}
+}
