@@ -350,7 +350,9 @@ func (b *builder) render(ctx context.Context, dv *DataView, jobs []renderJob) er
 	b.tpl.state.site = b.site
 	b.tpl.state.data = dv
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
+	// Writing many small files waits on the file system more than on the
+	// CPU (a directory and a file per page), so run more than one job per core.
+	g.SetLimit(4 * runtime.GOMAXPROCS(0))
 	for _, j := range jobs {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
