@@ -1,0 +1,130 @@
+package hostname
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"golang.org/x/net/publicsuffix"
+)
+
+// Blocklist is the operator's list of hosts never to crawl or publish
+// (data/blocklist.txt): exact hosts, and "*.domain" entries that block a
+// domain and every host below it.
+type Blocklist struct {
+	exact    map[string]bool
+	suffixes map[string]bool // "domain" for an entry "*.domain"
+}
+
+// ReadBlocklist parses a blocklist: one entry per line, "#" comments and
+// blank lines allowed. Each error names the line and what is wrong with it;
+// the valid entries are returned all the same.
+func ReadBlocklist(r io.Reader) (*Blocklist, []error) {
+	b := &Blocklist{exact: map[string]bool{}, suffixes: map[string]bool{}}
+	var errs []error
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), 64*1024)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		if line == "" {
+			continue
+		}
+		domain, wildcard := strings.CutPrefix(line, "*.")
+		h, err := Normalize(domain)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("line %d: %q %w", n, line, err))
+			continue
+		}
+		if wildcard {
+			b.suffixes[h] = true
+		} else {
+			b.exact[h] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("read blocklist: %w", err))
+	}
+	return b, errs
+}
+
+// Blocked reports whether a normalised host is on the list.
+func (b *Blocklist) Blocked(host string) bool {
+	if b == nil {
+		return false
+	}
+	if b.exact[host] {
+		return true
+	}
+	for h := host; ; {
+		if b.suffixes[h] {
+			return true
+		}
+		i := strings.IndexByte(h, '.')
+		if i < 0 {
+			return false
+		}
+		h = h[i+1:]
+	}
+}
+
+// Len is the number of entries.
+func (b *Blocklist) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.exact) + len(b.suffixes)
+}
+
+// Entries lists the entries as written in the file's form ("host" or
+// "*.domain"), for handing to SQL.
+func (b *Blocklist) Entries() []string {
+	if b == nil {
+		return nil
+	}
+	out := make([]string, 0, b.Len())
+	for h := range b.exact {
+		out = append(out, h)
+	}
+	for d := range b.suffixes {
+		out = append(out, "*."+d)
+	}
+	return out
+}
+
+// Registrable returns the host's registrable domain at the ICANN level
+// (eTLD+1: mastodon.example.co.uk → example.co.uk). Private suffixes such as
+// github.io are ignored on purpose: the spam budget must not let one
+// operator's million subdomains count as a million domains.
+func Registrable(host string) string {
+	suffix, _ := icannSuffix(host)
+	if len(host) <= len(suffix) {
+		return host
+	}
+	rest := host[:len(host)-len(suffix)-1]
+	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return rest + "." + suffix
+}
+
+// icannSuffix finds the longest ICANN public suffix of host, skipping
+// private-section rules.
+func icannSuffix(host string) (string, bool) {
+	for h := host; ; {
+		suffix, icann := publicsuffix.PublicSuffix(h)
+		if icann {
+			return suffix, true
+		}
+		// A private rule matched (or none did); drop the leftmost label of
+		// the match and look again for the ICANN suffix below it.
+		i := strings.IndexByte(suffix, '.')
+		if i < 0 {
+			return suffix, false
+		}
+		h = suffix[i+1:]
+	}
+}
