@@ -1,0 +1,166 @@
+package sandbox_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl"
+	"github.com/fediverse-observer/observer/sandbox"
+)
+
+// The test binary doubles as the checker: with envChild set, TestMain runs
+// the checker loop with a fake crawl.Checker instead of the tests.
+const (
+	envChild   = "SANDBOX_TEST_CHILD"
+	envConfine = "SANDBOX_TEST_CONFINE"
+	envWrite   = "SANDBOX_TEST_WRITE" // the file write.social tries to create
+	envSleep   = "SANDBOX_TEST_SLEEP" // the grandchild of spawn.social
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envSleep) != "" {
+		time.Sleep(time.Hour)
+		os.Exit(0)
+	}
+	if os.Getenv(envChild) != "" {
+		os.Exit(child())
+	}
+	os.Exit(m.Run())
+}
+
+func child() int {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	var rep sandbox.Report
+	if os.Getenv(envConfine) != "" {
+		r, err := sandbox.Confine(sandbox.ConfineOptions{MemoryLimit: 256 << 20})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "confine:", err)
+			return 1
+		}
+		rep = r
+	}
+	if err := sandbox.Serve(context.Background(), os.Stdin, os.Stdout, fake{}, sandbox.ServeOptions{Report: rep, Logger: log}); err != nil {
+		fmt.Fprintln(os.Stderr, "serve:", err)
+		return 1
+	}
+	return 0
+}
+
+// hogged keeps hog.social's allocations reachable.
+var hogged [][]byte
+
+// fake behaves as its host name says.
+type fake struct{}
+
+func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+	c := observer.Check{Host: host, CheckedAt: opts.CheckedAt, PassID: opts.PassID, Outcome: observer.OutcomeAlive, DurationMS: 1}
+	r := observer.Result{Check: c, Bytes: 42}
+	tr := crawl.Trace{Steps: []crawl.Step{{Method: "GET", URL: "https://" + host + "/.well-known/nodeinfo", Status: 200, Bytes: 42}}}
+	report := func(err error) {
+		r.Check.Outcome = observer.OutcomeError
+		r.Check.Error = "ok"
+		if err != nil {
+			r.Check.Error = err.Error()
+		}
+	}
+	switch host {
+	case "pid.social":
+		r.Check.Name = strconv.Itoa(os.Getpid())
+	case "peers.social":
+		r.Check.PeersFetched = true
+		r.Check.PeersCount = 3
+		for _, h := range []string{"known.social", "new1.social", "new2.social"} {
+			if !opts.Known.Has(h) {
+				r.Discoveries = append(r.Discoveries, observer.Discovery{Host: h, DiscoveredAt: c.CheckedAt, Via: host})
+				r.Check.NewPeersCount++
+			}
+		}
+	case "moved.social":
+		r.Check.Outcome = observer.OutcomeMoved
+		r.Check.MovedTo = "target.social"
+		r.Discoveries = []observer.Discovery{{Host: "target.social", DiscoveredAt: c.CheckedAt, Via: observer.ViaRedirect}}
+	case "many.social":
+		r.Check.PeersFetched = true
+		r.Check.PeersCount = 300_000
+		for i := range 300_000 {
+			r.Discoveries = append(r.Discoveries, observer.Discovery{Host: fmt.Sprintf("h%06d.many.social", i), DiscoveredAt: c.CheckedAt, Via: host})
+		}
+	case "panic.social":
+		panic("boom from " + host)
+	case "exit.social":
+		os.Exit(7)
+	case "hog.social":
+		for {
+			b := make([]byte, 8<<20)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1
+			}
+			hogged = append(hogged, b)
+		}
+	case "sleep.social":
+		time.Sleep(time.Hour) // ignores ctx, as a wedged checker would
+	case "spawn.social":
+		// A grandchild in the checker's process group, then a hang: the
+		// kill must take both.
+		exe, _ := os.Executable()
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = []string{envSleep + "=1"}
+		if err := cmd.Start(); err != nil {
+			report(err)
+			break
+		}
+		fmt.Fprintf(os.Stderr, "grandchild %d\n", cmd.Process.Pid)
+		time.Sleep(time.Hour)
+	case "exec.social":
+		report(exec.Command("/bin/true").Run())
+	case "write.social":
+		f, err := os.OpenFile(os.Getenv(envWrite), os.O_CREATE|os.O_WRONLY, 0o600)
+		if err == nil {
+			f.Close()
+		}
+		report(err)
+	case "read.social":
+		_, err := os.ReadFile("/etc/passwd")
+		report(err)
+	case "huge.social":
+		var hdr [4]byte
+		binary.BigEndian.PutUint32(hdr[:], 1<<30)
+		os.Stdout.Write(hdr[:])
+		time.Sleep(time.Hour)
+	case "garbage.social":
+		os.Stdout.Write([]byte("\x00\x00\x00\x05Zjunk"))
+		time.Sleep(time.Hour)
+	case "badoutcome.social":
+		r.Check.Outcome = "pwned"
+	case "baddisc.social":
+		r.Discoveries = []observer.Discovery{{Host: "127.0.0.1", DiscoveredAt: c.CheckedAt, Via: host}}
+	case "badvia.social":
+		r.Discoveries = []observer.Discovery{{Host: "other.social", DiscoveredAt: c.CheckedAt, Via: observer.ViaRedirect}}
+	case "badtime.social":
+		r.Check.CheckedAt = c.CheckedAt.Add(time.Hour)
+	case "badhost.social":
+		r.Check.Host = "other.social"
+	case "negusers.social":
+		n := int64(-5)
+		r.Check.Users = &n
+	case "longname.social":
+		r.Check.Name = strings.Repeat("é", 201)
+	case "badstatus.social":
+		r.Check.HTTPStatus = 70000
+	case "slowclaim.social":
+		r.Check.DurationMS = int64(time.Hour / time.Millisecond)
+	case "badmoved.social":
+		r.Check.Outcome = observer.OutcomeMoved
+		r.Check.MovedTo = "Not a host"
+	}
+	return r, tr
+}

@@ -1,0 +1,125 @@
+package sandbox
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ConfineOptions sets the limits a checker process puts on itself. The zero
+// value of each field means its documented default.
+type ConfineOptions struct {
+	// MaxOpenFiles is the hard RLIMIT_NOFILE; default 128 (one check at a
+	// time needs a handful of sockets).
+	MaxOpenFiles uint64
+	// CPUSeconds is the process's RLIMIT_CPU (soft; the hard limit is 5 s
+	// more). It is a lifetime budget: the pool retires a checker long
+	// before an honest one gets near it. Default 600.
+	CPUSeconds uint64
+	// MemoryLimit is the hard memory budget in bytes: the Go runtime's
+	// soft limit (GOMEMLIMIT) is set to 3/4 of it and RLIMIT_DATA (which
+	// counts the Go heap) to all of it. Default 512 MiB.
+	MemoryLimit int64
+	// ReadPaths are files and directories the checker may still read once
+	// confined, besides the defaults (the system CA directories,
+	// /etc/resolv.conf, /etc/hosts, /etc/nsswitch.conf, and
+	// SSL_CERT_FILE/SSL_CERT_DIR). Pass the --ca-cert files here.
+	ReadPaths []string
+	// ConnectPorts, if not empty, are the only TCP ports the checker may
+	// connect to (Landlock ABI 4 and later): 443 and the ports of the
+	// --connect-to rules. DNS (port 53) is always allowed. Empty: ports
+	// are not restricted.
+	ConnectPorts []uint16
+}
+
+func (o *ConfineOptions) setDefaults() {
+	if o.MaxOpenFiles == 0 {
+		o.MaxOpenFiles = 128
+	}
+	if o.CPUSeconds == 0 {
+		o.CPUSeconds = 600
+	}
+	if o.MemoryLimit <= 0 {
+		o.MemoryLimit = 512 << 20
+	}
+}
+
+// Layer is one confinement measure and whether it is in force.
+type Layer struct {
+	Name    string `json:"name"`
+	Applied bool   `json:"applied"`
+	Detail  string `json:"detail,omitempty"` // what was applied, or why not
+}
+
+// Report says which layers a checker applied. A checker sends it to the
+// orchestrator once, which logs it once per pool.
+type Report struct {
+	Layers []Layer `json:"layers"`
+}
+
+func (r *Report) add(name string, applied bool, format string, args ...any) {
+	r.Layers = append(r.Layers, Layer{Name: name, Applied: applied, Detail: fmt.Sprintf(format, args...)})
+}
+
+// Missing lists the layers not in force.
+func (r Report) Missing() []Layer {
+	var out []Layer
+	for _, l := range r.Layers {
+		if !l.Applied {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Applied reports whether the layer called name is in force.
+func (r Report) Applied(name string) bool {
+	for _, l := range r.Layers {
+		if l.Name == name {
+			return l.Applied
+		}
+	}
+	return false
+}
+
+// String lists the layers on one line, for the log.
+func (r Report) String() string {
+	parts := make([]string, len(r.Layers))
+	for i, l := range r.Layers {
+		mark := "+"
+		if !l.Applied {
+			mark = "-"
+		}
+		parts[i] = mark + l.Name
+		if l.Detail != "" {
+			parts[i] += " (" + l.Detail + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (r Report) validate() error {
+	if len(r.Layers) > maxLayers {
+		return fmt.Errorf("report of %d layers", len(r.Layers))
+	}
+	for _, l := range r.Layers {
+		if err := checkText(l.Name, 40); err != nil {
+			return fmt.Errorf("report layer name: %w", err)
+		}
+		if err := checkText(l.Detail, 300); err != nil {
+			return fmt.Errorf("report layer %s: %w", l.Name, err)
+		}
+	}
+	return nil
+}
+
+// Layer names, as they appear in a Report.
+const (
+	LayerNoFile   = "rlimit_nofile"
+	LayerCPU      = "rlimit_cpu"
+	LayerFSize    = "rlimit_fsize"
+	LayerMemory   = "memory_limit"
+	LayerNoNewPrv = "no_new_privs"
+	LayerSeccomp  = "seccomp"
+	LayerLandlock = "landlock"
+	LayerLLNet    = "landlock_net"
+)

@@ -1,0 +1,316 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl"
+	"github.com/fediverse-observer/observer/sandbox"
+)
+
+// syncBuffer collects the pool's log.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newPool(t testing.TB, confine bool, mod func(*sandbox.PoolOptions)) (*sandbox.Pool, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	env := []string{envChild + "=1", envWrite + "=" + filepath.Join(t.TempDir(), "written")}
+	if confine {
+		env = append(env, envConfine+"=1")
+	}
+	opts := sandbox.PoolOptions{
+		Args:         []string{"-test.run=^$"},
+		Env:          env,
+		Size:         1,
+		Known:        []string{"known.social"},
+		CheckTimeout: 2 * time.Second,
+		StartTimeout: 30 * time.Second,
+		MemoryLimit:  512 << 20,
+		Logger:       slog.New(slog.NewTextHandler(logs, nil)),
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	p, err := sandbox.NewPool(opts)
+	if err != nil {
+		t.Fatalf("NewPool: %v\nlog:\n%s", err, logs)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p, logs
+}
+
+var at = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func check(t testing.TB, p *sandbox.Pool, host string) observer.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // safety net only
+	defer cancel()
+	r, _ := p.Check(ctx, host, crawl.CheckOptions{CheckedAt: at, PassID: "p1", FetchPeers: true})
+	return r
+}
+
+func pidOf(t *testing.T, p *sandbox.Pool) int {
+	t.Helper()
+	r := check(t, p, "pid.social")
+	if r.Check.Outcome != observer.OutcomeAlive {
+		t.Fatalf("pid.social: %s %s", r.Check.Outcome, r.Check.Error)
+	}
+	pid, err := strconv.Atoi(r.Check.Name)
+	if err != nil {
+		t.Fatalf("pid.social name %q", r.Check.Name)
+	}
+	return pid
+}
+
+// gone reports whether pid no longer runs (absent, or a zombie waiting for
+// a reaper that is not us).
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && len(b) > i+2 && b[i+2] == 'Z'
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second) // safety net only
+	for !gone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still running", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestPoolResult(t *testing.T) {
+	p, _ := newPool(t, false, nil)
+	r := check(t, p, "peers.social")
+	c := r.Check
+	if c.Outcome != observer.OutcomeAlive || c.Host != "peers.social" || !c.CheckedAt.Equal(at) || c.PassID != "p1" || r.Bytes != 42 {
+		t.Fatalf("check = %+v, bytes %d", c, r.Bytes)
+	}
+	// known.social came over in the known set, so the checker dropped it.
+	var got []string
+	for _, d := range r.Discoveries {
+		if d.Via != "peers.social" || !d.DiscoveredAt.Equal(at) {
+			t.Errorf("discovery %+v", d)
+		}
+		got = append(got, d.Host)
+	}
+	if strings.Join(got, ",") != "new1.social,new2.social" {
+		t.Errorf("discoveries %v, want new1.social,new2.social", got)
+	}
+
+	r = check(t, p, "moved.social")
+	if r.Check.Outcome != observer.OutcomeMoved || len(r.Discoveries) != 1 || r.Discoveries[0].Via != observer.ViaRedirect || r.Discoveries[0].Host != "target.social" {
+		t.Errorf("moved: %+v %+v", r.Check, r.Discoveries)
+	}
+
+	// Host names are normalised before they are sent.
+	r = check(t, p, "PID.Social.")
+	if r.Check.Host != "pid.social" || r.Check.Outcome != observer.OutcomeAlive {
+		t.Errorf("normalised check: %+v", r.Check)
+	}
+	r = check(t, p, "not a host")
+	if r.Check.Outcome != observer.OutcomeError {
+		t.Errorf("invalid host: %+v", r.Check)
+	}
+	// Long-lived: the same process answers again.
+	if a, b := pidOf(t, p), pidOf(t, p); a != b {
+		t.Errorf("pool used processes %d and %d for consecutive checks", a, b)
+	}
+}
+
+func TestPoolKnownSetManyFrames(t *testing.T) {
+	known := make([]string, 0, 30001)
+	for i := range 30000 {
+		known = append(known, fmt.Sprintf("k%05d.example", i))
+	}
+	known = append(known, "new2.social") // last, in the last frame
+	p, _ := newPool(t, false, func(o *sandbox.PoolOptions) { o.Known = known })
+	r := check(t, p, "peers.social")
+	var got []string
+	for _, d := range r.Discoveries {
+		got = append(got, d.Host)
+	}
+	if strings.Join(got, ",") != "known.social,new1.social" {
+		t.Errorf("discoveries %v, want known.social,new1.social", got)
+	}
+}
+
+func TestPoolTrimsDiscoveries(t *testing.T) {
+	p, _ := newPool(t, false, nil)
+	r := check(t, p, "many.social")
+	if r.Check.Outcome != observer.OutcomeAlive {
+		t.Fatalf("many.social: %s %s", r.Check.Outcome, r.Check.Error)
+	}
+	n := len(r.Discoveries)
+	if n == 0 || n >= 300_000 || n > sandbox.MaxDiscoveries {
+		t.Fatalf("%d discoveries, want some but at most %d", n, sandbox.MaxDiscoveries)
+	}
+	if r.Discoveries[n-1].Host != fmt.Sprintf("h%06d.many.social", n-1) {
+		t.Errorf("kept discoveries are not the first ones: last %s", r.Discoveries[n-1].Host)
+	}
+}
+
+// Each hostile checker gets its host checker_failed, is killed, and the next
+// check runs in a fresh process.
+func TestPoolHostileCheckers(t *testing.T) {
+	cases := []struct {
+		host string
+		want string // in the Error
+	}{
+		{"panic.social", "panic: boom from panic.social"},
+		{"exit.social", "exit status 7"},
+		{"sleep.social", "deadline overrun"},
+		{"hog.social", "memory limit exceeded"},
+		{"huge.social", "frame too large"},
+		{"garbage.social", "unexpected message"},
+		{"badoutcome.social", "unknown outcome"},
+		{"baddisc.social", "not a normalised host name"},
+		{"badvia.social", "redirect discovery"},
+		{"badtime.social", "checked_at"},
+		{"badhost.social", "asked for"},
+		{"negusers.social", "users -5 out of range"},
+		{"longname.social", "name: more than 200 characters"},
+		{"badstatus.social", "http_status"},
+		{"slowclaim.social", "duration_ms"},
+		{"badmoved.social", "moved_to"},
+	}
+	p, logs := newPool(t, false, nil)
+	for _, tc := range cases {
+		t.Run(tc.host, func(t *testing.T) {
+			before := pidOf(t, p)
+			r := check(t, p, tc.host)
+			if r.Check.Outcome != observer.OutcomeCheckerFailed {
+				t.Fatalf("outcome %s (%s), want checker_failed", r.Check.Outcome, r.Check.Error)
+			}
+			if !strings.Contains(r.Check.Error, tc.want) {
+				t.Errorf("error %q does not say %q", r.Check.Error, tc.want)
+			}
+			if r.Check.Host != tc.host || !r.Check.CheckedAt.Equal(at) || len(r.Discoveries) != 0 {
+				t.Errorf("failed check: %+v", r)
+			}
+			waitGone(t, before)
+			if after := pidOf(t, p); after == before {
+				t.Errorf("the same checker %d answered after a failure", after)
+			}
+		})
+	}
+	if !strings.Contains(logs.String(), "checker stderr") {
+		t.Errorf("checker stderr not forwarded to the log")
+	}
+}
+
+func TestPoolKillsProcessGroup(t *testing.T) {
+	p, logs := newPool(t, false, nil)
+	r := check(t, p, "spawn.social")
+	if r.Check.Outcome != observer.OutcomeCheckerFailed {
+		t.Fatalf("outcome %s (%s)", r.Check.Outcome, r.Check.Error)
+	}
+	m := regexp.MustCompile(`grandchild (\d+)`).FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no grandchild in the log:\n%s", logs)
+	}
+	pid, _ := strconv.Atoi(m[1])
+	waitGone(t, pid)
+}
+
+func TestPoolCancel(t *testing.T) {
+	p, _ := newPool(t, false, func(o *sandbox.PoolOptions) { o.CheckTimeout = time.Hour })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan observer.Result)
+	before := pidOf(t, p)
+	go func() {
+		r, _ := p.Check(ctx, "sleep.social", crawl.CheckOptions{CheckedAt: at})
+		done <- r
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case r := <-done:
+		if r.Check.Outcome != observer.OutcomeCheckerFailed || !strings.Contains(r.Check.Error, "interrupted") {
+			t.Errorf("cancelled check: %s %q", r.Check.Outcome, r.Check.Error)
+		}
+	case <-time.After(30 * time.Second): // safety net only
+		t.Fatal("cancelled check did not return")
+	}
+	waitGone(t, before)
+}
+
+func TestPoolPerProcess(t *testing.T) {
+	p, _ := newPool(t, false, func(o *sandbox.PoolOptions) { o.ChecksPerProcess = 1 })
+	a := pidOf(t, p)
+	b := pidOf(t, p)
+	if a == b {
+		t.Errorf("ChecksPerProcess 1 reused process %d", a)
+	}
+	waitGone(t, a)
+}
+
+func TestPoolConcurrent(t *testing.T) {
+	p, _ := newPool(t, false, func(o *sandbox.PoolOptions) { o.Size = 3 })
+	hosts := []string{"peers.social", "panic.social", "pid.social", "badoutcome.social", "moved.social", "exit.social"}
+	var wg sync.WaitGroup
+	results := make([]observer.Result, 4*len(hosts))
+	for i := range results {
+		wg.Go(func() { results[i] = check(t, p, hosts[i%len(hosts)]) })
+	}
+	wg.Wait()
+	for i, r := range results {
+		h := hosts[i%len(hosts)]
+		want := observer.OutcomeAlive
+		switch h {
+		case "panic.social", "badoutcome.social", "exit.social":
+			want = observer.OutcomeCheckerFailed
+		case "moved.social":
+			want = observer.OutcomeMoved
+		}
+		if r.Check.Host != h || r.Check.Outcome != want {
+			t.Errorf("check %d of %s: %s %s, want %s", i, h, r.Check.Host, r.Check.Outcome, want)
+		}
+	}
+}
+
+func TestNewPoolFailsOnBrokenChecker(t *testing.T) {
+	_, err := sandbox.NewPool(sandbox.PoolOptions{
+		Args:   []string{"-test.run=^$"}, // no envChild: the test binary runs no test and exits
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err == nil {
+		t.Fatal("NewPool succeeded with a checker that never says hello")
+	}
+}

@@ -1,0 +1,481 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl"
+	"github.com/fediverse-observer/observer/hostname"
+)
+
+// The wire format. Every message is one frame: a 4-byte big-endian length,
+// then that many bytes, the first of which is the message type. A receiver
+// checks the length against the limit for what it expects before it
+// allocates anything, so a hostile peer cannot make it allocate more than one
+// frame's limit.
+//
+// Orchestrator to checker:
+//
+//	'K' known hosts: repeated (1-byte length, host); at most maxRequestFrame
+//	'E' end of known hosts: uvarint count of hosts sent
+//	'Q' check request: JSON wireRequest
+//
+// Checker to orchestrator:
+//
+//	'H' hello, once, after the known hosts and confinement: JSON Report
+//	'R' result: uvarint id, uvarint length + JSON observer.Check,
+//	    uvarint length + JSON trace steps, uvarint bytes read,
+//	    uvarint n, n × (1-byte via kind, 1-byte length, host)
+//
+// Discoveries carry no time: theirs is the check's. Their via is either the
+// checked host (kind 0) or "redirect" (kind 1), so a checker cannot
+// attribute discoveries to another host.
+const (
+	msgKnown    = 'K'
+	msgKnownEnd = 'E'
+	msgRequest  = 'Q'
+	msgHello    = 'H'
+	msgResult   = 'R'
+
+	// maxRequestFrame bounds every frame the orchestrator sends and the
+	// hello; maxResultFrame bounds a result, discoveries included.
+	maxRequestFrame = 64 << 10
+	maxResultFrame  = 4 << 20
+
+	// MaxDiscoveries is the most discoveries one result may carry; a
+	// checker keeps the first ones and drops the rest (they are heard of
+	// again from other peers lists). Set crawl.Options.MaxNewPeers no
+	// higher.
+	MaxDiscoveries = 200_000
+
+	maxTraceSteps  = 256
+	maxStepText    = 1024
+	maxErrorBytes  = 1024
+	maxHostBytes   = 253
+	maxCount       = 1 << 53 // as the NodeInfo parser: beyond, JSON numbers lose precision
+	maxPeersCount  = 1 << 40
+	maxBytes       = 1 << 50
+	maxPassIDBytes = 128
+	maxLayers      = 32
+)
+
+var errFrameTooLarge = errors.New("frame too large")
+
+// writeFrame writes one frame of type t.
+func writeFrame(w io.Writer, t byte, payload []byte) error {
+	buf := make([]byte, 5, 5+len(payload))
+	binary.BigEndian.PutUint32(buf, uint32(len(payload)+1))
+	buf[4] = t
+	buf = append(buf, payload...)
+	_, err := w.Write(buf)
+	return err
+}
+
+// readFrame reads one frame of at most limit bytes (type included) and
+// returns its type and payload.
+func readFrame(r io.Reader, limit int) (byte, []byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n == 0 {
+		return 0, nil, errors.New("empty frame")
+	}
+	if uint64(n) > uint64(limit) {
+		return 0, nil, fmt.Errorf("%w: %d bytes, limit %d", errFrameTooLarge, n, limit)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, nil, err
+	}
+	return buf[0], buf[1:], nil
+}
+
+// wireRequest is one check request.
+type wireRequest struct {
+	ID         uint64    `json:"id"`
+	Host       string    `json:"host"`
+	FetchPeers bool      `json:"fetch_peers"`
+	CheckedAt  time.Time `json:"checked_at"`
+	PassID     string    `json:"pass_id"`
+}
+
+func (q wireRequest) validate() error {
+	if n, err := hostname.Normalize(q.Host); err != nil || n != q.Host {
+		return fmt.Errorf("request host %q is not a normalised host name", clipText(q.Host, 80))
+	}
+	if q.CheckedAt.IsZero() {
+		return errors.New("request without checked_at")
+	}
+	if len(q.PassID) > maxPassIDBytes || !utf8.ValidString(q.PassID) {
+		return errors.New("request pass_id too long or not UTF-8")
+	}
+	return nil
+}
+
+func decodeRequest(payload []byte) (wireRequest, error) {
+	var q wireRequest
+	if err := strictJSON(payload, &q); err != nil {
+		return q, fmt.Errorf("decode request: %w", err)
+	}
+	return q, q.validate()
+}
+
+// appendKnown appends hosts to a known-hosts frame payload while it stays
+// within limit, and returns how many it took.
+func appendKnown(buf []byte, hosts []string, limit int) ([]byte, int) {
+	i := 0
+	for ; i < len(hosts); i++ {
+		h := hosts[i]
+		if len(h) == 0 || len(h) > maxHostBytes {
+			continue // never valid; the orchestrator's list is normalised
+		}
+		if len(buf)+1+len(h) > limit {
+			break
+		}
+		buf = append(buf, byte(len(h)))
+		buf = append(buf, h...)
+	}
+	return buf, i
+}
+
+// decodeKnown calls add for each host of a known-hosts payload. The hosts
+// only feed a hash set that filters discoveries, so a bad entry can only
+// hide a discovery; they are checked for framing, not normalised.
+func decodeKnown(payload []byte, add func([]byte)) (int, error) {
+	n := 0
+	for len(payload) > 0 {
+		l := int(payload[0])
+		if l == 0 || 1+l > len(payload) {
+			return n, errors.New("known hosts: bad entry length")
+		}
+		add(payload[1 : 1+l])
+		payload = payload[1+l:]
+		n++
+	}
+	return n, nil
+}
+
+// wireResult is a decoded result before validation.
+type wireResult struct {
+	ID     uint64
+	Check  observer.Check
+	Steps  []crawl.Step
+	Bytes  uint64
+	Disc   []wireDiscovery
+	Frames int
+}
+
+type wireDiscovery struct {
+	Host     string
+	Redirect bool
+}
+
+// encodeResult encodes r as a result payload. It keeps the frame within
+// maxResultFrame by dropping discoveries beyond the budget (and the trace,
+// if even that is not enough), and reports how many discoveries it dropped.
+func encodeResult(id uint64, r observer.Result, t crawl.Trace) ([]byte, int, error) {
+	check, err := json.Marshal(r.Check)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode check: %w", err)
+	}
+	steps, err := json.Marshal(sanitizeSteps(t.Steps))
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode trace: %w", err)
+	}
+	buf := make([]byte, 0, 64+len(check)+len(steps))
+	buf = binary.AppendUvarint(buf, id)
+	buf = binary.AppendUvarint(buf, uint64(len(check)))
+	buf = append(buf, check...)
+	if len(buf)+len(steps)+64 > maxResultFrame {
+		steps = []byte("[]")
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(steps)))
+	buf = append(buf, steps...)
+	buf = binary.AppendUvarint(buf, uint64(max(r.Bytes, 0)))
+
+	// Count what fits first: the count precedes the entries.
+	budget := maxResultFrame - 1 - len(buf) - binary.MaxVarintLen64
+	n := 0
+	for _, d := range r.Discoveries {
+		if n == MaxDiscoveries || budget < 2+len(d.Host) {
+			break
+		}
+		budget -= 2 + len(d.Host)
+		n++
+	}
+	buf = binary.AppendUvarint(buf, uint64(n))
+	for _, d := range r.Discoveries[:n] {
+		kind := byte(0)
+		if d.Via == observer.ViaRedirect {
+			kind = 1
+		}
+		buf = append(buf, kind, byte(min(len(d.Host), 255)))
+		buf = append(buf, d.Host[:min(len(d.Host), 255)]...)
+	}
+	return buf, len(r.Discoveries) - n, nil
+}
+
+// decodeResult parses a result payload. It checks the structure only;
+// validate checks the values.
+func decodeResult(payload []byte) (wireResult, error) {
+	var w wireResult
+	rd := bytes.NewReader(payload)
+	var err error
+	if w.ID, err = binary.ReadUvarint(rd); err != nil {
+		return w, fmt.Errorf("result id: %w", err)
+	}
+	check, err := readChunk(rd, maxRequestFrame)
+	if err != nil {
+		return w, fmt.Errorf("result check: %w", err)
+	}
+	if err := strictJSON(check, &w.Check); err != nil {
+		return w, fmt.Errorf("result check: %w", err)
+	}
+	steps, err := readChunk(rd, maxResultFrame)
+	if err != nil {
+		return w, fmt.Errorf("result trace: %w", err)
+	}
+	if err := strictJSON(steps, &w.Steps); err != nil {
+		return w, fmt.Errorf("result trace: %w", err)
+	}
+	if w.Bytes, err = binary.ReadUvarint(rd); err != nil {
+		return w, fmt.Errorf("result bytes: %w", err)
+	}
+	n, err := binary.ReadUvarint(rd)
+	if err != nil {
+		return w, fmt.Errorf("result discoveries: %w", err)
+	}
+	// Each entry takes at least 3 bytes, which bounds n by the payload
+	// before anything is allocated for it.
+	if n > MaxDiscoveries || n > uint64(rd.Len()/3) {
+		return w, fmt.Errorf("result discoveries: count %d too large", n)
+	}
+	w.Disc = make([]wireDiscovery, 0, n)
+	for range n {
+		kind, err := rd.ReadByte()
+		if err != nil {
+			return w, fmt.Errorf("result discovery: %w", io.ErrUnexpectedEOF)
+		}
+		if kind > 1 {
+			return w, fmt.Errorf("result discovery: unknown via kind %d", kind)
+		}
+		l, err := rd.ReadByte()
+		if err != nil || l == 0 || int(l) > rd.Len() {
+			return w, errors.New("result discovery: bad host length")
+		}
+		h := make([]byte, l)
+		rd.Read(h)
+		w.Disc = append(w.Disc, wireDiscovery{Host: string(h), Redirect: kind == 1})
+	}
+	if rd.Len() != 0 {
+		return w, fmt.Errorf("result: %d trailing bytes", rd.Len())
+	}
+	return w, nil
+}
+
+func readChunk(rd *bytes.Reader, limit int) ([]byte, error) {
+	l, err := binary.ReadUvarint(rd)
+	if err != nil {
+		return nil, err
+	}
+	if l > uint64(limit) || l > uint64(rd.Len()) {
+		return nil, fmt.Errorf("length %d out of bounds", l)
+	}
+	b := make([]byte, l)
+	rd.Read(b)
+	return b, nil
+}
+
+// strictJSON decodes exactly one JSON value with no unknown fields.
+func strictJSON(b []byte, v any) error {
+	if !utf8.Valid(b) {
+		return errors.New("not UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data")
+	}
+	return nil
+}
+
+// expect is what the orchestrator knows about a check it asked for, which
+// bounds what the result may say.
+type expect struct {
+	id      uint64
+	req     wireRequest
+	elapsed time.Duration // wall time from request to result, measured by the orchestrator
+}
+
+// validate turns a decoded result into a Result, or says which field is
+// wrong. It accepts only what the in-process crawler can produce.
+func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
+	c := w.Check
+	fail := func(format string, args ...any) (observer.Result, crawl.Trace, error) {
+		return observer.Result{}, crawl.Trace{}, fmt.Errorf(format, args...)
+	}
+	if w.ID != e.id {
+		return fail("result id %d, want %d", w.ID, e.id)
+	}
+	if c.Host != e.req.Host {
+		return fail("result for host %q, asked for %q", clipText(c.Host, 80), e.req.Host)
+	}
+	if !c.CheckedAt.Equal(e.req.CheckedAt) {
+		return fail("checked_at %s, asked for %s", c.CheckedAt.Format(time.RFC3339Nano), e.req.CheckedAt.Format(time.RFC3339Nano))
+	}
+	c.CheckedAt = e.req.CheckedAt // same instant; keep the orchestrator's location
+	if c.PassID != e.req.PassID {
+		return fail("pass_id %q, asked for %q", clipText(c.PassID, 80), e.req.PassID)
+	}
+	if !c.Outcome.Valid() {
+		return fail("unknown outcome %q", clipText(string(c.Outcome), 40))
+	}
+	if c.HTTPStatus != 0 && (c.HTTPStatus < 100 || c.HTTPStatus > 999) {
+		return fail("http_status %d out of range", c.HTTPStatus)
+	}
+	texts := []struct {
+		name  string
+		s     string
+		runes int
+	}{
+		{"error", c.Error, maxErrorBytes},
+		{"software", c.Software, 100},
+		{"version", c.Version, 100},
+		{"nodeinfo_version", c.NodeInfoVersion, 100},
+		{"name", c.Name, 200},
+		{"description", c.Description, 500},
+	}
+	for _, t := range texts {
+		if err := checkText(t.s, t.runes); err != nil {
+			return fail("%s: %v", t.name, err)
+		}
+	}
+	if c.MovedTo != "" {
+		if n, err := hostname.Normalize(c.MovedTo); err != nil || n != c.MovedTo {
+			return fail("moved_to %q is not a normalised host name", clipText(c.MovedTo, 80))
+		}
+	}
+	counts := []struct {
+		name string
+		p    *int64
+	}{{"users", c.Users}, {"active_month", c.ActiveMonth}, {"active_halfyear", c.ActiveHalfyear}, {"local_posts", c.LocalPosts}}
+	for _, n := range counts {
+		if n.p != nil && (*n.p < 0 || *n.p > maxCount) {
+			return fail("%s %d out of range", n.name, *n.p)
+		}
+	}
+	if c.PeersCount < 0 || c.PeersCount > maxPeersCount || c.NewPeersCount < 0 || c.NewPeersCount > c.PeersCount {
+		return fail("peers counts %d/%d out of range", c.NewPeersCount, c.PeersCount)
+	}
+	if !c.PeersFetched && (c.PeersCount != 0 || c.NewPeersCount != 0) {
+		return fail("peers counted but not fetched")
+	}
+	// The check cannot have taken longer than the orchestrator waited
+	// for it (a second of slack for clock granularity).
+	if c.DurationMS < 0 || c.DurationMS > e.elapsed.Milliseconds()+1000 {
+		return fail("duration_ms %d out of range (waited %d ms)", c.DurationMS, e.elapsed.Milliseconds())
+	}
+	if w.Bytes > maxBytes {
+		return fail("bytes %d out of range", w.Bytes)
+	}
+	if len(w.Disc) > MaxDiscoveries {
+		return fail("%d discoveries, limit %d", len(w.Disc), MaxDiscoveries)
+	}
+	res := observer.Result{Check: c, Bytes: int64(w.Bytes)}
+	if len(w.Disc) > 0 {
+		res.Discoveries = make([]observer.Discovery, 0, len(w.Disc))
+	}
+	for _, d := range w.Disc {
+		if n, err := hostname.Normalize(d.Host); err != nil || n != d.Host {
+			return fail("discovery %q is not a normalised host name", clipText(d.Host, 80))
+		}
+		via := c.Host
+		if d.Redirect {
+			// The crawler records a redirect target only for a
+			// permanent move, and only that target.
+			if c.Outcome != observer.OutcomeMoved || d.Host != c.MovedTo {
+				return fail("redirect discovery %q without a move to it", d.Host)
+			}
+			via = observer.ViaRedirect
+		}
+		res.Discoveries = append(res.Discoveries, observer.Discovery{Host: d.Host, DiscoveredAt: c.CheckedAt, Via: via})
+	}
+	if len(w.Steps) > maxTraceSteps {
+		return fail("trace of %d steps, limit %d", len(w.Steps), maxTraceSteps)
+	}
+	for i, s := range w.Steps {
+		for _, t := range []string{s.Method, s.URL, s.Error, s.Note} {
+			if err := checkText(t, maxStepText); err != nil {
+				return fail("trace step %d: %v", i, err)
+			}
+		}
+		if s.Status < 0 || s.Status > 999 || s.Bytes < 0 || s.Bytes > maxBytes {
+			return fail("trace step %d: numbers out of range", i)
+		}
+	}
+	return res, crawl.Trace{Steps: w.Steps}, nil
+}
+
+// checkText requires valid UTF-8 of at most max runes and no NUL.
+func checkText(s string, max int) error {
+	if len(s) > 4*max {
+		return fmt.Errorf("%d bytes, too long", len(s))
+	}
+	if !utf8.ValidString(s) {
+		return errors.New("not valid UTF-8")
+	}
+	if utf8.RuneCountInString(s) > max {
+		return fmt.Errorf("more than %d characters", max)
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return errors.New("contains NUL")
+	}
+	return nil
+}
+
+// sanitizeSteps makes an honest checker's trace fit what the receiver
+// accepts: at most maxTraceSteps steps, texts clipped to valid UTF-8.
+func sanitizeSteps(steps []crawl.Step) []crawl.Step {
+	if len(steps) > maxTraceSteps {
+		steps = append(steps[:maxTraceSteps-1:maxTraceSteps-1], crawl.Step{Note: fmt.Sprintf("(%d more steps dropped)", len(steps)-maxTraceSteps+1)})
+	}
+	out := make([]crawl.Step, len(steps))
+	for i, s := range steps {
+		s.Method = clipText(s.Method, maxStepText)
+		s.URL = clipText(s.URL, maxStepText)
+		s.Error = clipText(s.Error, maxStepText)
+		s.Note = clipText(s.Note, maxStepText)
+		s.Status = min(max(s.Status, 0), 999)
+		s.Bytes = min(max(s.Bytes, 0), maxBytes)
+		out[i] = s
+	}
+	return out
+}
+
+// clipText returns s as valid UTF-8 without NUL, at most n runes.
+func clipText(s string, n int) string {
+	if len(s) > 4*n {
+		s = s[:4*n]
+	}
+	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
+	if utf8.RuneCountInString(s) > n {
+		s = string([]rune(s)[:n])
+	}
+	return s
+}

@@ -1,0 +1,142 @@
+package sandbox
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The seccomp filter is a deny list, not an allow list: the Go runtime, cgo
+// and the TLS client use a large and version-dependent set of system calls,
+// and a missed one would kill honest checkers at random. What it denies is
+// what an attacker who controls a checker wants next: running programs,
+// inspecting or writing other processes, writing files, new namespaces,
+// kernel attack surface that a TLS client never needs, and sockets other
+// than IP (and netlink, which the resolver's address checks use).
+
+const (
+	retAllow = unix.SECCOMP_RET_ALLOW
+	retKill  = unix.SECCOMP_RET_KILL_PROCESS
+	retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	// openat2 and clone3 pass their flags in memory a filter cannot
+	// read; ENOSYS makes libc and Go fall back to openat and clone.
+	retENOSYS       = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	retEAFNOSUPPORT = unix.SECCOMP_RET_ERRNO | uint32(unix.EAFNOSUPPORT)
+
+	// Opening for writing, creating or truncating.
+	openWriteFlags = unix.O_WRONLY | unix.O_RDWR | unix.O_CREAT | unix.O_TRUNC | unix.O_APPEND | 0x400000 // __O_TMPFILE
+	// clone flags that make new namespaces.
+	cloneNSFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
+		unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+	x32Bit = 0x40000000
+)
+
+var deniedSyscalls = []uintptr{
+	// Running programs and touching other processes.
+	unix.SYS_EXECVE, unix.SYS_EXECVEAT, unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV,
+	unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD, unix.SYS_KCMP,
+	// Writing the file system (opening for writing is checked below).
+	unix.SYS_CREAT, unix.SYS_TRUNCATE, unix.SYS_FTRUNCATE, unix.SYS_UNLINK, unix.SYS_UNLINKAT,
+	unix.SYS_RENAME, unix.SYS_RENAMEAT, unix.SYS_RENAMEAT2, unix.SYS_MKDIR, unix.SYS_MKDIRAT,
+	unix.SYS_RMDIR, unix.SYS_LINK, unix.SYS_LINKAT, unix.SYS_SYMLINK, unix.SYS_SYMLINKAT,
+	unix.SYS_CHMOD, unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_CHOWN,
+	unix.SYS_FCHOWN, unix.SYS_LCHOWN, unix.SYS_FCHOWNAT, unix.SYS_MKNOD, unix.SYS_MKNODAT,
+	unix.SYS_UTIME, unix.SYS_UTIMES, unix.SYS_UTIMENSAT, unix.SYS_FUTIMESAT,
+	unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_REMOVEXATTR,
+	unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_MEMFD_CREATE,
+	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT,
+	// Namespaces, mounts and the like.
+	unix.SYS_UNSHARE, unix.SYS_SETNS, unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT,
+	unix.SYS_CHROOT, unix.SYS_MOVE_MOUNT, unix.SYS_OPEN_TREE, unix.SYS_FSOPEN, unix.SYS_FSMOUNT,
+	unix.SYS_FSCONFIG, unix.SYS_FSPICK, unix.SYS_MOUNT_SETATTR,
+	// Kernel attack surface a TLS client does not need.
+	unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN, unix.SYS_USERFAULTFD, unix.SYS_KEYCTL,
+	unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER,
+	unix.SYS_IO_URING_REGISTER, unix.SYS_FANOTIFY_INIT, unix.SYS_INIT_MODULE,
+	unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE, unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD,
+	unix.SYS_REBOOT, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_ACCT, unix.SYS_QUOTACTL,
+	unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME, unix.SYS_ADJTIMEX, unix.SYS_CLOCK_ADJTIME,
+	unix.SYS_SETHOSTNAME, unix.SYS_SETDOMAINNAME, unix.SYS_IOPL, unix.SYS_IOPERM,
+	unix.SYS_SYSLOG, unix.SYS_VHANGUP, unix.SYS_PERSONALITY,
+}
+
+// BPF opcodes.
+const (
+	ldAbs  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+	jeq    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+	jge    = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+	jset   = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+	retK   = unix.BPF_RET | unix.BPF_K
+	offNr  = 0 // struct seccomp_data: nr, arch, instruction_pointer, args[6]
+	offArc = 4
+)
+
+// offArg is the offset of the low 32 bits of argument i (little endian).
+func offArg(i int) uint32 { return uint32(16 + 8*i) }
+
+func seccompProgram() []unix.SockFilter {
+	ins := func(code uint16, jt, jf uint8, k uint32) unix.SockFilter {
+		return unix.SockFilter{Code: code, Jt: jt, Jf: jf, K: k}
+	}
+	p := []unix.SockFilter{
+		ins(ldAbs, 0, 0, offArc),
+		ins(jeq, 1, 0, unix.AUDIT_ARCH_X86_64),
+		ins(retK, 0, 0, retKill),
+		ins(ldAbs, 0, 0, offNr),
+		ins(jge, 0, 1, x32Bit),
+		ins(retK, 0, 0, retKill),
+	}
+	for _, nr := range deniedSyscalls {
+		p = append(p, ins(jeq, 0, 1, uint32(nr)), ins(retK, 0, 0, retEPERM))
+	}
+	for _, nr := range []uintptr{unix.SYS_OPENAT2, unix.SYS_CLONE3} {
+		p = append(p, ins(jeq, 0, 1, uint32(nr)), ins(retK, 0, 0, retENOSYS))
+	}
+	// A syscall whose argument decides: load it, deny if flags are set,
+	// else allow. Both branches return, so the accumulator need not be
+	// restored for the checks after.
+	flagged := func(nr uintptr, arg int, mask uint32) {
+		p = append(p,
+			ins(jeq, 0, 4, uint32(nr)),
+			ins(ldAbs, 0, 0, offArg(arg)),
+			ins(jset, 0, 1, mask),
+			ins(retK, 0, 0, retEPERM),
+			ins(retK, 0, 0, retAllow),
+		)
+	}
+	flagged(unix.SYS_OPEN, 1, openWriteFlags)
+	flagged(unix.SYS_OPENAT, 2, openWriteFlags)
+	flagged(unix.SYS_CLONE, 0, cloneNSFlags)
+	p = append(p,
+		ins(jeq, 0, 6, unix.SYS_SOCKET),
+		ins(ldAbs, 0, 0, offArg(0)),
+		ins(jeq, 3, 0, unix.AF_INET),
+		ins(jeq, 2, 0, unix.AF_INET6),
+		ins(jeq, 1, 0, unix.AF_NETLINK),
+		ins(retK, 0, 0, retEAFNOSUPPORT),
+		ins(retK, 0, 0, retAllow),
+	)
+	return append(p, ins(retK, 0, 0, retAllow))
+}
+
+// installSeccomp installs the filter on every thread of the process
+// (SECCOMP_FILTER_FLAG_TSYNC). no_new_privs must already be set.
+func installSeccomp() error {
+	prog := seccompProgram()
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
+	runtime.KeepAlive(prog)
+	if errno != 0 {
+		return fmt.Errorf("seccomp: %w", errno)
+	}
+	if r != 0 {
+		return fmt.Errorf("seccomp: thread %d could not be synchronised", r)
+	}
+	return nil
+}
+
+const seccompSupported = true

@@ -1,0 +1,118 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/fediverse-observer/observer/crawl"
+)
+
+// ServeOptions configures the checker side.
+type ServeOptions struct {
+	// Report is what Confine applied; it is sent to the orchestrator
+	// once, before the first check.
+	Report Report
+	// Logger writes to the checker's stderr, which the orchestrator
+	// forwards to its own log.
+	Logger *slog.Logger
+}
+
+// Serve is the checker process's loop: it reads the known hosts from in,
+// says hello, then answers check requests one at a time with check until in
+// is closed (it then returns nil) or ctx is done. It does not recover from
+// panics in check: a checker that panics dies, and the orchestrator records
+// checker_failed for its host.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, check crawl.Checker, opts ServeOptions) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := bufio.NewReaderSize(in, 64<<10)
+	w := bufio.NewWriterSize(out, 64<<10)
+
+	known, err := readKnown(r)
+	if err != nil {
+		return err
+	}
+	hello, err := json.Marshal(opts.Report)
+	if err != nil {
+		return fmt.Errorf("encode hello: %w", err)
+	}
+	if err := writeFrame(w, msgHello, hello); err != nil {
+		return fmt.Errorf("write hello: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write hello: %w", err)
+	}
+	for ctx.Err() == nil {
+		t, payload, err := readFrame(r, maxRequestFrame)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read request: %w", err)
+		}
+		if t != msgRequest {
+			return fmt.Errorf("unexpected message %q", t)
+		}
+		q, err := decodeRequest(payload)
+		if err != nil {
+			return err
+		}
+		res, trace := check.Check(ctx, q.Host, crawl.CheckOptions{
+			Known:      known,
+			FetchPeers: q.FetchPeers,
+			CheckedAt:  q.CheckedAt,
+			PassID:     q.PassID,
+		})
+		res.Check.Error = clipText(res.Check.Error, maxErrorBytes)
+		buf, dropped, err := encodeResult(q.ID, res, trace)
+		if err != nil {
+			return err
+		}
+		if dropped > 0 {
+			log.Warn("discoveries dropped to fit the result frame", "host", q.Host, "dropped", dropped, "kept", len(res.Discoveries)-dropped)
+		}
+		if err := writeFrame(w, msgResult, buf); err != nil {
+			return fmt.Errorf("write result: %w", err)
+		}
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("write result: %w", err)
+		}
+	}
+	return ctx.Err()
+}
+
+// readKnown reads the known-hosts frames up to their end marker.
+func readKnown(r io.Reader) (*crawl.KnownSet, error) {
+	known := crawl.NewKnownSet(0)
+	n := 0
+	for {
+		t, payload, err := readFrame(r, maxRequestFrame)
+		if err != nil {
+			return nil, fmt.Errorf("read known hosts: %w", err)
+		}
+		switch t {
+		case msgKnown:
+			k, err := decodeKnown(payload, func(h []byte) { known.Add(string(h)) })
+			if err != nil {
+				return nil, err
+			}
+			n += k
+		case msgKnownEnd:
+			want, k := binary.Uvarint(payload)
+			if k <= 0 || k != len(payload) || want != uint64(n) {
+				return nil, fmt.Errorf("known hosts: end says %d, got %d", want, n)
+			}
+			return known, nil
+		default:
+			return nil, fmt.Errorf("known hosts: unexpected message %q", t)
+		}
+	}
+}
