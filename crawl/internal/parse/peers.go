@@ -154,7 +154,11 @@ func (s *arrayScanner) str(fn func([]byte)) error {
 		}
 		if i < len(buf) {
 			if buf[i] == '"' {
-				fn(buf[start:i])
+				if i-start > maxEntry {
+					fn(nil)
+				} else {
+					fn(buf[start:i])
+				}
 				s.pos = i + 1
 				return nil
 			}
@@ -202,8 +206,7 @@ func (s *arrayScanner) slowStr(start int, fn func([]byte)) error {
 		}
 		// An escape needs up to 6 bytes (\uXXXX) in the buffer, or 12 for
 		// a surrogate pair.
-		if s.end-s.pos < 12 && !s.eof {
-			s.fill(s.pos)
+		for s.end-s.pos < 12 && s.fill(s.pos) {
 		}
 		if s.pos+1 >= s.end {
 			return s.fail()
@@ -228,17 +231,23 @@ func (s *arrayScanner) slowStr(start int, fn func([]byte)) error {
 			if !ok {
 				return ErrNotStringArray
 			}
-			if utf16.IsSurrogate(r) {
-				r2 := utf8.RuneError
-				if s.pos+1 < s.end && s.buf[s.pos] == '\\' && s.buf[s.pos+1] == 'u' {
+			if r >= 0xD800 && r < 0xDC00 {
+				// A high surrogate pairs with an escaped low one that
+				// follows; anything else leaves it unpaired (U+FFFD) and
+				// is decoded on its own, as encoding/json does.
+				r2 := rune(-1)
+				if s.pos+6 <= s.end && s.buf[s.pos] == '\\' && s.buf[s.pos+1] == 'u' {
+					save := s.pos
 					s.pos += 2
-					lo, ok := s.hex4()
-					if !ok {
-						return ErrNotStringArray
+					if lo, ok := s.hex4(); ok && lo >= 0xDC00 && lo < 0xE000 {
+						r2 = lo
+					} else {
+						s.pos = save
 					}
-					r2 = lo
 				}
 				r = utf16.DecodeRune(r, r2)
+			} else if utf16.IsSurrogate(r) {
+				r = utf8.RuneError
 			}
 			out = utf8.AppendRune(out, r)
 		default:

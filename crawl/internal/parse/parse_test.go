@@ -1,0 +1,299 @@
+package parse_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"unicode/utf8"
+
+	"github.com/fediverse-observer/observer/crawl/internal/parse"
+)
+
+func collect(t testing.TB, r io.Reader) ([]string, error) {
+	var out []string
+	err := parse.StringArray(r, func(b []byte) { out = append(out, string(b)) })
+	return out, err
+}
+
+func TestStringArray(t *testing.T) {
+	long := strings.Repeat("a", 2000)
+	good := []struct {
+		in   string
+		want []string
+	}{
+		{`[]`, nil},
+		{" \n[ ] \t", nil},
+		{`["a.social"]`, []string{"a.social"}},
+		{`[ "a.social" , "B.Social" ,"c"]`, []string{"a.social", "B.Social", "c"}},
+		{`["b\u00fccher.de","a\/b","q\"uote","\ud83d\ude00","\ud800x","\ud800\u0041","\udc00"]`,
+			[]string{"bücher.de", "a/b", `q"uote`, "😀", "\uFFFDx", "\uFFFDA", "\uFFFD"}},
+		{`["` + long + `","x"]`, []string{"", "x"}},
+		{`["` + strings.Repeat(`\u0061`, 2000) + `"]`, []string{""}},
+		{`["` + strings.Repeat("b", 100000) + `","y"]`, []string{"", "y"}},
+	}
+	for _, g := range good {
+		for _, mode := range []string{"whole", "one byte"} {
+			var r io.Reader = strings.NewReader(g.in)
+			if mode == "one byte" {
+				r = iotest.OneByteReader(r)
+			}
+			got, err := collect(t, r)
+			if err != nil || strings.Join(got, "|") != strings.Join(g.want, "|") {
+				t.Errorf("%s %.60q: got %q, %v; want %q", mode, g.in, got, err, g.want)
+			}
+		}
+	}
+	bad := []string{``, ` `, `null`, `{}`, `"a"`, `[`, `["a"`, `["a",]`, `[,"a"]`, `["a" "b"]`, `["a"]]`, `["a"] x`, `["a"][]`,
+		`[1]`, `["a",null]`, `[["a"]]`, `[{"host":"a"}]`, "[\"a\x01\"]", `["\x"]`, `["\u12"]`, `["\u12zz"]`, `["unterminated`}
+	for _, b := range bad {
+		if got, err := collect(t, iotest.OneByteReader(strings.NewReader(b))); !errors.Is(err, parse.ErrNotStringArray) {
+			t.Errorf("%q: got %q, %v; want ErrNotStringArray", b, got, err)
+		}
+	}
+	boom := errors.New("boom")
+	if _, err := collect(t, io.MultiReader(strings.NewReader(`["a",`), iotest.ErrReader(boom))); !errors.Is(err, boom) {
+		t.Errorf("read error not passed on: %v", err)
+	}
+}
+
+func TestObjectFamilies(t *testing.T) {
+	var hosts []string
+	add := func(b []byte) { hosts = append(hosts, string(b)) }
+
+	n, err := parse.MisskeyPage(strings.NewReader(`[{"host":"a.social","x":[1,{"y":2}]},{"host":5},"junk",{"nohost":1}]`), add)
+	if err != nil || n != 4 || strings.Join(hosts, ",") != "a.social,,," {
+		t.Errorf("misskey: %d %q %v", n, hosts, err)
+	}
+	for _, bad := range []string{`{}`, `[{"host":"a"}`, `[{"host":"a"}] []`, `[` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `]`} {
+		if _, err := parse.MisskeyPage(strings.NewReader(bad), add); err == nil {
+			t.Errorf("misskey accepted %.40q", bad)
+		}
+	}
+
+	hosts = nil
+	err = parse.Lemmy(strings.NewReader(`{"federated_instances":{"blocked":[{"domain":"b.social"}],"linked":[{"domain":"l.social"},"s.social",3],"allowed":null},"extra":{"a":[1,2]}}`), add)
+	if err != nil || strings.Join(hosts, ",") != "l.social,s.social," {
+		t.Errorf("lemmy: %q %v", hosts, err)
+	}
+	hosts = nil
+	if err := parse.Lemmy(strings.NewReader(`{"federated_instances":null}`), add); err != nil || len(hosts) != 0 {
+		t.Errorf("lemmy null: %q %v", hosts, err)
+	}
+	for _, bad := range []string{`[]`, `{"federated_instances":{"linked":{}}}`, `{"federated_instances":{"linked":[]}`} {
+		if err := parse.Lemmy(strings.NewReader(bad), add); err == nil {
+			t.Errorf("lemmy accepted %q", bad)
+		}
+	}
+
+	hosts = nil
+	n, total, err := parse.PeerTubePage(strings.NewReader(`{"total":7,"data":[{"follower":{"host":"f.social"},"following":{"host":"me.social"}},{"follower":null},{}]}`), "follower", add)
+	if err != nil || n != 3 || total != 7 || strings.Join(hosts, ",") != "f.social,," {
+		t.Errorf("peertube: %d %d %q %v", n, total, hosts, err)
+	}
+}
+
+func TestDepth(t *testing.T) {
+	deep := strings.Repeat("[", 65) + strings.Repeat("]", 65)
+	ok := strings.Repeat("[", 64) + strings.Repeat("]", 64)
+	if err := parse.CheckDepth([]byte(deep)); !errors.Is(err, parse.ErrTooDeep) {
+		t.Errorf("65 levels: %v", err)
+	}
+	if err := parse.CheckDepth([]byte(ok)); err != nil {
+		t.Errorf("64 levels: %v", err)
+	}
+	// Brackets inside strings do not count, escaped quotes do not end them.
+	if err := parse.CheckDepth([]byte(`["` + strings.Repeat("[", 100) + `\"` + strings.Repeat("{", 100) + `"]`)); err != nil {
+		t.Errorf("brackets in a string counted: %v", err)
+	}
+	_, err := io.ReadAll(parse.DepthReader(iotest.OneByteReader(strings.NewReader(deep))))
+	if !errors.Is(err, parse.ErrTooDeep) {
+		t.Errorf("DepthReader: %v", err)
+	}
+}
+
+func TestCleanText(t *testing.T) {
+	cases := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"  Hello\n\tWorld  ", 100, "Hello World"},
+		{"a\x00b\x1bc\x7fd", 100, "abcd"},
+		{"bad \xff\xfe utf8", 100, "bad utf8"},
+		{"rtl\u202eoverride", 100, "rtloverride"},
+		{"émoji 👩\u200d💻", 100, "émoji 👩\u200d💻"},
+		{"ééééé", 3, "ééé"},
+		{"ab cd", 3, "ab"},
+		{"<script>", 100, "<script>"},
+	}
+	for _, c := range cases {
+		if got := parse.CleanText(c.in, c.max); got != c.want {
+			t.Errorf("CleanText(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+		}
+	}
+}
+
+func TestRobotsGroups(t *testing.T) {
+	body := "User-agent: *\nDisallow: /private\n\nUser-agent: GoodBot\nUser-agent: TestObserver\nDisallow: /api/\nAllow: /api/v1/instance/peers\n"
+	r := parse.ParseRobots([]byte(body), "TestObserver")
+	for path, want := range map[string]bool{
+		"/private":               true, // the token's own group replaces "*"
+		"/api/v2/x":              false,
+		"/api/v1/instance/peers": true,
+		"/.well-known/nodeinfo":  true,
+		"/robots.txt":            true,
+	} {
+		if got := r.Allowed(path); got != want {
+			t.Errorf("Allowed(%q) = %v, want %v", path, got, want)
+		}
+	}
+	star := parse.ParseRobots([]byte(body), "OtherBot")
+	if star.Allowed("/private") || !star.Allowed("/api/x") {
+		t.Error("an unnamed agent does not get the * group")
+	}
+	wild := parse.ParseRobots([]byte("User-agent: *\nDisallow: /*.json$\n"), "X")
+	if wild.Allowed("/nodeinfo/2.0.json") || !wild.Allowed("/nodeinfo/2.0") {
+		t.Error("wildcard rules not applied")
+	}
+}
+
+func TestWellKnownAndNodeInfo(t *testing.T) {
+	l, err := parse.ParseWellKnown([]byte(`{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://a/2.0"},{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.1/","href":"https://a/2.1"},{"rel":7}]}`))
+	if err != nil || l.Version != "2.1" || l.Href != "https://a/2.1" {
+		t.Errorf("well-known: %+v %v", l, err)
+	}
+	ni, err := parse.ParseNodeInfo([]byte(`{"version":2.0,"software":{"name":" Misskey ","version":13},"protocols":["activitypub"],"usage":{"users":{"total":1e2}},"openRegistrations":false}`), "2.0")
+	if err != nil || ni.Software != "misskey" || ni.SoftwareVersion != "13" || *ni.Users != 100 || *ni.OpenRegistrations {
+		t.Errorf("nodeinfo: %+v %v", ni, err)
+	}
+}
+
+func FuzzParsePeers(f *testing.F) {
+	for _, s := range []string{`["a.social","B.social"]`, `[]`, `["\u00fc\ud83d\ude00"]`, `["a",1]`, `[{"host":"x"}]`, `null`, `["\ud800\u0041"]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var mine [][]byte
+		err := parse.StringArray(bytes.NewReader(data), func(b []byte) { mine = append(mine, bytes.Clone(b)) })
+		// Chunking must not change the result.
+		var small [][]byte
+		err2 := parse.StringArray(iotest.OneByteReader(bytes.NewReader(data)), func(b []byte) { small = append(small, bytes.Clone(b)) })
+		if (err == nil) != (err2 == nil) || len(mine) != len(small) {
+			t.Fatalf("chunking changed the result: %v / %v", err, err2)
+		}
+		if !utf8.Valid(data) {
+			return
+		}
+		var ref []string
+		jerr := json.Unmarshal(data, &ref)
+		if string(bytes.TrimSpace(data)) == "null" {
+			if err == nil {
+				t.Fatal("null accepted")
+			}
+			return
+		}
+		if (err == nil) != (jerr == nil) {
+			t.Fatalf("scanner error %v, encoding/json error %v", err, jerr)
+		}
+		if err != nil {
+			return
+		}
+		if len(ref) != len(mine) {
+			t.Fatalf("%d entries, encoding/json %d", len(mine), len(ref))
+		}
+		for i := range ref {
+			if string(mine[i]) != ref[i] && !(len(mine[i]) == 0 && len(ref[i]) >= 170) {
+				t.Fatalf("entry %d: %q, encoding/json %q", i, mine[i], ref[i])
+			}
+		}
+	})
+}
+
+func FuzzParsePeersObjects(f *testing.F) {
+	for _, s := range []string{`[{"host":"a.social"}]`, `{"federated_instances":{"linked":[{"domain":"a"}],"blocked":[]}}`,
+		`{"total":1,"data":[{"follower":{"host":"a"}}]}`, `[`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		check := func(name string, err error) {
+			if err == nil && !json.Valid(data) {
+				t.Fatalf("%s accepted invalid JSON", name)
+			}
+		}
+		nop := func([]byte) {}
+		_, err := parse.MisskeyPage(bytes.NewReader(data), nop)
+		check("misskey", err)
+		check("lemmy", parse.Lemmy(bytes.NewReader(data), nop))
+		n, total, err := parse.PeerTubePage(bytes.NewReader(data), "follower", nop)
+		check("peertube", err)
+		if n < 0 || total < 0 {
+			t.Fatalf("peertube n %d total %d", n, total)
+		}
+	})
+}
+
+func FuzzParseNodeInfo(f *testing.F) {
+	f.Add([]byte(`{"version":"2.0","software":{"name":"Mastodon","version":"4"},"protocols":["activitypub"],"usage":{"users":{"total":5}},"openRegistrations":true,"metadata":{"nodeName":"x"}}`), "2.0")
+	f.Add([]byte(`{"version":"2.2","software":{"name":"x"},"protocols":{"inbound":[]},"instance":{"name":"n","description":"d"}}`), "2.2")
+	f.Add([]byte(`{"version":"1.0","usage":{"localPosts":-1}}`), "1.0")
+	f.Fuzz(func(t *testing.T, data []byte, want string) {
+		ni, err := parse.ParseNodeInfo(data, want)
+		if err != nil {
+			return
+		}
+		if !json.Valid(data) || ni.Version != want || ni.Software == "" || ni.Software != strings.ToLower(ni.Software) {
+			t.Fatalf("accepted %+v", ni)
+		}
+		for _, p := range []*int64{ni.Users, ni.ActiveMonth, ni.ActiveHalfyear, ni.LocalPosts} {
+			if p != nil && *p < 0 {
+				t.Fatalf("negative count %d", *p)
+			}
+		}
+		for _, s := range []string{ni.Name, ni.Description, ni.Software, ni.SoftwareVersion} {
+			if !utf8.ValidString(s) || strings.ContainsAny(s, "\x00\n\r\x1b") {
+				t.Fatalf("unclean text %q", s)
+			}
+		}
+		if utf8.RuneCountInString(ni.Name) > parse.MaxNameRunes || utf8.RuneCountInString(ni.Description) > parse.MaxDescriptionRunes {
+			t.Fatalf("texts too long")
+		}
+	})
+}
+
+func FuzzParseWellKnown(f *testing.F) {
+	f.Add([]byte(`{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://a/x"}]}`))
+	f.Add([]byte(`{"links":{"https://nodeinfo.diaspora.software/ns/schema/2.1":"https://a/x"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := parse.ParseWellKnown(data)
+		if err != nil {
+			return
+		}
+		ok := false
+		for _, v := range parse.SchemaVersions {
+			ok = ok || v == l.Version
+		}
+		if !ok || l.Href == "" {
+			t.Fatalf("accepted %+v", l)
+		}
+	})
+}
+
+func FuzzRobots(f *testing.F) {
+	f.Add([]byte("User-agent: *\nDisallow: /\n"), "/x")
+	f.Add([]byte("User-agent: TestObserver\nAllow: /\nUser-agent: *\nDisallow: /*$\n"), "/.well-known/nodeinfo")
+	f.Add([]byte("Disallow: /\ncrawl-delay: x\n"), "/")
+	f.Fuzz(func(t *testing.T, data []byte, path string) {
+		r := parse.ParseRobots(data, "TestObserver")
+		if !r.Allowed("/robots.txt") {
+			t.Fatal("robots.txt itself disallowed")
+		}
+		allowed := r.Allowed(path)
+		if !allowed && !bytes.Contains(bytes.ToLower(data), []byte("disallow")) {
+			t.Fatalf("%q disallowed without any Disallow line", path)
+		}
+	})
+}
