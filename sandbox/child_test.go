@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,15 +41,28 @@ func TestMain(m *testing.M) {
 func child() int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	var rep sandbox.Report
+	var checker crawl.Checker = fake{}
+	copts := sandbox.ConfineOptions{MemoryLimit: 256 << 20}
+	if p, err := strconv.Atoi(os.Getenv(envPorts)); err == nil {
+		copts.ConnectPorts = []uint16{uint16(p)}
+	}
+	if spec := os.Getenv(envReal); spec != "" {
+		c, o, err := realCrawler(spec)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "crawler:", err)
+			return 1
+		}
+		checker, copts = c, o
+	}
 	if os.Getenv(envConfine) != "" {
-		r, err := sandbox.Confine(sandbox.ConfineOptions{MemoryLimit: 256 << 20})
+		r, err := sandbox.Confine(copts)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "confine:", err)
 			return 1
 		}
 		rep = r
 	}
-	if err := sandbox.Serve(context.Background(), os.Stdin, os.Stdout, fake{}, sandbox.ServeOptions{Report: rep, Logger: log}); err != nil {
+	if err := sandbox.Serve(context.Background(), os.Stdin, os.Stdout, checker, sandbox.ServeOptions{Report: rep, Logger: log}); err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
 		return 1
 	}
@@ -121,13 +135,23 @@ func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (ob
 		fmt.Fprintf(os.Stderr, "grandchild %d\n", cmd.Process.Pid)
 		time.Sleep(time.Hour)
 	case "exec.social":
-		report(exec.Command("/bin/true").Run())
+		// ForkExec, not os/exec: os/exec opens /dev/null first, which
+		// Landlock would refuse before execve is even tried.
+		pid, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{})
+		if err == nil {
+			var ws syscall.WaitStatus
+			syscall.Wait4(pid, &ws, 0, nil)
+		}
+		report(err)
 	case "write.social":
 		f, err := os.OpenFile(os.Getenv(envWrite), os.O_CREATE|os.O_WRONLY, 0o600)
 		if err == nil {
 			f.Close()
 		}
 		report(err)
+	case "dial.social":
+		r.Check.Outcome = observer.OutcomeError
+		r.Check.Error = dialBoth(os.Getenv(envDial))
 	case "read.social":
 		_, err := os.ReadFile("/etc/passwd")
 		report(err)
