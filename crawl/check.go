@@ -68,6 +68,9 @@ type check struct {
 	res    *observer.Result
 	opts   CheckOptions
 	robots *parse.Robots
+	// robotsStatus is the status of a robots.txt that was read, which is
+	// the deciding response when it opts the host out.
+	robotsStatus int
 }
 
 func (k *check) set(o observer.Outcome, status int, format string, args ...any) {
@@ -128,6 +131,7 @@ func (k *check) readRobots(ctx context.Context) bool {
 		k.robots = parse.AllowAll
 	case status >= 200 && status <= 299:
 		k.robots = parse.ParseRobots(body, k.c.opts.ProductToken)
+		k.robotsStatus = status
 	case status == http.StatusTooManyRequests || status >= 500:
 		k.set(observer.OutcomeHTTPError, status, "robots.txt %d: disallowed for this pass", status)
 		return false
@@ -143,7 +147,7 @@ func (k *check) allowed(path string) bool {
 		k.f.note("robots.txt allows %s", clip(path, 200))
 		return true
 	}
-	k.set(observer.OutcomeOptedOut, 0, "robots.txt disallows %s for %s", clip(path, 200), k.c.opts.ProductToken)
+	k.set(observer.OutcomeOptedOut, k.robotsStatus, "robots.txt disallows %s for %s", clip(path, 200), k.c.opts.ProductToken)
 	return false
 }
 
@@ -283,6 +287,9 @@ const pageSize = 100
 // missing or broken list only means no peers were recorded.
 func (k *check) peers(ctx context.Context) {
 	pl := NewPeerList(k.opts.Known, k.c.opts.MaxNewPeers)
+	// A host listing itself is not a discovery, even when the caller's
+	// known set does not have it (observer check).
+	pl.seen.Add(k.f.host)
 	var fetched bool
 	var status int
 	var err error

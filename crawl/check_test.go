@@ -75,6 +75,15 @@ func TestAliveMastodon(t *testing.T) {
 	}
 }
 
+func TestSelfIsNotADiscovery(t *testing.T) {
+	e := newEnv(t)
+	e.host("alpha.social", instance("alpha.social", "mastodon", `["alpha.social","ALPHA.social","beta.social"]`))
+	r, _ := e.check("alpha.social", crawl.CheckOptions{FetchPeers: true})
+	if got := hostsOf(r.Discoveries); len(got) != 1 || got[0] != "beta.social<alpha.social" || r.Check.PeersCount != 3 || r.Check.NewPeersCount != 1 {
+		t.Errorf("discoveries %v, count %d, new %d", got, r.Check.PeersCount, r.Check.NewPeersCount)
+	}
+}
+
 func TestPeersNotDue(t *testing.T) {
 	e := newEnv(t)
 	e.host("alpha.social", instance("alpha.social", "mastodon", `["a.social"]`))
@@ -119,7 +128,7 @@ func TestRobots(t *testing.T) {
 			e.host("alpha.social", rt)
 			r, _ := e.check("alpha.social", crawl.CheckOptions{})
 			wantOutcome(t, r, tc.outcome, tc.errPart)
-			if tc.status >= 500 || tc.status == 429 {
+			if tc.status >= 500 || tc.status == 429 || tc.outcome == observer.OutcomeOptedOut {
 				if r.Check.HTTPStatus != tc.status {
 					t.Errorf("http status = %d, want %d", r.Check.HTTPStatus, tc.status)
 				}

@@ -3,9 +3,22 @@ package crawl
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 )
+
+// ParseAllowAddr parses an --allow-addr value: a CIDR prefix
+// ("127.0.0.0/8", "fd00::/8") or a single address ("127.0.0.1").
+func ParseAllowAddr(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	return netip.Prefix{}, fmt.Errorf("allow-addr %q: not a CIDR prefix or IP address", s)
+}
 
 // ConnectTo redirects connections as curl's --connect-to does: a request to
 // Host:Port is sent to Addr:AddrPort instead, with TLS and HTTP still

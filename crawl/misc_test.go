@@ -44,6 +44,20 @@ func TestParseConnectTo(t *testing.T) {
 	}
 }
 
+func TestParseAllowAddr(t *testing.T) {
+	for in, want := range map[string]string{"127.0.0.0/8": "127.0.0.0/8", "127.0.0.1": "127.0.0.1/32", "10.1.2.3/8": "10.0.0.0/8", "::1": "::1/128", "fd00::/8": "fd00::/8"} {
+		p, err := crawl.ParseAllowAddr(in)
+		if err != nil || p.String() != want {
+			t.Errorf("ParseAllowAddr(%q) = %v, %v; want %s", in, p, err, want)
+		}
+	}
+	for _, bad := range []string{"", "localhost", "127.0.0.1/33", "1.2.3"} {
+		if _, err := crawl.ParseAllowAddr(bad); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", bad)) {
+			t.Errorf("ParseAllowAddr(%q): %v", bad, err)
+		}
+	}
+}
+
 func TestKnownSet(t *testing.T) {
 	var nilSet *crawl.KnownSet
 	if nilSet.Has("a.social") || nilSet.HasBytes([]byte("a.social")) || nilSet.Len() != 0 {

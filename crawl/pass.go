@@ -220,6 +220,8 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 			continue
 		}
 		r := p.dedupe(d.r, &found)
+		log.Debug("checked", "host", r.Check.Host, "outcome", r.Check.Outcome, "error", r.Check.Error,
+			"ms", r.Check.DurationMS, "discoveries", len(r.Discoveries))
 		if err := p.Sink.Record(ctx, r); err != nil {
 			sinkErr = fmt.Errorf("record check of %s: %w", r.Check.Host, err)
 			cancel(sinkErr)

@@ -15,8 +15,8 @@ import (
 )
 
 type memSink struct {
-	results []observer.Result
-	failAt  int // fail the nth Record (1-based); 0: never
+	results  []observer.Result
+	failAt   int // fail the nth Record (1-based); 0: never
 	onRecord func(observer.Result)
 }
 

@@ -95,7 +95,7 @@ func newCA() *CA {
 // Request is one request a server saw.
 type Request struct {
 	Host, Method, Path, Query, UserAgent, Body string
-	ProtoMajor                                int
+	ProtoMajor                                 int
 }
 
 // Server is a TLS server for many made-up hosts.
