@@ -1,0 +1,677 @@
+package deploy_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/fediverse-observer/observer/config"
+)
+
+// unit is a parsed systemd unit file: section -> key -> values in order
+// (systemd keys may repeat).
+type unit map[string]map[string][]string
+
+// knownKeys are the keys these units may use, per section. A misspelt key
+// is only a warning to systemd, which then runs the service without that
+// protection; here it fails the test.
+var knownKeys = map[string][]string{
+	"Unit":    {"Description", "Documentation", "Wants", "After", "Requires", "OnSuccess", "OnFailure"},
+	"Install": {"WantedBy"},
+	"Timer":   {"OnCalendar", "RandomizedDelaySec", "Persistent", "Unit", "AccuracySec"},
+	"Service": {
+		"Type", "User", "Group", "WorkingDirectory", "ExecStart", "SuccessExitStatus",
+		"TimeoutStartSec", "TimeoutStopSec", "KillMode", "Nice", "IOSchedulingClass", "IOSchedulingPriority",
+		"MemoryMax", "TasksMax", "LimitNOFILE", "ProtectSystem", "ReadWritePaths", "ProtectHome",
+		"PrivateTmp", "PrivateDevices", "PrivateMounts", "PrivateUsers", "RemoveIPC", "UMask",
+		"NoNewPrivileges", "CapabilityBoundingSet", "AmbientCapabilities", "RestrictSUIDSGID",
+		"LockPersonality", "MemoryDenyWriteExecute", "RestrictRealtime", "RestrictNamespaces",
+		"ProtectKernelTunables", "ProtectKernelModules", "ProtectKernelLogs", "ProtectControlGroups",
+		"ProtectClock", "ProtectHostname", "ProtectProc", "ProcSubset", "SystemCallArchitectures",
+		"SystemCallFilter", "SystemCallErrorNumber", "RestrictAddressFamilies", "IPAddressDeny",
+		"IPAddressAllow", "PrivateNetwork", "Environment",
+	},
+}
+
+func parseUnit(t *testing.T, path string) unit {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	u := unit{}
+	section := ""
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";"):
+			continue
+		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
+			section = line[1 : len(line)-1]
+			if _, ok := knownKeys[section]; !ok {
+				t.Errorf("%s:%d: unexpected section [%s]", path, n, section)
+			}
+			if u[section] == nil {
+				u[section] = map[string][]string{}
+			}
+			continue
+		}
+		if strings.HasSuffix(line, `\`) {
+			t.Errorf("%s:%d: continuation lines make the units hard to check; keep one setting per line", path, n)
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if !ok || section == "" || key != strings.TrimSpace(key) || key == "" {
+			t.Errorf("%s:%d: want KEY=VALUE inside a section, got %q", path, n, line)
+			continue
+		}
+		if !slices.Contains(knownKeys[section], key) {
+			t.Errorf("%s:%d: unknown key %s in [%s]", path, n, key, section)
+		}
+		u[section][key] = append(u[section][key], value)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// one is the single value of a key; it fails the test when there is not
+// exactly one.
+func (u unit) one(t *testing.T, section, key string) string {
+	t.Helper()
+	v := u[section][key]
+	if len(v) != 1 {
+		t.Errorf("[%s] %s: want exactly one value, got %q", section, key, v)
+		return ""
+	}
+	return v[0]
+}
+
+// words splits every value of a key into its space-separated words.
+func (u unit) words(section, key string) []string {
+	var out []string
+	for _, v := range u[section][key] {
+		out = append(out, strings.Fields(v)...)
+	}
+	return out
+}
+
+// flagValue returns the value of --name in a command line.
+func flagValue(cmd, name string) string {
+	f := strings.Fields(cmd)
+	for i, w := range f {
+		if w == "--"+name && i+1 < len(f) {
+			return f[i+1]
+		}
+		if v, ok := strings.CutPrefix(w, "--"+name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func TestSystemdServicesAreHardened(t *testing.T) {
+	for _, name := range []string{"observer-crawl.service", "observer-site.service"} {
+		t.Run(name, func(t *testing.T) {
+			u := parseUnit(t, filepath.Join("systemd", name))
+			want := map[string]string{
+				"Type":                    "oneshot",
+				"NoNewPrivileges":         "yes",
+				"ProtectSystem":           "strict",
+				"PrivateTmp":              "yes",
+				"ProtectHome":             "yes",
+				"RestrictSUIDSGID":        "yes",
+				"SystemCallArchitectures": "native",
+				"CapabilityBoundingSet":   "",
+			}
+			for k, v := range want {
+				if got := u.one(t, "Service", k); got != v {
+					t.Errorf("%s=%q, want %q", k, got, v)
+				}
+			}
+			if user := u.one(t, "Service", "User"); user == "" || user == "root" {
+				t.Errorf("User=%q: want a dedicated user", user)
+			}
+			if !slices.Contains(u["Service"]["SystemCallFilter"], "@system-service") {
+				t.Errorf("SystemCallFilter=%q: want @system-service", u["Service"]["SystemCallFilter"])
+			}
+			if m := u.one(t, "Service", "MemoryMax"); !regexp.MustCompile(`^[0-9]+[KMGT]$`).MatchString(m) {
+				t.Errorf("MemoryMax=%q: want a size such as 2G", m)
+			}
+			for _, fam := range u.words("Service", "RestrictAddressFamilies") {
+				if !slices.Contains([]string{"AF_INET", "AF_INET6", "AF_UNIX"}, fam) {
+					t.Errorf("RestrictAddressFamilies allows %s", fam)
+				}
+			}
+
+			// Every path the program writes must be writable, and nothing else.
+			exec := u.one(t, "Service", "ExecStart")
+			rw := u.words("Service", "ReadWritePaths")
+			data := flagValue(exec, "data")
+			if data == "" || !filepath.IsAbs(data) {
+				t.Fatalf("ExecStart %q: want an absolute --data", exec)
+			}
+			if !slices.Contains(rw, data) {
+				t.Errorf("ReadWritePaths=%q lacks the data directory %s", rw, data)
+			}
+			if out := flagValue(exec, "out"); out != "" {
+				// The build stages the new site next to the old one and swaps
+				// them: the parent must be writable, not only public/.
+				if !slices.Contains(rw, filepath.Dir(out)) {
+					t.Errorf("ReadWritePaths=%q lacks %s, the parent of --out %s", rw, filepath.Dir(out), out)
+				}
+			}
+			for _, p := range rw {
+				if !filepath.IsAbs(p) || p == "/" {
+					t.Errorf("ReadWritePaths entry %q: want an absolute directory below /", p)
+				}
+			}
+		})
+	}
+}
+
+func TestCrawlServiceNetworkWall(t *testing.T) {
+	u := parseUnit(t, filepath.Join("systemd", "observer-crawl.service"))
+	deny := u.words("Service", "IPAddressDeny")
+	// systemd lets a packet through when its address matches
+	// IPAddressAllow=, whatever IPAddressDeny= says: a broad allow entry
+	// ("any", a /8) would void the deny list. Only single addresses (the
+	// resolver) may be excepted.
+	for _, a := range u.words("Service", "IPAddressAllow") {
+		addr, err := netip.ParseAddr(a)
+		if err != nil {
+			p, perr := netip.ParsePrefix(a)
+			if perr != nil || p.Bits() != p.Addr().BitLen() {
+				t.Errorf("IPAddressAllow=%s: want single addresses only (an allow entry overrides the deny list)", a)
+			}
+			continue
+		}
+		if !addr.IsLoopback() && !addr.IsPrivate() {
+			t.Errorf("IPAddressAllow=%s: a public address needs no exception", a)
+		}
+	}
+	var prefixes []netip.Prefix
+	for _, d := range deny {
+		switch d {
+		case "localhost":
+			prefixes = append(prefixes, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
+		case "link-local":
+			prefixes = append(prefixes, netip.MustParsePrefix("169.254.0.0/16"), netip.MustParsePrefix("fe80::/10"))
+		case "multicast":
+			prefixes = append(prefixes, netip.MustParsePrefix("224.0.0.0/4"), netip.MustParsePrefix("ff00::/8"))
+		case "any":
+			t.Errorf("IPAddressDeny=any would cut the crawler off")
+		default:
+			p, err := netip.ParsePrefix(d)
+			if err != nil {
+				t.Errorf("IPAddressDeny entry %q: %v", d, err)
+				continue
+			}
+			prefixes = append(prefixes, p)
+		}
+	}
+	// Addresses an attacker would point a hostname at.
+	for _, s := range []string{
+		"127.0.0.2", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254",
+		"100.64.0.1", "0.0.0.0", "::1", "fd00::1", "fe80::1", "::ffff:127.0.0.1", "224.0.0.1",
+	} {
+		a := netip.MustParseAddr(s)
+		if !slices.ContainsFunc(prefixes, func(p netip.Prefix) bool { return p.Contains(a) }) {
+			t.Errorf("IPAddressDeny does not cover %s", s)
+		}
+	}
+	for _, s := range []string{"1.1.1.1", "9.9.9.9", "2a01:4f8::1"} {
+		a := netip.MustParseAddr(s)
+		if slices.ContainsFunc(prefixes, func(p netip.Prefix) bool { return p.Contains(a) }) {
+			t.Errorf("IPAddressDeny blocks the public address %s", s)
+		}
+	}
+
+	// A pass cut short by its budget (exit 3) is not a failure, and the
+	// unit's own timeout leaves room for the default budget.
+	if st := u.words("Service", "SuccessExitStatus"); !slices.Contains(st, "3") {
+		t.Errorf("SuccessExitStatus=%q: want 3 (pass cut short by its budget)", st)
+	}
+	timeout, err := parseSystemdSpan(u.one(t, "Service", "TimeoutStartSec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := config.Default().Crawl.Duration.D() + config.Default().Crawl.CheckTimeout.D()
+	if timeout <= budget {
+		t.Errorf("TimeoutStartSec %s does not leave room for the pass budget and the last checks (%s)", timeout, budget)
+	}
+}
+
+// parseSystemdSpan parses the time spans these units use ("2h30min", "5min").
+func parseSystemdSpan(s string) (time.Duration, error) {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "min", "m"), " ", "")
+	return time.ParseDuration(s)
+}
+
+func TestSystemdTimers(t *testing.T) {
+	for _, name := range []string{"observer-crawl.timer", "observer-site.timer"} {
+		u := parseUnit(t, filepath.Join("systemd", name))
+		target := u.one(t, "Timer", "Unit")
+		if want := strings.TrimSuffix(name, ".timer") + ".service"; target != want {
+			t.Errorf("%s: Unit=%s, want %s", name, target, want)
+		}
+		if _, err := os.Stat(filepath.Join("systemd", target)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if u.one(t, "Timer", "OnCalendar") == "" {
+			t.Errorf("%s: no OnCalendar", name)
+		}
+		if !slices.Contains(u["Install"]["WantedBy"], "timers.target") {
+			t.Errorf("%s: WantedBy=%q, want timers.target", name, u["Install"]["WantedBy"])
+		}
+	}
+	// The crawl timer's interval must exceed the pass budget, or passes
+	// queue up behind each other.
+	u := parseUnit(t, filepath.Join("systemd", "observer-crawl.timer"))
+	m := regexp.MustCompile(`^\*-\*-\* 00/([0-9]+):[0-9]{2}:[0-9]{2}$`).FindStringSubmatch(u.one(t, "Timer", "OnCalendar"))
+	if m == nil {
+		t.Fatalf("observer-crawl.timer: OnCalendar %q is not of the form *-*-* 00/H:MM:SS", u.one(t, "Timer", "OnCalendar"))
+	}
+	hours, _ := strconv.Atoi(m[1])
+	if every := time.Duration(hours) * time.Hour; every <= config.Default().Crawl.Duration.D() {
+		t.Errorf("crawl every %s, but a pass may take %s", every, config.Default().Crawl.Duration.D())
+	}
+}
+
+// nginxBlock is one block of an nginx configuration file.
+type nginxBlock struct {
+	head       string
+	directives []string
+	children   []*nginxBlock
+}
+
+// parseNginx splits the configuration into blocks and directives, honouring
+// quotes and comments. It reports unbalanced braces and directives without
+// their semicolon.
+func parseNginx(src string) (*nginxBlock, []error) {
+	root := &nginxBlock{head: "main"}
+	stack := []*nginxBlock{root}
+	var errs []error
+	var cur strings.Builder
+	line := 1
+	inQuote := byte(0)
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c == '\n' {
+			line++
+		}
+		switch {
+		case inQuote != 0:
+			if c == inQuote && src[i-1] != '\\' {
+				inQuote = 0
+			}
+			cur.WriteByte(c)
+		case c == '"' || c == '\'':
+			inQuote = c
+			cur.WriteByte(c)
+		case c == '#':
+			for i+1 < len(src) && src[i+1] != '\n' {
+				i++
+			}
+		case c == '{':
+			b := &nginxBlock{head: strings.Join(strings.Fields(cur.String()), " ")}
+			top := stack[len(stack)-1]
+			top.children = append(top.children, b)
+			stack = append(stack, b)
+			cur.Reset()
+		case c == '}':
+			if rest := strings.TrimSpace(cur.String()); rest != "" {
+				errs = append(errs, fmt.Errorf("line %d: %q lacks its semicolon", line, rest))
+			}
+			if len(stack) == 1 {
+				return root, append(errs, fmt.Errorf("line %d: unbalanced }", line))
+			}
+			stack = stack[:len(stack)-1]
+			cur.Reset()
+		case c == ';':
+			top := stack[len(stack)-1]
+			top.directives = append(top.directives, strings.Join(strings.Fields(cur.String()), " "))
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	if inQuote != 0 {
+		errs = append(errs, errors.New("unterminated quote"))
+	}
+	if len(stack) != 1 {
+		errs = append(errs, fmt.Errorf("%d unclosed blocks", len(stack)-1))
+	}
+	if rest := strings.TrimSpace(cur.String()); rest != "" {
+		errs = append(errs, fmt.Errorf("trailing %q lacks its semicolon", rest))
+	}
+	return root, errs
+}
+
+func (b *nginxBlock) directive(name string) []string {
+	var out []string
+	for _, d := range b.directives {
+		if w := strings.Fields(d); len(w) > 0 && w[0] == name {
+			out = append(out, strings.Join(w[1:], " "))
+		}
+	}
+	return out
+}
+
+func TestNginxServerBlock(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("nginx", "observer.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, errs := parseNginx(string(src))
+	for _, err := range errs {
+		t.Errorf("nginx/observer.conf: %v", err)
+	}
+	var site *nginxBlock
+	for _, s := range root.children {
+		if s.head == "server" && slices.ContainsFunc(s.directive("listen"), func(l string) bool { return strings.Contains(l, "ssl") }) {
+			site = s
+		}
+	}
+	if site == nil {
+		t.Fatal("no TLS server block")
+	}
+	if r := site.directive("root"); len(r) != 1 || filepath.Base(r[0]) != "public" {
+		t.Errorf("root %q: want the site's public/ directory", r)
+	}
+	if a := site.directive("autoindex"); len(a) != 1 || a[0] != "off" {
+		t.Errorf("autoindex %q: want off", a)
+	}
+	if e := site.directive("error_page"); len(e) != 1 || !strings.HasSuffix(e[0], "/404.html") {
+		t.Errorf("error_page %q: want the site's 404.html", e)
+	}
+	gzipTypes := strings.Fields(strings.Join(site.directive("gzip_types"), " "))
+	for _, typ := range []string{"text/csv", "application/atom+xml", "text/plain", "application/json"} {
+		if !slices.Contains(gzipTypes, typ) {
+			t.Errorf("gzip_types lacks %s", typ)
+		}
+	}
+	headers := strings.Join(site.directive("add_header"), "\n")
+	for _, h := range []string{"X-Content-Type-Options", "Content-Security-Policy", "Referrer-Policy"} {
+		if !strings.Contains(headers, h) {
+			t.Errorf("no %s header", h)
+		}
+	}
+
+	// Each list and feed extension gets its exact type and a short cache
+	// lifetime.
+	types := map[string]string{}
+	for _, loc := range site.children {
+		// nginx drops the server's add_header lines in a location that has
+		// its own: the security headers would vanish there.
+		if len(loc.directive("add_header")) > 0 {
+			t.Errorf("%s has add_header lines: the server's security headers would not apply there", loc.head)
+		}
+		m := regexp.MustCompile(`^location ~ \\\.(\w+)\$$`).FindStringSubmatch(loc.head)
+		if m == nil {
+			continue
+		}
+		emptyTypes := slices.ContainsFunc(loc.children, func(b *nginxBlock) bool { return b.head == "types" && len(b.directives) == 0 })
+		if dt := loc.directive("default_type"); len(dt) == 1 && !emptyTypes {
+			t.Errorf("%s: default_type without an empty types block is ignored for known extensions", loc.head)
+		} else if len(dt) == 1 {
+			types[m[1]] = dt[0]
+		}
+		if ex := loc.directive("expires"); len(ex) != 1 || !regexp.MustCompile(`^[0-9]+m$`).MatchString(ex[0]) {
+			t.Errorf("%s: expires %q, want minutes", loc.head, ex)
+		}
+	}
+	want := map[string]string{"atom": "application/atom+xml", "csv": "text/csv", "txt": "text/plain", "json": "application/json"}
+	for ext, typ := range want {
+		if types[ext] != typ {
+			t.Errorf(".%s served as %q, want %q", ext, types[ext], typ)
+		}
+	}
+	charset := strings.Fields(strings.Join(site.directive("charset_types"), " "))
+	for _, typ := range []string{"text/csv", "application/atom+xml", "text/plain"} {
+		if !slices.Contains(charset, typ) {
+			t.Errorf("charset_types lacks %s: it would be served without charset=utf-8", typ)
+		}
+	}
+}
+
+func TestNginxParserCatchesMistakes(t *testing.T) {
+	for _, bad := range []string{
+		"server { listen 80 }",
+		"server { location / { root /x; }",
+		"server { root /x; } }",
+		"server { root \"/x; }",
+		"server { root /x; } listen 80",
+	} {
+		if _, errs := parseNginx(bad); len(errs) == 0 {
+			t.Errorf("parseNginx accepted %q", bad)
+		}
+	}
+	root, errs := parseNginx("# a { comment\nserver { add_header X \"a;b{\"; location / { expires 1m; } }\n")
+	if len(errs) > 0 || len(root.children) != 1 || len(root.children[0].children) != 1 ||
+		root.children[0].directive("add_header")[0] != `X "a;b{"` {
+		t.Errorf("parseNginx misread comments or quotes: %+v %v", root.children, errs)
+	}
+}
+
+// workflow is the part of a GitHub Actions workflow the test reads.
+type workflow struct {
+	Name string `yaml:"name"`
+	On   struct {
+		Schedule []struct {
+			Cron string `yaml:"cron"`
+		} `yaml:"schedule"`
+		WorkflowDispatch *struct {
+			Inputs map[string]struct {
+				Description string `yaml:"description"`
+				Required    bool   `yaml:"required"`
+				Default     string `yaml:"default"`
+			} `yaml:"inputs"`
+		} `yaml:"workflow_dispatch"`
+	} `yaml:"on"`
+	Permissions map[string]string `yaml:"permissions"`
+	Concurrency struct {
+		Group            string `yaml:"group"`
+		CancelInProgress bool   `yaml:"cancel-in-progress"`
+	} `yaml:"concurrency"`
+	Jobs map[string]struct {
+		RunsOn         string            `yaml:"runs-on"`
+		Needs          any               `yaml:"needs"`
+		TimeoutMinutes int               `yaml:"timeout-minutes"`
+		Permissions    map[string]string `yaml:"permissions"`
+		Env            map[string]string `yaml:"env"`
+		Environment    struct {
+			Name string `yaml:"name"`
+			URL  string `yaml:"url"`
+		} `yaml:"environment"`
+		Concurrency struct {
+			Group            string `yaml:"group"`
+			CancelInProgress bool   `yaml:"cancel-in-progress"`
+		} `yaml:"concurrency"`
+		Steps []struct {
+			ID   string            `yaml:"id"`
+			Name string            `yaml:"name"`
+			Uses string            `yaml:"uses"`
+			Run  string            `yaml:"run"`
+			With map[string]string `yaml:"with"`
+			If   string            `yaml:"if"`
+		} `yaml:"steps"`
+	} `yaml:"jobs"`
+}
+
+func TestWorkflow(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", ".github", "workflows", "observer.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w workflow
+	if err := yaml.UnmarshalWithOptions(src, &w, yaml.Strict()); err != nil {
+		// Strict: a key this struct does not know is a typo until the
+		// struct learns it.
+		t.Fatalf("observer.yml: %v", err)
+	}
+	if len(w.On.Schedule) == 0 || len(strings.Fields(w.On.Schedule[0].Cron)) != 5 {
+		t.Errorf("schedule %+v: want one five-field cron entry", w.On.Schedule)
+	}
+	if w.On.WorkflowDispatch == nil {
+		t.Error("no workflow_dispatch trigger")
+	}
+	if w.Permissions["contents"] != "read" || len(w.Permissions) != 1 {
+		t.Errorf("workflow permissions %v: want contents: read only", w.Permissions)
+	}
+	if w.Concurrency.Group == "" || w.Concurrency.CancelInProgress {
+		t.Errorf("concurrency %+v: want a group that never cancels a running crawl", w.Concurrency)
+	}
+
+	crawl, ok := w.Jobs["crawl"]
+	if !ok {
+		t.Fatal("no crawl job")
+	}
+	if crawl.Permissions["contents"] != "write" || len(crawl.Permissions) != 1 {
+		t.Errorf("crawl job permissions %v: want contents: write only", crawl.Permissions)
+	}
+	// The pass's budget must end well before the job is killed, or the run
+	// loses its commit to the data branch.
+	budget, err := time.ParseDuration(w.On.WorkflowDispatch.Inputs["duration"].Default)
+	if err != nil {
+		t.Fatalf("duration input: %v", err)
+	}
+	if !strings.Contains(crawl.Env["CRAWL_DURATION"], "'"+w.On.WorkflowDispatch.Inputs["duration"].Default+"'") {
+		t.Errorf("CRAWL_DURATION %q does not default to the duration input's default", crawl.Env["CRAWL_DURATION"])
+	}
+	if job := time.Duration(crawl.TimeoutMinutes) * time.Minute; job < budget+20*time.Minute {
+		t.Errorf("crawl job timeout %s leaves less than 20 minutes after the %s budget", job, budget)
+	}
+	var uses, runs []string
+	restore, save := -1, -1
+	for i, s := range crawl.Steps {
+		if s.Uses != "" {
+			if !regexp.MustCompile(`^[\w.-]+/[\w.-]+@v\d+$`).MatchString(s.Uses) {
+				t.Errorf("step %q uses %q: want owner/action@vN", s.Name, s.Uses)
+			}
+			uses = append(uses, s.Uses[:strings.Index(s.Uses, "@")])
+		}
+		runs = append(runs, s.Run)
+		if strings.Contains(s.Run, "git worktree add") {
+			restore = i
+		}
+		if strings.Contains(s.Run, "git push origin HEAD:refs/heads/data") {
+			save = i
+			if s.If == "" {
+				t.Error("the save step must also run after a failed crawl")
+			}
+		}
+		switch s.Uses[:max(strings.Index(s.Uses, "@"), 0)] {
+		case "actions/setup-go":
+			if s.With["go-version-file"] != "go.mod" {
+				t.Errorf("setup-go with %v: want go-version-file: go.mod", s.With)
+			}
+		case "actions/upload-pages-artifact":
+			if s.With["path"] != "public" {
+				t.Errorf("upload-pages-artifact path %q, want public", s.With["path"])
+			}
+		}
+	}
+	for _, a := range []string{"actions/checkout", "actions/setup-go", "actions/upload-pages-artifact"} {
+		if !slices.Contains(uses, a) {
+			t.Errorf("crawl job does not use %s", a)
+		}
+	}
+	all := strings.Join(runs, "\n")
+	crawlAt := strings.Index(all, "observer crawl")
+	if crawlAt < 0 || !strings.Contains(all, `|| rc=$?`) || !strings.Contains(all, `-ne 3`) {
+		t.Error("the crawl step must run observer crawl and accept exit code 3 (cut short by its budget)")
+	}
+	if restore < 0 || save < 0 || restore > save {
+		t.Errorf("want data/ restored (step %d) before it is saved (step %d)", restore, save)
+	}
+	if !strings.Contains(all, "make site") {
+		t.Error("the crawl job does not build the site")
+	}
+
+	deploy, ok := w.Jobs["deploy"]
+	if !ok {
+		t.Fatal("no deploy job")
+	}
+	if deploy.Needs != "crawl" {
+		t.Errorf("deploy needs %v, want crawl", deploy.Needs)
+	}
+	if deploy.Permissions["pages"] != "write" || deploy.Permissions["id-token"] != "write" || len(deploy.Permissions) != 2 {
+		t.Errorf("deploy permissions %v: want pages: write and id-token: write only", deploy.Permissions)
+	}
+	if deploy.Environment.Name != "github-pages" {
+		t.Errorf("deploy environment %q, want github-pages", deploy.Environment.Name)
+	}
+	if len(deploy.Steps) != 1 || !strings.HasPrefix(deploy.Steps[0].Uses, "actions/deploy-pages@") {
+		t.Errorf("deploy steps %+v: want actions/deploy-pages", deploy.Steps)
+	}
+}
+
+func TestMakeDeployRefusesWithoutTarget(t *testing.T) {
+	makeBin, err := exec.LookPath("make")
+	if err != nil {
+		t.Fatal("make is needed to run the project's targets:", err)
+	}
+	dir := t.TempDir()
+	mk, err := filepath.Abs(filepath.Join("..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(makeBin, "-s", "-f", mk, "-C", dir, "deploy", "DEPLOY_TARGET=")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if err == nil {
+		t.Fatal("make deploy with an empty DEPLOY_TARGET succeeded")
+	}
+	if !strings.Contains(stderr.String(), "set DEPLOY_TARGET") {
+		t.Errorf("make deploy's message %q does not say what to set", stderr.String())
+	}
+	// With a target but nothing built, it refuses too rather than
+	// publishing an empty site (and deleting the published one).
+	cmd = exec.Command(makeBin, "-s", "-f", mk, "-C", dir, "deploy", "DEPLOY_TARGET="+filepath.Join(dir, "out"))
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil {
+		t.Fatal("make deploy without public/ succeeded")
+	}
+	if !strings.Contains(stderr.String(), "make site") {
+		t.Errorf("make deploy's message %q does not say to build first", stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+		t.Error("make deploy created the target without a site to publish")
+	}
+}
+
+func TestDemoScriptSyntax(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bash, "-n", filepath.Join("..", "scripts", "demo.sh")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bash -n scripts/demo.sh: %v\n%s", err, out)
+	}
+	// It refuses to empty a directory it does not own.
+	cmd := exec.Command(bash, filepath.Join("..", "scripts", "demo.sh"))
+	cmd.Env = append(os.Environ(), "DEMO_DIR=/", "OBSERVER=/bin/true", "FEDISIM=/bin/true")
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "refusing DEMO_DIR=/") {
+		t.Errorf("demo.sh with DEMO_DIR=/: err %v, output %q; want a refusal", err, out)
+	}
+}
