@@ -21,4 +21,4 @@ echo "installing:$want" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
 # shellcheck disable=SC2086 # word splitting of the package list is intended
-apt-get install -y --no-install-recommends $want
+apt-get install -y $want

@@ -1,0 +1,118 @@
+package build
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSplitFrontMatter(t *testing.T) {
+	cases := []struct {
+		src, body string
+		want      map[string]any
+		err       string
+	}{
+		{src: "no front matter", body: "no front matter", want: map[string]any{}},
+		{src: "---\ntitle: Hi\ntags: [a, b]\n---\nbody\n", body: "body\n", want: map[string]any{"title": "Hi", "tags": []any{"a", "b"}}},
+		{src: "+++\ntitle = \"Hi\"\n+++\r\nbody", body: "body", want: map[string]any{"title": "Hi"}},
+		{src: "\xef\xbb\xbf---\r\ntitle: BOM\r\n---\r\nx", body: "x", want: map[string]any{"title": "BOM"}},
+		{src: "---\n---\n", body: "", want: map[string]any{}},
+		{src: "---\ntitle: x\n", err: "no closing --- line"},
+		{src: "+++\ntitle = \n+++\n", err: "front matter"},
+		{src: "----\nnot front matter", body: "----\nnot front matter", want: map[string]any{}},
+	}
+	for _, c := range cases {
+		fm, body, err := splitFrontMatter([]byte(c.src))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: err %v, want %q", c.src, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", c.src, err)
+			continue
+		}
+		if string(body) != c.body {
+			t.Errorf("%q: body %q, want %q", c.src, body, c.body)
+		}
+		if len(fm) != len(c.want) {
+			t.Errorf("%q: front matter %v, want %v", c.src, fm, c.want)
+		}
+		for k, v := range c.want {
+			if s, ok := v.(string); ok && fm[k] != s {
+				t.Errorf("%q: %s = %v, want %v", c.src, k, fm[k], v)
+			}
+		}
+	}
+}
+
+func TestFrontMatterFields(t *testing.T) {
+	for _, src := range []string{
+		"---\ntitle: T\ndescription: D\ndate: 2024-05-01T10:00:00+02:00\ndraft: true\nweight: 3\nextra: 1\n---\n",
+		"+++\ntitle = \"T\"\ndescription = \"D\"\ndate = 2024-05-01T10:00:00+02:00\ndraft = true\nweight = 3\nextra = 1\n+++\n",
+	} {
+		p, err := parsePage("x.md", []byte(src), newMarkdown(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Title != "T" || p.Description != "D" || !p.Draft || p.Weight != 3 || p.Params["extra"] == nil ||
+			!p.Date.Equal(time.Date(2024, 5, 1, 8, 0, 0, 0, time.UTC)) {
+			t.Errorf("%q: %+v", src, p)
+		}
+	}
+	if _, err := parsePage("x.md", []byte("---\ndraft: maybe\n---\n"), newMarkdown(false)); err == nil {
+		t.Error("draft: maybe was accepted")
+	}
+	if _, err := parsePage("x.md", []byte("---\ndate: yesterday\n---\n"), newMarkdown(false)); err == nil {
+		t.Error("date: yesterday was accepted")
+	}
+}
+
+func TestInertCell(t *testing.T) {
+	for in, want := range map[string]string{
+		"=1+1": "'=1+1", "+1": "'+1", "-1": "'-1", "@x": "'@x", "\tx": "'\tx", "\rx": "'\rx",
+		"plain": "plain", "": "", "a=b": "a=b",
+	} {
+		if got := inertCell(in); got != want {
+			t.Errorf("inertCell(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzFrontMatter(f *testing.F) {
+	for _, s := range []string{"---\ntitle: x\n---\nbody", "+++\ntitle = 1\n+++\n", "---\n", "+++", "---\n- a\n---\n", "---\r\n: :\r\n---"} {
+		f.Add([]byte(s))
+	}
+	md := newMarkdown(false)
+	f.Fuzz(func(t *testing.T, src []byte) {
+		fm, body, err := splitFrontMatter(src)
+		if err != nil {
+			return
+		}
+		if fm == nil {
+			t.Fatal("nil front matter without error")
+		}
+		if len(body) > len(src) {
+			t.Fatal("body longer than the source")
+		}
+		parsePage("f.md", src, md) // must not panic
+	})
+}
+
+func FuzzSoftwareSlug(f *testing.F) {
+	for _, s := range []string{"mastodon", "", "../../etc/passwd", "<script>", ".hidden", "Ünïcödé", "a/b\\c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		slug := softwareSlug(s)
+		if slug == "" || len(slug) > 64 || slug[0] == '.' || slug[0] == '-' {
+			t.Fatalf("softwareSlug(%q) = %q", s, slug)
+		}
+		for _, r := range slug {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+				t.Fatalf("softwareSlug(%q) = %q has %q", s, slug, r)
+			}
+		}
+	})
+}
