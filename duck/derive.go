@@ -1,5 +1,471 @@
 package duck
 
-// derivedViews lists the views over the derived state (state, transitions,
-// live, new, stats). Placeholder until the derivations land.
-func (s *Store) derivedViews(p ViewParams) ([]view, error) { return nil, nil }
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fediverse-observer/observer/config"
+)
+
+// The materialised derived state under data/derived. Every file carries the
+// generation of the derivation step that wrote it; manifest.json, replaced
+// last and atomically, names the files of the current generation, so a crash
+// at any point leaves the previous generation in force and the next step
+// simply redoes the work (overwriting the orphans of the crashed one).
+const (
+	manifestFile   = "manifest.json"
+	transitionsDir = "transitions"
+	liveEventsDir  = "live_events"
+	lockFileName   = ".lock"
+)
+
+// DeriveOptions configures Derive.
+type DeriveOptions struct {
+	// State holds the thresholds of the state machine and the schedule. The
+	// zero value means config.Default().State.
+	State config.State
+	// Full rebuilds from every snapshot instead of folding only the files
+	// the previous derivation had not seen.
+	Full bool
+	// MemoryLimit, if set, becomes DuckDB's memory_limit (e.g. "1GB") for
+	// this Store, and operators beyond it spill into data/tmp.
+	MemoryLimit string
+}
+
+// DeriveReport says what a derivation did.
+type DeriveReport struct {
+	Full        bool   // whether this was a full rebuild
+	FullReason  string // why, when Full was not asked for
+	Generation  int64  // the generation now in force
+	Files       int    // snapshot files folded by this step
+	Hosts       int64  // hosts in the derived state
+	Transitions int64  // transitions found by this step
+	Duration    time.Duration
+}
+
+// manifest records which snapshot files the derived state folds, and where
+// that state is.
+type manifest struct {
+	Generation  int64     `json:"generation"`
+	DerivedAt   time.Time `json:"derived_at"`
+	Rules       string    `json:"rules"` // the thresholds the fold used; a change forces a full rebuild
+	State       string    `json:"state"` // paths relative to data/derived
+	Transitions []string  `json:"transitions"`
+	LiveEvents  []string  `json:"live_events"`
+	Checks      []string  `json:"checks"` // folded snapshot files, relative to the data directory
+	Discoveries []string  `json:"discoveries"`
+}
+
+// normalState returns st, or the defaults for the zero value, so callers
+// that only set Now (tests, tools) get the documented behaviour.
+func normalState(st config.State) config.State {
+	if st == (config.State{}) {
+		return config.Default().State
+	}
+	return st
+}
+
+// liveDays is the live window in whole days (at least one), the resolution
+// of the daily live counts.
+func liveDays(st config.State) int64 {
+	d := int64((st.LiveWindow.D() + 24*time.Hour - 1) / (24 * time.Hour))
+	return max(d, 1)
+}
+
+// rulesFingerprint names the thresholds the fold itself depends on. The
+// schedule is recomputed for every host at every step, so it is not part of
+// it.
+func rulesFingerprint(st config.State) string {
+	return fmt.Sprintf("failures_to_dead=%d dead_after=%s revive_after=%s live_days=%d",
+		st.FailuresToDead, st.DeadAfter.D(), st.ReviveAfter.D(), liveDays(st))
+}
+
+// foldParams are the values substituted for {{name}} in the fold's SQL.
+// They are numbers, so substitution cannot inject anything.
+func foldParams(st config.State) *strings.Replacer {
+	us := func(d config.Duration) string { return strconv.FormatInt(d.D().Microseconds(), 10) }
+	return strings.NewReplacer(
+		"{{failures_to_dead}}", strconv.Itoa(st.FailuresToDead),
+		"{{dead_after_us}}", us(st.DeadAfter),
+		"{{revive_after_us}}", us(st.ReviveAfter),
+		"{{live_days}}", strconv.FormatInt(liveDays(st), 10),
+		"{{warmup_us}}", us(st.Warmup),
+		"{{discovery_delay_us}}", strconv.FormatInt(max(st.DiscoveryDelay.D().Microseconds(), 1), 10),
+		"{{active_us}}", us(st.ActiveInterval),
+		"{{active_jitter_us}}", us(st.ActiveJitter),
+		"{{inactive_us}}", us(st.InactiveInterval),
+		"{{inactive_jitter_us}}", us(st.InactiveJitter),
+	)
+}
+
+// Derive folds the snapshot files not yet folded into the derived state
+// under data/derived, or rebuilds it from every snapshot when opts.Full is
+// set (or when there is no previous state, its thresholds differ, or a new
+// file holds a check older than its host's last folded check, which the fold
+// could not place in order). Only the files listed at the start are folded,
+// so a crawl writing meanwhile loses nothing: its later files are folded next
+// time. Derivations of one data directory are serialised by a lock file.
+func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, error) {
+	start := time.Now()
+	st := normalState(opts.State)
+	rep := DeriveReport{}
+	derived := s.path(DerivedDir)
+	for _, d := range []string{derived, s.path(TmpDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return rep, fmt.Errorf("derive: %w", err)
+		}
+	}
+	unlock, err := lockFile(filepath.Join(derived, lockFileName))
+	if err != nil {
+		return rep, fmt.Errorf("derive: lock %s: %w", derived, err)
+	}
+	defer unlock()
+
+	if opts.MemoryLimit != "" {
+		spill := filepath.ToSlash(s.path(TmpDir, "duckdb-spill"))
+		for _, stmt := range []string{
+			"SET memory_limit = " + sqlString(opts.MemoryLimit),
+			"SET temp_directory = " + sqlString(spill),
+			"SET preserve_insertion_order = false",
+		} {
+			if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+				return rep, fmt.Errorf("derive: %s: %w", stmt, err)
+			}
+		}
+	}
+
+	old, err := s.readManifest()
+	if err != nil {
+		return rep, err
+	}
+	checks, err := s.listSnapshots(ChecksDir)
+	if err != nil {
+		return rep, err
+	}
+	discoveries, err := s.listSnapshots(DiscoveriesDir)
+	if err != nil {
+		return rep, err
+	}
+	rules := rulesFingerprint(st)
+	full := opts.Full
+	switch {
+	case full:
+	case old == nil:
+		full, rep.FullReason = true, "no previous derivation"
+	case old.Rules != rules:
+		full, rep.FullReason = true, "state thresholds changed"
+	}
+
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("derive: duckdb connection: %w", err)
+	}
+	defer conn.Close()
+	defer dropFoldTables(conn)
+
+	var newChecks, newDiscoveries []string
+	for {
+		if full {
+			newChecks, newDiscoveries = checks, discoveries
+		} else {
+			newChecks, newDiscoveries = notIn(checks, old.Checks), notIn(discoveries, old.Discoveries)
+			if len(newChecks) == 0 && len(newDiscoveries) == 0 {
+				rep.Generation = old.Generation
+				rep.Duration = time.Since(start)
+				return rep, s.countHosts(ctx, conn, old, &rep)
+			}
+		}
+		if err := s.defineFoldInputs(ctx, conn, full, old, newChecks, newDiscoveries); err != nil {
+			return rep, err
+		}
+		if full {
+			break
+		}
+		late, err := lateChecks(ctx, conn)
+		if err != nil {
+			return rep, err
+		}
+		if !late {
+			break
+		}
+		full, rep.FullReason = true, "a new file holds checks older than already folded ones"
+		s.log.Info("derive: falling back to a full derivation", "reason", rep.FullReason)
+	}
+	rep.Full = full
+	rep.Files = len(newChecks) + len(newDiscoveries)
+
+	params := foldParams(st)
+	for _, name := range []string{"fold_runs.sql", "transitions.sql", "live_events.sql", "state.sql"} {
+		if _, err := conn.ExecContext(ctx, params.Replace(sqlFile(name))); err != nil {
+			return rep, fmt.Errorf("derive (%s): %w", strings.TrimSuffix(name, ".sql"), err)
+		}
+	}
+
+	next := &manifest{Rules: rules, DerivedAt: time.Now().UTC(), Checks: checks, Discoveries: discoveries}
+	if old != nil {
+		next.Generation = old.Generation + 1
+		if !full {
+			next.Transitions = slices.Clone(old.Transitions)
+			next.LiveEvents = slices.Clone(old.LiveEvents)
+			// Files that were folded stay folded even if they have since
+			// been removed from the snapshots.
+			next.Checks = union(old.Checks, newChecks)
+			next.Discoveries = union(old.Discoveries, newDiscoveries)
+		}
+	} else {
+		next.Generation = 1
+	}
+	if full {
+		next.Checks, next.Discoveries = checks, discoveries
+	}
+	gen := fmt.Sprintf("%08d", next.Generation)
+	next.State = "state-" + gen + ".parquet"
+	if err := s.copyAtomically(ctx, conn, "SELECT * FROM fold_state ORDER BY host", filepath.Join(derived, next.State)); err != nil {
+		return rep, fmt.Errorf("derive: write %s: %w", next.State, err)
+	}
+	for _, out := range []struct {
+		table, dir, order string
+		list              *[]string
+		count             *int64
+	}{
+		{"fold_transitions", transitionsDir, "checked_at, host, to_state", &next.Transitions, &rep.Transitions},
+		{"fold_live_events", liveEventsDir, "day", &next.LiveEvents, nil},
+	} {
+		var n int64
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+out.table).Scan(&n); err != nil {
+			return rep, fmt.Errorf("derive: count %s: %w", out.table, err)
+		}
+		if out.count != nil {
+			*out.count = n
+		}
+		if n == 0 {
+			continue
+		}
+		rel := out.dir + "/" + gen + ".parquet"
+		query := fmt.Sprintf("SELECT * FROM %s ORDER BY %s", out.table, out.order)
+		if err := s.copyAtomically(ctx, conn, query, filepath.Join(derived, filepath.FromSlash(rel))); err != nil {
+			return rep, fmt.Errorf("derive: write %s: %w", rel, err)
+		}
+		*out.list = append(*out.list, rel)
+	}
+	if err := s.writeManifest(next); err != nil {
+		return rep, err
+	}
+	s.collectGarbage(old, next)
+	rep.Generation = next.Generation
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_state").Scan(&rep.Hosts); err != nil {
+		return rep, fmt.Errorf("derive: count hosts: %w", err)
+	}
+	rep.Duration = time.Since(start)
+	s.log.Info("derived", "generation", rep.Generation, "full", rep.Full, "files", rep.Files,
+		"hosts", rep.Hosts, "transitions", rep.Transitions, "duration", rep.Duration)
+	return rep, nil
+}
+
+// defineFoldInputs defines the fold's inputs on conn: new_checks and
+// new_discoveries over exactly the listed files, and carry, the previous
+// state (empty for a full derivation).
+func (s *Store) defineFoldInputs(ctx context.Context, conn *sql.Conn, full bool, old *manifest, checks, discoveries []string) error {
+	carry := "SELECT * FROM (" + sqlFile("state_empty.sql") + ")"
+	if !full {
+		carry = "SELECT * FROM read_parquet(" + sqlString(s.derivedPath(old.State)) + ")"
+	}
+	stmts := []string{
+		"CREATE OR REPLACE TEMP VIEW new_checks AS " + s.snapshotSource(checks, "checks_schema",
+			"host, checked_at, outcome, pass_id, moved_to, peers_fetched, software, version, users, active_month, open_registrations, name, description"),
+		"CREATE OR REPLACE TEMP VIEW new_discoveries AS " + s.snapshotSource(discoveries, "discoveries_schema",
+			"host, discovered_at, via"),
+		"CREATE OR REPLACE TEMP VIEW carry AS " + carry,
+	}
+	for _, stmt := range stmts {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("derive: %w", err)
+		}
+	}
+	// Reading the schema of every file now makes a corrupt or truncated file
+	// fail here, with DuckDB's message naming it, before any work is done.
+	for _, v := range []string{"new_checks", "new_discoveries", "carry"} {
+		if _, err := conn.ExecContext(ctx, "SELECT * FROM "+v+" LIMIT 0"); err != nil {
+			return fmt.Errorf("derive: read %s: %w", v, err)
+		}
+	}
+	return nil
+}
+
+// snapshotSource selects columns from exactly the given files (relative to
+// the data directory), or from the empty schema table when there are none.
+func (s *Store) snapshotSource(files []string, schemaTable, columns string) string {
+	if len(files) == 0 {
+		return fmt.Sprintf("SELECT %s FROM %s", columns, schemaTable)
+	}
+	quoted := make([]string, len(files))
+	for i, f := range files {
+		quoted[i] = sqlString(filepath.ToSlash(s.path(filepath.FromSlash(f))))
+	}
+	return fmt.Sprintf("SELECT %s FROM read_parquet([%s], union_by_name = true)", columns, strings.Join(quoted, ", "))
+}
+
+// lateChecks reports whether a new check is not later than its host's last
+// folded check: the incremental fold can only append to a host's history.
+func lateChecks(ctx context.Context, conn *sql.Conn) (bool, error) {
+	var late bool
+	err := conn.QueryRowContext(ctx, `
+		SELECT CASE
+		    WHEN (SELECT min(checked_at) FROM new_checks) > (SELECT max(last_checked_at) FROM carry) THEN false
+		    ELSE EXISTS (SELECT 1 FROM new_checks n JOIN carry c USING (host) WHERE n.checked_at <= c.last_checked_at)
+		END`).Scan(&late)
+	if err != nil {
+		return false, fmt.Errorf("derive: %w", err)
+	}
+	return late, nil
+}
+
+func dropFoldTables(conn *sql.Conn) {
+	for _, stmt := range []string{
+		"DROP TABLE IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
+		"DROP TABLE IF EXISTS fold_transitions", "DROP TABLE IF EXISTS fold_run_states",
+		"DROP VIEW IF EXISTS fold_runs", "DROP VIEW IF EXISTS carry",
+		"DROP VIEW IF EXISTS new_checks", "DROP VIEW IF EXISTS new_discoveries",
+	} {
+		conn.ExecContext(context.Background(), stmt)
+	}
+}
+
+// countHosts fills rep.Hosts from the state in force.
+func (s *Store) countHosts(ctx context.Context, conn *sql.Conn, m *manifest, rep *DeriveReport) error {
+	err := conn.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet("+sqlString(s.derivedPath(m.State))+")").Scan(&rep.Hosts)
+	if err != nil {
+		return fmt.Errorf("derive: read %s: %w", m.State, err)
+	}
+	return nil
+}
+
+// listSnapshots lists a snapshot kind's files, relative to the data
+// directory with forward slashes, sorted. Temporary files live in data/tmp
+// and are never listed.
+func (s *Store) listSnapshots(kind string) ([]string, error) {
+	matches, err := filepath.Glob(filepath.Join(s.dir, kind, "*", "*.parquet"))
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", kind, err)
+	}
+	out := make([]string, 0, len(matches))
+	for _, m := range matches {
+		rel, err := filepath.Rel(s.dir, m)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", kind, err)
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// derivedPath is the slash path of a file named relative to data/derived.
+func (s *Store) derivedPath(rel string) string {
+	return filepath.ToSlash(s.path(DerivedDir, filepath.FromSlash(rel)))
+}
+
+// readManifest returns the manifest in force, or nil before the first
+// derivation.
+func (s *Store) readManifest() (*manifest, error) {
+	path := s.path(DerivedDir, manifestFile)
+	b, err := os.ReadFile(path)
+	if isNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("read %s: %w (delete data/derived to rebuild it)", path, err)
+	}
+	if m.State == "" || m.Generation < 1 {
+		return nil, fmt.Errorf("read %s: no state file named (delete data/derived to rebuild it)", path)
+	}
+	return &m, nil
+}
+
+// writeManifest replaces the manifest atomically: written into data/tmp,
+// synced, renamed over the old one.
+func (s *Store) writeManifest(m *manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("derive: manifest: %w", err)
+	}
+	final := s.path(DerivedDir, manifestFile)
+	tmp := s.path(TmpDir, fmt.Sprintf("%d-%s", os.Getpid(), manifestFile))
+	defer os.Remove(tmp)
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("derive: write manifest: %w", err)
+	}
+	if err := syncFile(tmp); err != nil {
+		return fmt.Errorf("derive: write manifest: %w", err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return fmt.Errorf("derive: write manifest: %w", err)
+	}
+	if err := syncDir(filepath.Dir(final)); err != nil {
+		return fmt.Errorf("derive: write manifest: %w", err)
+	}
+	return nil
+}
+
+// collectGarbage removes derived files named by neither the new manifest nor
+// the previous one. The previous generation's files stay, so a reader that
+// defined its views just before this step can still read them.
+func (s *Store) collectGarbage(old, next *manifest) {
+	keep := map[string]bool{}
+	for _, m := range []*manifest{old, next} {
+		if m == nil {
+			continue
+		}
+		keep[m.State] = true
+		for _, f := range append(slices.Clone(m.Transitions), m.LiveEvents...) {
+			keep[f] = true
+		}
+	}
+	for _, pattern := range []string{"state-*.parquet", transitionsDir + "/*.parquet", liveEventsDir + "/*.parquet"} {
+		matches, _ := filepath.Glob(filepath.Join(s.path(DerivedDir), filepath.FromSlash(pattern)))
+		for _, m := range matches {
+			rel, err := filepath.Rel(s.path(DerivedDir), m)
+			if err != nil || keep[filepath.ToSlash(rel)] {
+				continue
+			}
+			if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
+				s.log.Warn("derive: remove stale file", "file", m, "err", err)
+			}
+		}
+	}
+}
+
+// notIn returns the elements of all (sorted) not in done.
+func notIn(all, done []string) []string {
+	seen := make(map[string]bool, len(done))
+	for _, d := range done {
+		seen[d] = true
+	}
+	var out []string
+	for _, a := range all {
+		if !seen[a] {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// union returns the sorted union of two lists.
+func union(a, b []string) []string {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

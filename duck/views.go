@@ -10,11 +10,16 @@ import (
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/fediverse-observer/observer/config"
 )
 
 // ViewParams are what time-relative views are computed for.
 type ViewParams struct {
 	Now time.Time // the moment live and new are computed for
+	// State holds the list windows (live_window, new_window, warmup); the
+	// zero value means config.Default().State.
+	State config.State
 }
 
 // view is one named relation of the query surface.

@@ -1,0 +1,292 @@
+package duck_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/duck"
+)
+
+// t0 is the start of every hand-written history.
+var t0 = time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+
+const day = 24 * time.Hour
+
+// ev is one event of a hand-written history: a check (outcome set) or a
+// discovery (outcome empty), at t0 plus at.
+type ev struct {
+	host    string
+	at      time.Duration
+	outcome observer.Outcome
+	movedTo string
+}
+
+func alive(host string, at time.Duration) ev { return ev{host, at, observer.OutcomeAlive, ""} }
+func fail(host string, at time.Duration) ev  { return ev{host, at, observer.OutcomeUnreachable, ""} }
+func moving(host string, at time.Duration, to string) ev {
+	return ev{host, at, observer.OutcomeMoving, to}
+}
+func moved(host string, at time.Duration, to string) ev { return ev{host, at, observer.OutcomeMoved, to} }
+func optedOut(host string, at time.Duration) ev        { return ev{host, at, observer.OutcomeOptedOut, ""} }
+func discover(host string, at time.Duration) ev        { return ev{host, at, "", ""} }
+
+// series repeats make(host, at) every step from start, count times.
+func series(make func(string, time.Duration) ev, host string, start, step time.Duration, count int) []ev {
+	var out []ev
+	for i := range count {
+		out = append(out, make(host, start+time.Duration(i)*step))
+	}
+	return out
+}
+
+func concat(parts ...[]ev) []ev { return slices.Concat(parts...) }
+
+// write records a history as one pass's snapshot files.
+func write(t testing.TB, s *duck.Store, pass string, evs []ev) {
+	t.Helper()
+	ctx := context.Background()
+	w, err := s.NewWriter(pass, duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		at := t0.Add(e.at)
+		if e.outcome == "" {
+			if err := w.Discover(ctx, observer.Discovery{Host: e.host, DiscoveredAt: at, Via: observer.ViaSeed}); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		c := observer.Check{Host: e.host, CheckedAt: at, Outcome: e.outcome, MovedTo: e.movedTo, PassID: pass}
+		if e.outcome == observer.OutcomeAlive {
+			c.Software, c.Version, c.Name, c.Users = "mastodon", "4.3.0", "Name of "+e.host, users(int64(len(e.host)))
+			c.PeersFetched = true
+		}
+		if err := w.Record(ctx, observer.Result{Check: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func derive(t testing.TB, s *duck.Store, st config.State, full bool) duck.DeriveReport {
+	t.Helper()
+	rep, err := s.Derive(context.Background(), duck.DeriveOptions{State: st, Full: full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func views(t testing.TB, s *duck.Store, now time.Time) {
+	t.Helper()
+	if err := s.CreateViews(context.Background(), duck.ViewParams{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// strings runs a query whose single column is text.
+func texts(t testing.TB, s *duck.Store, q string) []string {
+	t.Helper()
+	rows, err := s.Query(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprint(vals[0]))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// offset renders a time as days (and hours) after t0, so expectations read
+// like the histories.
+const offsetSQL = `(CASE WHEN %[1]s IS NULL THEN '-' ELSE
+	'd' || (datediff('hour', TIMESTAMP '2026-01-05 12:00:00', %[1]s) // 24)::VARCHAR
+	|| CASE WHEN datediff('hour', TIMESTAMP '2026-01-05 12:00:00', %[1]s) %% 24 <> 0
+	        THEN 'h' || (datediff('hour', TIMESTAMP '2026-01-05 12:00:00', %[1]s) %% 24)::VARCHAR ELSE '' END END)`
+
+func offset(col string) string { return fmt.Sprintf(offsetSQL, col) }
+
+func stateOf(t testing.TB, s *duck.Store, host string) string {
+	t.Helper()
+	got := texts(t, s, fmt.Sprintf("SELECT state || coalesce(' ' || moved_to, '') || ' since ' || %s FROM state WHERE host = '%s'", offset("since"), host))
+	if len(got) != 1 {
+		t.Fatalf("state of %s: %d rows", host, len(got))
+	}
+	return got[0]
+}
+
+func transitionsOf(t testing.TB, s *duck.Store, host string) []string {
+	t.Helper()
+	return texts(t, s, fmt.Sprintf(`SELECT from_state || '>' || to_state || coalesce(' ' || moved_to, '') || ' ' || %s
+		FROM transitions WHERE host = '%s' ORDER BY checked_at, to_state`, offset("checked_at"), host))
+}
+
+func TestState(t *testing.T) {
+	const h = "a.example"
+	cases := []struct {
+		name        string
+		history     []ev
+		state       string
+		transitions []string
+	}{
+		{"discovered_without_checks_stays_discovered",
+			[]ev{discover(h, 0)},
+			"discovered since d0", nil},
+		{"first_alive_check_makes_discovered_live",
+			[]ev{discover(h, 0), alive(h, day)},
+			"live since d1", []string{"discovered>live d1"}},
+		{"live_stays_live_while_alive",
+			series(alive, h, 0, day, 5),
+			"live since d0", []string{"discovered>live d0"}},
+		{"dying_after_first_failure_of_live_host",
+			[]ev{alive(h, 0), fail(h, day)},
+			"dying since d1", []string{"discovered>live d0", "live>dying d1"}},
+		{"dying_then_alive_is_live",
+			[]ev{alive(h, 0), fail(h, day), fail(h, 2*day), alive(h, 3*day)},
+			"live since d3", []string{"discovered>live d0", "live>dying d1", "dying>live d3"}},
+		{"dead_after_more_than_6_failures_and_7_days",
+			concat([]ev{alive(h, 0)}, series(fail, h, day, day, 8)),
+			"dead since d8", []string{"discovered>live d0", "live>dying d1", "dying>dead d8"}},
+		{"not_dead_after_many_failures_within_7_days",
+			concat([]ev{alive(h, 0)}, series(fail, h, day, 6*time.Hour, 24)),
+			"dying since d1", []string{"discovered>live d0", "live>dying d1"}},
+		{"not_dead_after_7_days_with_only_6_failures",
+			concat([]ev{alive(h, 0)}, series(fail, h, day, 2*day, 6)),
+			"dying since d1", []string{"discovered>live d0", "live>dying d1"}},
+		{"dead_on_the_check_that_meets_both_thresholds",
+			concat([]ev{alive(h, 0)}, series(fail, h, day, 2*day, 7)),
+			"dead since d13", []string{"discovered>live d0", "live>dying d1", "dying>dead d13"}},
+		{"dead_stays_dead_on_more_failures",
+			concat([]ev{alive(h, 0)}, series(fail, h, day, day, 20)),
+			"dead since d8", []string{"discovered>live d0", "live>dying d1", "dying>dead d8"}},
+		{"discovered_failing_stays_discovered",
+			concat([]ev{discover(h, 0)}, series(fail, h, 0, day, 5)),
+			"discovered since d0", nil},
+		{"discovered_never_alive_becomes_dead",
+			concat([]ev{discover(h, 0)}, series(fail, h, 0, day, 8)),
+			"dead since d7", []string{"discovered>dead d7"}},
+		{"dead_then_alive_is_reviving",
+			concat([]ev{alive(h, 0)}, series(fail, h, day, day, 8), []ev{alive(h, 9 * day)}),
+			"reviving since d9", []string{"discovered>live d0", "live>dying d1", "dying>dead d8", "dead>reviving d9"}},
+		{"reviving_becomes_live_after_7_days",
+			concat([]ev{alive(h, 0)}, series(fail, h, day, day, 8), series(alive, h, 9*day, day, 8)),
+			"live since d16", []string{"discovered>live d0", "live>dying d1", "dying>dead d8", "dead>reviving d9", "reviving>live d16"}},
+		{"reviving_stays_reviving_before_7_days",
+			concat([]ev{alive(h, 0)}, series(fail, h, day, day, 8), series(alive, h, 9*day, day, 7)),
+			"reviving since d9", []string{"discovered>live d0", "live>dying d1", "dying>dead d8", "dead>reviving d9"}},
+		{"reviving_failure_goes_back_to_dying",
+			concat([]ev{alive(h, 0)}, series(fail, h, day, day, 8), []ev{alive(h, 9 * day), fail(h, 10*day)}),
+			"dying since d10", []string{"discovered>live d0", "live>dying d1", "dying>dead d8", "dead>reviving d9", "reviving>dying d10"}},
+		{"dead_discovered_host_first_alive_is_reviving",
+			concat([]ev{discover(h, 0)}, series(fail, h, 0, day, 8), []ev{alive(h, 8 * day)}),
+			"reviving since d8", []string{"discovered>dead d7", "dead>reviving d8"}},
+		{"moving_on_temporary_redirect",
+			[]ev{alive(h, 0), moving(h, day, "b.example")},
+			"moving b.example since d1", []string{"discovered>live d0", "live>moving b.example d1"}},
+		{"moving_persisting_becomes_moved",
+			concat([]ev{alive(h, 0)}, series(func(h string, at time.Duration) ev { return moving(h, at, "b.example") }, h, day, day, 8)),
+			"moved b.example since d8", []string{"discovered>live d0", "live>moving b.example d1", "moving>moved b.example d8"}},
+		{"moving_then_alive_is_live",
+			[]ev{alive(h, 0), moving(h, day, "b.example"), alive(h, 2*day)},
+			"live since d2", []string{"discovered>live d0", "live>moving b.example d1", "moving>live d2"}},
+		{"moving_then_failure_is_dying",
+			[]ev{alive(h, 0), moving(h, day, "b.example"), fail(h, 2*day)},
+			"dying since d2", []string{"discovered>live d0", "live>moving b.example d1", "moving>dying d2"}},
+		{"moved_at_once_on_permanent_redirect",
+			[]ev{alive(h, 0), moved(h, day, "b.example")},
+			"moved b.example since d1", []string{"discovered>live d0", "live>moved b.example d1"}},
+		{"moved_failing_stays_moved",
+			concat([]ev{alive(h, 0), moved(h, day, "b.example")}, series(fail, h, 2*day, day, 10)),
+			"moved b.example since d1", []string{"discovered>live d0", "live>moved b.example d1"}},
+		{"moved_then_alive_is_live",
+			[]ev{alive(h, 0), moved(h, day, "b.example"), alive(h, 2*day)},
+			"live since d2", []string{"discovered>live d0", "live>moved b.example d1", "moved>live d2"}},
+		{"moved_target_follows_the_latest_redirect",
+			[]ev{alive(h, 0), moving(h, day, "b.example"), moved(h, 2*day, "c.example")},
+			"moved c.example since d2", []string{"discovered>live d0", "live>moving b.example d1", "moving>moved c.example d2"}},
+		{"opted_out_at_once",
+			[]ev{alive(h, 0), optedOut(h, day)},
+			"opted_out since d1", []string{"discovered>live d0", "live>opted_out d1"}},
+		{"opted_out_then_allowed_follows_normal_rules",
+			[]ev{alive(h, 0), optedOut(h, day), alive(h, 2*day)},
+			"live since d2", []string{"discovered>live d0", "live>opted_out d1", "opted_out>live d2"}},
+		{"opted_out_then_failure_is_dying",
+			[]ev{alive(h, 0), optedOut(h, day), fail(h, 2*day)},
+			"dying since d2", []string{"discovered>live d0", "live>opted_out d1", "opted_out>dying d2"}},
+		{"never_alive_opted_out_then_failing_is_discovered",
+			[]ev{optedOut(h, 0), fail(h, day)},
+			"discovered since d1", []string{"discovered>opted_out d0", "opted_out>discovered d1"}},
+	}
+	// All histories live in one data directory, one host each, derived
+	// three ways: all at once; folded in three steps; rebuilt in full after
+	// the steps. Each rule is then checked on its host in every way.
+	hostOf := func(name string) string { return strings.ReplaceAll(name, "_", "-") + ".example" }
+	withHost := func(evs []ev, host string) []ev {
+		out := slices.Clone(evs)
+		for i := range out {
+			out[i].host = host
+		}
+		return out
+	}
+	st := config.Default().State
+	whole := openStore(t, t.TempDir())
+	steps := openStore(t, t.TempDir())
+	var all []ev
+	var chunks [3][]ev
+	for _, tc := range cases {
+		evs := withHost(tc.history, hostOf(tc.name))
+		all = append(all, evs...)
+		n := len(evs)
+		chunks[0] = append(chunks[0], evs[:n/3]...)
+		chunks[1] = append(chunks[1], evs[n/3:2*n/3]...)
+		chunks[2] = append(chunks[2], evs[2*n/3:]...)
+	}
+	write(t, whole, "p0", all)
+	derive(t, whole, st, false)
+	views(t, whole, t0.Add(30*day))
+	for i, chunk := range chunks {
+		write(t, steps, fmt.Sprintf("p%d", i), chunk)
+		if rep := derive(t, steps, st, false); rep.Full != (i == 0) {
+			t.Fatalf("step %d: full = %v", i, rep.Full)
+		}
+	}
+	views(t, steps, t0.Add(30*day))
+	rebuilt := openStore(t, steps.Dir())
+	if rep := derive(t, rebuilt, st, true); !rep.Full {
+		t.Fatal("full derivation was not full")
+	}
+	views(t, rebuilt, t0.Add(30*day))
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, way := range []struct {
+				name string
+				s    *duck.Store
+			}{{"whole", whole}, {"stepwise", steps}, {"rebuilt", rebuilt}} {
+				if got := stateOf(t, way.s, hostOf(tc.name)); got != tc.state {
+					t.Errorf("%s: state = %q, want %q", way.name, got, tc.state)
+				}
+				if got := transitionsOf(t, way.s, hostOf(tc.name)); !slices.Equal(got, tc.transitions) {
+					t.Errorf("%s: transitions =\n  %s\nwant\n  %s", way.name, strings.Join(got, "\n  "), strings.Join(tc.transitions, "\n  "))
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,58 @@
+package duck
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// derivedViews lists the views over the materialised derived state: state,
+// transitions, live, new, stats_software, stats_daily and stats. They read
+// the Parquet files of the last derivation (never the snapshots), so they
+// show what the last Derive folded; `observer sql` and `observer build`
+// derive first. live and new are computed for p.Now.
+func (s *Store) derivedViews(p ViewParams) ([]view, error) {
+	st := normalState(p.State)
+	m, err := s.readManifest()
+	if err != nil {
+		return nil, err
+	}
+	stateSource := "(" + sqlFile("state_empty.sql") + ")"
+	transitionsSource := "(SELECT NULL::VARCHAR AS host, NULL::VARCHAR AS from_state, NULL::VARCHAR AS to_state, " +
+		"NULL::TIMESTAMP AS checked_at, NULL::VARCHAR AS moved_to, NULL::VARCHAR AS pass_id WHERE false)"
+	eventsSource := "(SELECT NULL::DATE AS day, NULL::BIGINT AS delta WHERE false)"
+	if m != nil {
+		stateSource = "read_parquet(" + sqlString(s.derivedPath(m.State)) + ")"
+		if len(m.Transitions) > 0 {
+			transitionsSource = "read_parquet(" + s.derivedList(m.Transitions) + ")"
+		}
+		if len(m.LiveEvents) > 0 {
+			eventsSource = "read_parquet(" + s.derivedList(m.LiveEvents) + ")"
+		}
+	}
+	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
+	r := strings.NewReplacer(
+		"{{now}}", "TIMESTAMP "+sqlString(p.Now.UTC().Format("2006-01-02 15:04:05.999999")),
+		"{{live_window_us}}", us(st.LiveWindow.D()),
+		"{{new_window_us}}", us(st.NewWindow.D()),
+		"{{warmup_us}}", us(st.Warmup.D()),
+		"{{live_days}}", strconv.FormatInt(liveDays(st), 10),
+		"{{state_source}}", stateSource,
+		"{{transitions_source}}", transitionsSource,
+		"{{live_events_source}}", eventsSource,
+	)
+	var out []view
+	for _, name := range []string{"state", "transitions", "live", "new", "stats_software", "stats_daily", "stats"} {
+		out = append(out, view{name, strings.TrimSpace(r.Replace(sqlFile("view_" + name + ".sql")))})
+	}
+	return out, nil
+}
+
+// derivedList is a SQL list literal of files named relative to data/derived.
+func (s *Store) derivedList(files []string) string {
+	quoted := make([]string, len(files))
+	for i, f := range files {
+		quoted[i] = sqlString(s.derivedPath(f))
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}

@@ -1,0 +1,15 @@
+-- fold_live_events: how the number of listed-live hosts changes per day,
+-- from this step's checks: +1 on the day an alive check opens a stretch of
+-- live-list coverage, -1 on the day after the previous stretch ended
+-- (live_days after its last alive day). Stretches still open are closed by
+-- the stats_daily view from state.last_alive_at. Summed per day, so each
+-- step's file holds at most one row per day.
+CREATE OR REPLACE TEMP TABLE fold_live_events AS
+SELECT day, sum(delta)::BIGINT AS delta
+FROM (
+    SELECT unnest(live_starts) AS day, 1 AS delta FROM fold_run_states WHERE len(live_starts) > 0
+    UNION ALL
+    SELECT unnest(live_ends), -1 FROM fold_run_states WHERE len(live_ends) > 0
+)
+GROUP BY day
+HAVING sum(delta) <> 0

@@ -1,0 +1,120 @@
+-- fold_state: the derived state after this step, one row per known host (a
+-- host is known once discovered or checked). Carried hosts without new checks
+-- keep their fold fields; hosts with new checks take them from their last
+-- run. Columns (see docs/data.md): state and since (the last change of
+-- state, or discovery), moved_to (for moving and moved), the discovery
+-- (earliest discovered_at over discoveries and checks, via of the earliest
+-- discovery), check counts and times, the latest alive check's facts, and
+-- next_check_at, the schedule:
+--   never checked: at discovered_at while the observer is young (discovered
+--     within warmup of its first record), else discovered_at plus a
+--     hash-uniform delay in [0, discovery_delay);
+--   live, reviving, dying, moving, discovered (checked, never alive):
+--     last_checked_at + active_interval ± active_jitter;
+--   dead, moved, opted_out: last_checked_at + inactive_interval ± inactive_jitter.
+-- The jitter is md5(host ':' checks), so it is deterministic and the same on
+-- every DuckDB version (hash() is not stable across versions).
+CREATE OR REPLACE TEMP TABLE fold_state AS
+WITH last_run AS (
+    SELECT host, class, n, run_start, pre, end_state, last_row
+    FROM fold_run_states
+    QUALIFY row_number() OVER (PARTITION BY host ORDER BY run_id DESC) = 1
+), new_agg AS (
+    SELECT host,
+        count(*) AS checks,
+        min(checked_at) AS first_checked_at,
+        max(checked_at) FILTER (WHERE peers_fetched) AS last_peers_at,
+        min(checked_at) FILTER (WHERE outcome = 'alive') AS first_alive_at,
+        max(checked_at) FILTER (WHERE outcome = 'alive') AS last_alive_at,
+        arg_max({'software': software, 'version': version, 'users': users, 'active_month': active_month,
+                 'open_registrations': open_registrations, 'name': name, 'description': description},
+                row(checked_at, pass_id, software, version, name)) FILTER (WHERE outcome = 'alive') AS facts,
+        arg_max({'target': moved_to}, row(checked_at, pass_id, moved_to))
+            FILTER (WHERE outcome IN ('moving', 'moved')) AS redirect
+    FROM new_checks
+    GROUP BY host
+), new_disc AS (
+    SELECT host, min(discovered_at) AS via_at, arg_min(via, row(discovered_at, via)) AS via
+    FROM new_discoveries
+    GROUP BY host
+), hosts AS (
+    SELECT host FROM carry UNION SELECT host FROM new_agg UNION SELECT host FROM new_disc
+), merged AS (
+    SELECT h.host,
+        coalesce(lr.end_state, c.state, 'discovered') AS state,
+        least(c.discovered_at, d.via_at, a.first_checked_at) AS discovered_at,
+        CASE WHEN d.via_at IS NOT NULL AND (c.via_at IS NULL OR d.via_at < c.via_at OR (d.via_at = c.via_at AND d.via < c.via))
+             THEN d.via ELSE c.via END AS via,
+        least(c.via_at, d.via_at) AS via_at,
+        least(c.first_checked_at, a.first_checked_at) AS first_checked_at,
+        coalesce(lr.last_row.ts, c.last_checked_at) AS last_checked_at,
+        coalesce(lr.last_row.pass_id, c.last_pass_id) AS last_pass_id,
+        coalesce(lr.last_row.outcome, c.last_outcome) AS last_outcome,
+        coalesce(c.checks, 0) + coalesce(a.checks, 0) AS checks,
+        least(c.first_alive_at, a.first_alive_at) AS first_alive_at,
+        greatest(c.last_alive_at, a.last_alive_at) AS last_alive_at,
+        greatest(c.last_peers_at, a.last_peers_at) AS last_peers_at,
+        CASE WHEN a.facts IS NOT NULL THEN a.facts.software ELSE c.software END AS software,
+        CASE WHEN a.facts IS NOT NULL THEN a.facts.version ELSE c.version END AS version,
+        CASE WHEN a.facts IS NOT NULL THEN a.facts.users ELSE c.users END AS users,
+        CASE WHEN a.facts IS NOT NULL THEN a.facts.active_month ELSE c.active_month END AS active_month,
+        CASE WHEN a.facts IS NOT NULL THEN a.facts.open_registrations ELSE c.open_registrations END AS open_registrations,
+        CASE WHEN a.facts IS NOT NULL THEN a.facts.name ELSE c.name END AS name,
+        CASE WHEN a.facts IS NOT NULL THEN a.facts.description ELSE c.description END AS description,
+        CASE WHEN a.redirect IS NOT NULL THEN a.redirect.target ELSE c.redirect_to END AS redirect_to,
+        coalesce(lr.class, c.run_class) AS run_class,
+        coalesce(lr.n, c.run_n) AS run_n,
+        coalesce(lr.run_start, c.run_start) AS run_start,
+        coalesce(lr.pre, c.pre_run_state) AS pre_run_state,
+        coalesce(t.changed_at, c.changed_at) AS changed_at
+    FROM hosts h
+    LEFT JOIN carry c USING (host)
+    LEFT JOIN new_agg a USING (host)
+    LEFT JOIN new_disc d USING (host)
+    LEFT JOIN last_run lr USING (host)
+    LEFT JOIN (SELECT host, max(checked_at) AS changed_at FROM fold_transitions GROUP BY host) t USING (host)
+), observer AS (
+    SELECT min(discovered_at) AS start FROM merged
+)
+SELECT
+    host::VARCHAR AS host,
+    state::VARCHAR AS state,
+    coalesce(changed_at, discovered_at)::TIMESTAMP AS since,
+    (CASE WHEN state IN ('moving', 'moved') THEN redirect_to END)::VARCHAR AS moved_to,
+    discovered_at::TIMESTAMP AS discovered_at,
+    via::VARCHAR AS via,
+    via_at::TIMESTAMP AS via_at,
+    first_checked_at::TIMESTAMP AS first_checked_at,
+    last_checked_at::TIMESTAMP AS last_checked_at,
+    last_pass_id::VARCHAR AS last_pass_id,
+    last_outcome::VARCHAR AS last_outcome,
+    checks::BIGINT AS checks,
+    (CASE WHEN run_class = 'F' THEN run_n ELSE 0 END)::BIGINT AS failures,
+    first_alive_at::TIMESTAMP AS first_alive_at,
+    last_alive_at::TIMESTAMP AS last_alive_at,
+    last_peers_at::TIMESTAMP AS last_peers_at,
+    software::VARCHAR AS software,
+    version::VARCHAR AS version,
+    users::BIGINT AS users,
+    active_month::BIGINT AS active_month,
+    open_registrations::BOOLEAN AS open_registrations,
+    name::VARCHAR AS name,
+    description::VARCHAR AS description,
+    redirect_to::VARCHAR AS redirect_to,
+    run_class::VARCHAR AS run_class,
+    run_n::BIGINT AS run_n,
+    run_start::TIMESTAMP AS run_start,
+    pre_run_state::VARCHAR AS pre_run_state,
+    changed_at::TIMESTAMP AS changed_at,
+    (CASE
+        WHEN checks = 0 THEN
+            CASE WHEN discovered_at < (SELECT start FROM observer) + to_microseconds({{warmup_us}}) THEN discovered_at
+                 ELSE discovered_at + to_microseconds((md5_number_lower(host || ':0') % {{discovery_delay_us}})::BIGINT) END
+        WHEN state IN ('dead', 'moved', 'opted_out') THEN
+            last_checked_at + to_microseconds({{inactive_us}}
+                + (md5_number_lower(host || ':' || checks) % (2 * {{inactive_jitter_us}} + 1))::BIGINT - {{inactive_jitter_us}})
+        ELSE
+            last_checked_at + to_microseconds({{active_us}}
+                + (md5_number_lower(host || ':' || checks) % (2 * {{active_jitter_us}} + 1))::BIGINT - {{active_jitter_us}})
+    END)::TIMESTAMP AS next_check_at
+FROM merged

@@ -1,0 +1,10 @@
+-- live: the published list of running instances at {{now}}: hosts alive at
+-- least once in the live window before it, and neither opted out nor moved
+-- (so live, reviving, and dying or moving for less than the window), with
+-- what their latest alive check said. Sorted by host.
+SELECT host, state, software, version, users, active_month, open_registrations, name, description,
+    discovered_at, first_alive_at, last_alive_at
+FROM state
+WHERE last_alive_at >= {{now}} - to_microseconds({{live_window_us}})
+  AND state NOT IN ('opted_out', 'moved')
+ORDER BY host
