@@ -1,0 +1,262 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl"
+	"github.com/fediverse-observer/observer/hostname"
+)
+
+var testAt = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func testExpect() expect {
+	return expect{id: 7, req: wireRequest{ID: 7, Host: "a.social", CheckedAt: testAt, PassID: "p1", FetchPeers: true}, elapsed: 5 * time.Second}
+}
+
+func goodResult() (observer.Result, crawl.Trace) {
+	users := int64(12)
+	open := true
+	r := observer.Result{
+		Check: observer.Check{
+			Host: "a.social", CheckedAt: testAt, Outcome: observer.OutcomeAlive, HTTPStatus: 200,
+			Software: "mastodon", Version: "4.3.1", NodeInfoVersion: "2.0", Users: &users, OpenRegistrations: &open,
+			Name: "A <b>place</b> 🐘", Description: "for tests", PeersFetched: true, PeersCount: 3, NewPeersCount: 2,
+			DurationMS: 120, PassID: "p1",
+		},
+		Discoveries: []observer.Discovery{
+			{Host: "b.social", DiscoveredAt: testAt, Via: "a.social"},
+			{Host: "xn--caf-dma.social", DiscoveredAt: testAt, Via: "a.social"},
+		},
+		Bytes: 4096,
+	}
+	return r, crawl.Trace{Steps: []crawl.Step{{Method: "GET", URL: "https://a.social/robots.txt", Status: 404}, {Note: "decided alive"}}}
+}
+
+func TestResultRoundTrip(t *testing.T) {
+	r, tr := goodResult()
+	buf, dropped, err := encodeResult(7, r, tr)
+	if err != nil || dropped != 0 {
+		t.Fatalf("encode: %v, dropped %d", err, dropped)
+	}
+	w, err := decodeResult(buf)
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	got, gotTrace, err := w.validate(testExpect())
+	if err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	if !reflect.DeepEqual(got, r) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, r)
+	}
+	if !reflect.DeepEqual(gotTrace, tr) {
+		t.Errorf("trace round trip: %+v", gotTrace)
+	}
+}
+
+// Every forged field is rejected with a reason naming it.
+func TestValidateRejects(t *testing.T) {
+	cases := map[string]func(*observer.Result){
+		"outcome":          func(r *observer.Result) { r.Check.Outcome = "hacked" },
+		"asked for":        func(r *observer.Result) { r.Check.Host = "b.social" },
+		"checked_at":       func(r *observer.Result) { r.Check.CheckedAt = testAt.Add(time.Second) },
+		"pass_id":          func(r *observer.Result) { r.Check.PassID = "p2" },
+		"http_status":      func(r *observer.Result) { r.Check.HTTPStatus = -1 },
+		"name":             func(r *observer.Result) { r.Check.Name = strings.Repeat("x", 201) },
+		"description":      func(r *observer.Result) { r.Check.Description = "a\x00b" },
+		"software":         func(r *observer.Result) { r.Check.Software = strings.Repeat("é", 101) },
+		"error":            func(r *observer.Result) { r.Check.Error = strings.Repeat("e", maxErrorBytes+1) },
+		"moved_to":         func(r *observer.Result) { r.Check.MovedTo = "UPPER.social" },
+		"users":            func(r *observer.Result) { n := int64(-1); r.Check.Users = &n },
+		"local_posts":      func(r *observer.Result) { n := int64(maxCount + 1); r.Check.LocalPosts = &n },
+		"peers counts":     func(r *observer.Result) { r.Check.NewPeersCount = r.Check.PeersCount + 1 },
+		"duration_ms":      func(r *observer.Result) { r.Check.DurationMS = 3_600_000 },
+		"not a normalised": func(r *observer.Result) { r.Discoveries[0].Host = "10.0.0.1" },
+		"redirect":         func(r *observer.Result) { r.Discoveries[0].Via = observer.ViaRedirect },
+		"bytes":            func(r *observer.Result) { r.Bytes = maxBytes + 1 },
+	}
+	for name, mod := range cases {
+		t.Run(name, func(t *testing.T) {
+			r, tr := goodResult()
+			mod(&r)
+			buf, _, err := encodeResult(7, r, tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := decodeResult(buf)
+			if err == nil {
+				_, _, err = w.validate(testExpect())
+			}
+			if err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("err = %v, want one naming %q", err, name)
+			}
+		})
+	}
+	// A result for another request.
+	r, tr := goodResult()
+	buf, _, _ := encodeResult(8, r, tr)
+	w, _ := decodeResult(buf)
+	if _, _, err := w.validate(testExpect()); err == nil || !strings.Contains(err.Error(), "id") {
+		t.Errorf("wrong id accepted: %v", err)
+	}
+}
+
+func TestReadFrameLimits(t *testing.T) {
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], maxResultFrame+1)
+	if _, _, err := readFrame(bytes.NewReader(hdr[:]), maxResultFrame); !errors.Is(err, errFrameTooLarge) {
+		t.Errorf("oversized frame: %v", err)
+	}
+	if _, _, err := readFrame(bytes.NewReader([]byte{0, 0, 0, 0}), maxResultFrame); err == nil {
+		t.Errorf("empty frame accepted")
+	}
+	if _, _, err := readFrame(bytes.NewReader([]byte{0, 0, 0, 9, 'R', 1}), maxResultFrame); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("truncated frame: %v", err)
+	}
+	var b bytes.Buffer
+	writeFrame(&b, msgHello, []byte(`{"layers":[]}`))
+	if typ, p, err := readFrame(&b, maxRequestFrame); err != nil || typ != msgHello || string(p) != `{"layers":[]}` {
+		t.Errorf("frame round trip: %q %q %v", typ, p, err)
+	}
+}
+
+func TestKnownRoundTrip(t *testing.T) {
+	hosts := []string{"a.social", "", strings.Repeat("x", 300), "b.social"}
+	buf, n := appendKnown(nil, hosts, 1000)
+	if n != len(hosts) {
+		t.Fatalf("took %d of %d", n, len(hosts))
+	}
+	var got []string
+	if _, err := decodeKnown(buf, func(h []byte) { got = append(got, string(h)) }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != "a.social,b.social" {
+		t.Errorf("known hosts %v", got)
+	}
+	if _, err := decodeKnown([]byte{5, 'a'}, func([]byte) {}); err == nil {
+		t.Errorf("truncated known entry accepted")
+	}
+}
+
+func TestEncodeTrimsTrace(t *testing.T) {
+	r, _ := goodResult()
+	steps := make([]crawl.Step, 1000)
+	for i := range steps {
+		steps[i] = crawl.Step{Note: strings.Repeat("n", 5000) + "\x00"}
+	}
+	buf, _, err := encodeResult(7, r, crawl.Trace{Steps: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := decodeResult(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, tr, err := w.validate(testExpect()); err != nil || len(tr.Steps) != maxTraceSteps {
+		t.Errorf("trimmed trace: %d steps, %v", len(tr.Steps), err)
+	}
+}
+
+// FuzzDecode feeds arbitrary bytes to the orchestrator's and the checker's
+// decoders, frame by frame: nothing may panic, and whatever validates must
+// hold the promised properties.
+func FuzzDecode(f *testing.F) {
+	r, tr := goodResult()
+	res, _, _ := encodeResult(7, r, tr)
+	var seed bytes.Buffer
+	writeFrame(&seed, msgHello, []byte(`{"layers":[{"name":"seccomp","applied":true}]}`))
+	writeFrame(&seed, msgResult, res)
+	f.Add(seed.Bytes())
+	moved := r
+	moved.Check.Outcome, moved.Check.MovedTo = observer.OutcomeMoved, "c.social"
+	moved.Discoveries = []observer.Discovery{{Host: "c.social", Via: observer.ViaRedirect}}
+	res2, _, _ := encodeResult(7, moved, crawl.Trace{})
+	f.Add(frame(msgResult, res2))
+	known, _ := appendKnown(nil, []string{"a.social", "b.social"}, 100)
+	f.Add(append(frame(msgKnown, known), frame(msgKnownEnd, []byte{2})...))
+	f.Add(frame(msgRequest, []byte(`{"id":1,"host":"a.social","fetch_peers":true,"checked_at":"2026-11-21T12:00:00Z","pass_id":"p"}`)))
+	f.Add([]byte{0, 0, 0, 1, 'R'})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rd := bytes.NewReader(data)
+		for {
+			typ, payload, err := readFrame(rd, maxResultFrame)
+			if err != nil {
+				return
+			}
+			switch typ {
+			case msgResult:
+				w, err := decodeResult(payload)
+				if err != nil {
+					continue
+				}
+				got, _, err := w.validate(testExpect())
+				if err != nil {
+					continue
+				}
+				checkAccepted(t, got)
+				// What was accepted survives another trip unchanged.
+				again, _, err := encodeResult(7, got, crawl.Trace{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				w2, err := decodeResult(again)
+				if err != nil {
+					t.Fatalf("re-decode: %v", err)
+				}
+				got2, _, err := w2.validate(testExpect())
+				if err != nil || !reflect.DeepEqual(got, got2) {
+					t.Fatalf("re-validate: %v\n%+v\n%+v", err, got, got2)
+				}
+			case msgHello:
+				var rep Report
+				if strictJSON(payload, &rep) == nil && rep.validate() == nil && len(rep.Layers) > maxLayers {
+					t.Fatal("oversized report accepted")
+				}
+			case msgKnown:
+				decodeKnown(payload, func(h []byte) {
+					if len(h) == 0 {
+						t.Fatal("empty known host")
+					}
+				})
+			case msgRequest:
+				if q, err := decodeRequest(payload); err == nil {
+					if n, err := hostname.Normalize(q.Host); err != nil || n != q.Host {
+						t.Fatalf("request host %q accepted", q.Host)
+					}
+				}
+			}
+		}
+	})
+}
+
+func checkAccepted(t *testing.T, r observer.Result) {
+	t.Helper()
+	c := r.Check
+	if !c.Outcome.Valid() || c.Host != "a.social" || !c.CheckedAt.Equal(testAt) {
+		t.Fatalf("accepted check %+v", c)
+	}
+	for _, s := range []string{c.Error, c.Software, c.Version, c.NodeInfoVersion, c.Name, c.Description} {
+		if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+			t.Fatalf("accepted text %q", s)
+		}
+	}
+	for _, d := range r.Discoveries {
+		if n, err := hostname.Normalize(d.Host); err != nil || n != d.Host {
+			t.Fatalf("accepted discovery %q", d.Host)
+		}
+		if d.Via != c.Host && d.Via != observer.ViaRedirect || !d.DiscoveredAt.Equal(testAt) {
+			t.Fatalf("accepted discovery %+v", d)
+		}
+	}
+}
