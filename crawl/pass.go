@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -126,6 +127,9 @@ func byteText(n int64) string {
 // (checks then running are abandoned and not recorded; every check recorded
 // before stays recorded), or the sink fails (its error is returned).
 func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
+	if p.Checker == nil || p.Sink == nil {
+		return Summary{}, errors.New("crawl pass needs a Checker and a Sink")
+	}
 	log := p.Logger
 	if log == nil {
 		log = slog.Default()
