@@ -22,7 +22,10 @@ import (
 )
 
 // Data is what the builder needs from the derived state. Lists are streamed so
-// memory does not grow with the number of live hosts.
+// memory does not grow with the number of live hosts. Pages render in
+// parallel, so the methods may be called concurrently; a LiveInstances
+// stream may be started more than once per build (the lists, then any
+// template that ranges over .Data.Live).
 type Data interface {
 	// NewInstances yields the new instances, newest first (FirstAliveAt
 	// descending, then host ascending).

@@ -706,3 +706,62 @@ func TestShippedContentBuilds(t *testing.T) {
 		t.Error("home does not link the about page")
 	}
 }
+
+// TestWorkedExample builds the example of docs/theming.md.
+func TestWorkedExample(t *testing.T) {
+	site := writeTree(t, t.TempDir(), map[string]string{
+		"content/top.md": "---\ntitle: Top software\ndescription: The ten most common server programs among live instances.\nmenu: main\nweight: 20\nlayout: top.html\n---\nCounted over every instance that answered in the last week.\n",
+		"layouts/top.html": `{{ define "main" }}
+<article class="wrap prose">
+  <h1>{{ .Page.Title }}</h1>
+  {{ .Page.Content }}
+  <table>
+    <thead><tr><th scope="col">Software</th><th scope="col" class="num">Live</th><th scope="col" class="num">Median users</th></tr></thead>
+    <tbody>
+    {{- range sql "select software, count(*) as n, median(users) as users from live group by software order by n desc limit ?" 10 }}
+      <tr><td>{{ default "unknown" .software }}</td><td class="num">{{ formatInt .n }}</td><td class="num">{{ formatInt .users }}</td></tr>
+    {{- end }}
+    </tbody>
+  </table>
+</article>
+{{ end }}`,
+		"layouts/_partials/footer.html": `<footer class="site-footer"><div class="wrap">
+  <p>Run by {{ .Site.Contact }} · <a href="{{ .Site.FeedURL }}">Atom feed</a></p>
+</div></footer>`,
+	})
+	data := smallData()
+	data.QueryFunc = func(q string, args ...any) ([]map[string]any, error) {
+		return []map[string]any{{"software": "mastodon", "n": int64(12345), "users": 17.5}, {"software": nil, "n": int64(2), "users": nil}}, nil
+	}
+	cfg := testConfig()
+	cfg.Site.Contact = "ops@example.org"
+	out, _ := mustBuild(t, site, cfg, data)
+	top := read(t, filepath.Join(out, "top", "index.html"))
+	assertContains(t, "top/index.html", top, "<h1>Top software</h1>", "Counted over every instance",
+		"<td>mastodon</td><td class=\"num\">12\u202f345</td><td class=\"num\">17</td>", "<td>unknown</td>",
+		"Run by ops@example.org", `<a href="/top/" aria-current="page">Top software</a>`)
+}
+
+func TestStaleStagingIsRemoved(t *testing.T) {
+	parent := t.TempDir()
+	stale := filepath.Join(parent, ".public.build-123")
+	fresh := filepath.Join(parent, ".public.build-456")
+	for _, d := range []string{stale, fresh} {
+		if err := os.MkdirAll(filepath.Join(d, "x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(stale, old, old)
+	_, err := build.Build(context.Background(), build.Options{Config: testConfig(), SiteDir: t.TempDir(),
+		OutDir: filepath.Join(parent, "public"), Data: smallData(), Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stale staging directory still there: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a recent staging directory (maybe a concurrent build's) was removed: %v", err)
+	}
+}

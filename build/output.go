@@ -10,7 +10,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 )
 
 // output builds the new site in a staging directory beside the output
@@ -44,6 +46,7 @@ func newOutput(dir string) (*output, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("create output parent: %w", err)
 	}
+	removeStale(parent, "."+filepath.Base(dir)+".build-")
 	stage, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".build-")
 	if err != nil {
 		return nil, fmt.Errorf("create staging directory: %w", err)
@@ -54,6 +57,26 @@ func newOutput(dir string) (*output, error) {
 		return nil, fmt.Errorf("staging directory: %w", err)
 	}
 	return &output{dir: dir, stage: stage, files: map[string]string{}}, nil
+}
+
+// staleAfter is how old a staging directory must be before a build takes it
+// for the leftover of a crashed build (rather than a concurrent build's) and
+// removes it.
+const staleAfter = time.Hour
+
+func removeStale(parent, prefix string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAfter {
+			os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 // has reports whether rel was already produced (a static file replacing a
