@@ -177,6 +177,7 @@ func TestSystemdServicesAreHardened(t *testing.T) {
 				}
 			}
 			for _, p := range rw {
+				p = strings.TrimPrefix(p, "-") // optional path
 				if !filepath.IsAbs(p) || p == "/" {
 					t.Errorf("ReadWritePaths entry %q: want an absolute directory below /", p)
 				}
