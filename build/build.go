@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -246,9 +245,4 @@ func newOrder(a, b observer.Instance) int {
 		return c
 	}
 	return cmp.Compare(a.Host, b.Host)
-}
-
-func statOK(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
