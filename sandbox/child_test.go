@@ -149,6 +149,18 @@ func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (ob
 			f.Close()
 		}
 		report(err)
+	case "fds.social":
+		// The descriptors ≥ 3 that name files.
+		var files []string
+		entries, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range entries {
+			n, _ := strconv.Atoi(e.Name())
+			if link, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && n > 2 && strings.HasPrefix(link, "/") && !strings.HasPrefix(link, "/proc/") {
+				files = append(files, link)
+			}
+		}
+		r.Check.Outcome = observer.OutcomeError
+		r.Check.Error = "files: " + strings.Join(files, " ")
 	case "dial.social":
 		r.Check.Outcome = observer.OutcomeError
 		r.Check.Error = dialBoth(os.Getenv(envDial))

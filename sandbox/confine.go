@@ -114,12 +114,13 @@ func (r Report) validate() error {
 
 // Layer names, as they appear in a Report.
 const (
-	LayerNoFile   = "rlimit_nofile"
-	LayerCPU      = "rlimit_cpu"
-	LayerFSize    = "rlimit_fsize"
-	LayerMemory   = "memory_limit"
-	LayerNoNewPrv = "no_new_privs"
-	LayerSeccomp  = "seccomp"
-	LayerLandlock = "landlock"
-	LayerLLNet    = "landlock_net"
+	LayerInherited = "inherited_fds"
+	LayerNoFile    = "rlimit_nofile"
+	LayerCPU       = "rlimit_cpu"
+	LayerFSize     = "rlimit_fsize"
+	LayerMemory    = "memory_limit"
+	LayerNoNewPrv  = "no_new_privs"
+	LayerSeccomp   = "seccomp"
+	LayerLandlock  = "landlock"
+	LayerLLNet     = "landlock_net"
 )

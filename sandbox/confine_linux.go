@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -23,6 +24,7 @@ func Confine(opts ConfineOptions) (Report, error) {
 	opts.setDefaults()
 	var r Report
 	var errs []error
+	closeInherited(&r)
 	rlimit := func(name string, res int, soft, hard uint64, detail string) {
 		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: soft, Max: hard}); err != nil {
 			r.add(name, false, "%v", err)
@@ -77,6 +79,37 @@ func Confine(opts ConfineOptions) (Report, error) {
 		r.add(LayerSeccomp, true, "deny exec, ptrace, file writes, namespaces, non-IP sockets")
 	}
 	return r, errors.Join(errs...)
+}
+
+// closeInherited closes descriptors the checker inherited by accident:
+// files and sockets opened by C code in the orchestrator (DuckDB) without
+// O_CLOEXEC. Landlock and seccomp do not govern descriptors already open,
+// so one left open would be a way to write the database. The Go runtime's
+// own descriptors (epoll, eventfd, pipes) are not paths or sockets and stay.
+func closeInherited(r *Report) {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		r.add(LayerInherited, false, "list descriptors: %v", err)
+		return
+	}
+	var closed []string
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		link, err := os.Readlink("/proc/self/fd/" + e.Name())
+		if err != nil || !(strings.HasPrefix(link, "/") || strings.HasPrefix(link, "socket:")) {
+			continue
+		}
+		if strings.HasPrefix(link, "/proc/") {
+			continue // ReadDir's own descriptor
+		}
+		if unix.Close(fd) == nil {
+			closed = append(closed, fmt.Sprintf("%d %s", fd, link))
+		}
+	}
+	r.add(LayerInherited, true, "closed %d: %s", len(closed), clipText(strings.Join(closed, ", "), 200))
 }
 
 func applyLandlock(r *Report, errs *[]error, opts ConfineOptions) {

@@ -111,6 +111,28 @@ func TestConfinedChecker(t *testing.T) {
 	}
 }
 
+// A descriptor the orchestrator leaked (opened without O_CLOEXEC, as C code
+// may) is closed by a confined checker, and only by a confined one.
+func TestInheritedDescriptorClosed(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("confinement is Linux only")
+	}
+	leaked := filepath.Join(t.TempDir(), "leaked.db")
+	fd, err := unix.Open(leaked, unix.O_RDWR|unix.O_CREAT, 0o600) // no O_CLOEXEC
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	for _, confine := range []bool{false, true} {
+		p, _ := newPool(t, confine, nil)
+		r := check(t, p, "fds.social")
+		if has := strings.Contains(r.Check.Error, leaked); has == confine {
+			t.Errorf("confined=%v: checker's open files %q", confine, r.Check.Error)
+		}
+		p.Close()
+	}
+}
+
 // The same hostile checks unconfined succeed: the confined test's failures
 // come from the confinement, not from the fake.
 func TestUnconfinedControl(t *testing.T) {
