@@ -122,10 +122,11 @@ type Pool struct {
 	seq    atomic.Uint64
 	report Report
 
-	mu     sync.Mutex
-	procs  map[*proc]struct{}
-	closed bool
-	cgroup bool
+	mu        sync.Mutex
+	procs     map[*proc]struct{}
+	closed    bool
+	cgroup    bool   // put each checker in its own cgroup
+	cgroupWhy string // why not, if CgroupParent was set
 }
 
 var _ crawl.Checker = (*Pool)(nil)
@@ -145,6 +146,12 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 		idle:   make(chan *proc, opts.Size),
 		procs:  map[*proc]struct{}{},
 		cgroup: opts.CgroupParent != "",
+	}
+	if p.cgroup {
+		if why := notCgroup2(opts.CgroupParent); why != "" {
+			p.cgroup = false
+			p.cgroupWhy = why
+		}
 	}
 	pr, err := p.start()
 	if err != nil {
@@ -172,7 +179,7 @@ func (p *Pool) poolLayers() []Layer {
 	case p.opts.CgroupParent == "":
 		ls = append(ls, Layer{Name: "cgroup", Detail: "no cgroup parent configured"})
 	case !p.cgroup:
-		ls = append(ls, Layer{Name: "cgroup", Detail: "could not use " + p.opts.CgroupParent})
+		ls = append(ls, Layer{Name: "cgroup", Detail: clipText("could not use "+p.opts.CgroupParent+": "+p.cgroupWhy, 300)})
 	default:
 		ls = append(ls, Layer{Name: "cgroup", Applied: true, Detail: fmt.Sprintf("memory.max %d MiB under %s", p.opts.MemoryLimit>>20, p.opts.CgroupParent)})
 	}
@@ -366,10 +373,7 @@ func (p *Pool) start() (*proc, error) {
 	if p.useCgroup() {
 		dir, fd, err := p.makeCgroup()
 		if err != nil {
-			p.mu.Lock()
-			p.cgroup = false
-			p.mu.Unlock()
-			p.log.Warn("checker cgroup not used", "err", err)
+			p.noCgroup(err)
 		} else {
 			pr.cgroup, cgFD = dir, fd
 			cmd.SysProcAttr.UseCgroupFD = true
@@ -377,6 +381,21 @@ func (p *Pool) start() (*proc, error) {
 		}
 	}
 	err = cmd.Start()
+	if err != nil && cgFD != nil {
+		// The kernel may refuse CLONE_INTO_CGROUP (too old, or the
+		// directory is no cgroup): start without it from now on.
+		p.noCgroup(err)
+		pr.removeCgroup()
+		pr.cgroup = ""
+		cgFD.Close()
+		cgFD = nil
+		cmd = exec.Command(p.opts.Path, p.opts.Args...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+		cmd.Env = childEnv(p.opts.Env)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		pr.cmd = cmd
+		err = cmd.Start()
+	}
 	inR.Close()
 	outW.Close()
 	errW.Close()
@@ -494,6 +513,9 @@ func (pr *proc) check(ctx context.Context, id uint64, req wireRequest, deadline 
 	case <-ctx.Done():
 		pr.setWhy("pass interrupted")
 		return observer.Result{}, crawl.Trace{}, context.Cause(ctx)
+	case <-pr.done:
+		pr.setWhy("pool closed")
+		return observer.Result{}, crawl.Trace{}, errors.New("pool closed")
 	}
 }
 
@@ -640,6 +662,35 @@ func (pr *proc) cpuSeconds() float64 {
 	u, _ := strconv.ParseFloat(f[11], 64)
 	s, _ := strconv.ParseFloat(f[12], 64)
 	return (u + s) / 100 // USER_HZ is 100 on Linux
+}
+
+func (p *Pool) noCgroup(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cgroup {
+		p.cgroup = false
+		p.cgroupWhy = err.Error()
+		p.log.Warn("checker cgroups not used", "parent", p.opts.CgroupParent, "err", err)
+	}
+}
+
+// notCgroup2 says why dir cannot hold checker cgroups, or "".
+func notCgroup2(dir string) string {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return err.Error()
+	}
+	if st.Type != unix.CGROUP2_SUPER_MAGIC {
+		return "not a cgroup v2 directory"
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+	if err != nil {
+		return err.Error()
+	}
+	if !strings.Contains(" "+strings.TrimSpace(string(b))+" ", " memory ") {
+		return "memory controller not enabled in its cgroup.subtree_control"
+	}
+	return ""
 }
 
 func (p *Pool) useCgroup() bool {

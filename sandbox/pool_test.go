@@ -326,3 +326,35 @@ func TestNewPoolFailsOnBrokenChecker(t *testing.T) {
 		t.Fatal("NewPool succeeded with a checker that never says hello")
 	}
 }
+
+func layer(r sandbox.Report, name string) (sandbox.Layer, bool) {
+	for _, l := range r.Layers {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return sandbox.Layer{}, false
+}
+
+// A cgroup parent that cannot hold checker cgroups is reported, not fatal.
+func TestPoolCgroupFallback(t *testing.T) {
+	for _, dir := range []string{t.TempDir(), "/sys/fs/cgroup/unified"} {
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		sub, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+		usable := err == nil && strings.Contains(" "+strings.TrimSpace(string(sub))+" ", " memory ")
+		p, _ := newPool(t, false, func(o *sandbox.PoolOptions) { o.CgroupParent = dir })
+		l, ok := layer(p.Report(), "cgroup")
+		if !ok {
+			t.Fatalf("%s: no cgroup layer in %s", dir, p.Report())
+		}
+		if !usable && (l.Applied || !strings.Contains(l.Detail, "could not use")) {
+			t.Errorf("%s: unusable cgroup parent reported as %+v", dir, l)
+		}
+		if r := check(t, p, "pid.social"); r.Check.Outcome != observer.OutcomeAlive {
+			t.Errorf("%s: check failed: %s", dir, r.Check.Error)
+		}
+		p.Close()
+	}
+}
