@@ -40,42 +40,28 @@ func NewPeerList(known *KnownSet, maxNew int) *PeerList {
 	return &PeerList{known: known, max: maxNew}
 }
 
-// byteClass sorts entry bytes: 0 canonical (a-z0-9.-), 1 upper-case ASCII
-// letter, 2 anything else.
-var byteClass = func() (t [256]uint8) {
-	for i := range t {
-		c := byte(i)
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '.':
-		case c >= 'A' && c <= 'Z':
-			t[i] = 1
-		default:
-			t[i] = 2
-		}
-	}
-	return t
-}()
-
 // add queues one raw entry (nil for an entry that was not a string).
 func (p *PeerList) add(entry []byte) {
+	p.addClass(entry, parse.Class(entry))
+}
+
+// addClass queues an entry whose class (parse.ClassUpper, ClassOther) is
+// known. Entries in canonical form are looked up in the known set, with
+// upper-case ASCII letters lowered in the batch buffer; others go to
+// Normalize as they came.
+func (p *PeerList) addClass(entry []byte, class uint8) {
 	start := len(p.buf)
 	p.start[p.n] = start
 	p.buf = append(p.buf, entry...)
-	e := p.buf[start:]
-	// Entries in canonical form (upper-case ASCII letters are lowered in
-	// the batch buffer) are looked up; others go to Normalize as they came.
-	var class uint8
-	for _, c := range e {
-		class |= byteClass[c]
-	}
 	var h uint64
 	switch {
-	case len(e) == 0 || class >= 2:
+	case len(entry) == 0 || class&parse.ClassOther != 0:
 	case class == 0:
-		h = hashKey(e)
+		h = hashKey(p.buf[start:])
 	default:
+		e := p.buf[start:]
 		for i, c := range e {
-			if byteClass[c] == 1 {
+			if c >= 'A' && c <= 'Z' {
 				e[i] = c + ('a' - 'A')
 			}
 		}
@@ -137,7 +123,7 @@ func (p *PeerList) read(err error) error {
 // other shape is rejected with an error; entries added before the error
 // stay added, and callers discard the list.
 func (p *PeerList) ReadMastodon(r io.Reader) error {
-	return p.read(parse.StringArray(r, p.add))
+	return p.read(parse.StringArray(r, p.addClass))
 }
 
 // ReadMisskeyPage ingests one page of Misskey's POST

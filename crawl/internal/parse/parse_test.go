@@ -15,7 +15,12 @@ import (
 
 func collect(t testing.TB, r io.Reader) ([]string, error) {
 	var out []string
-	err := parse.StringArray(r, func(b []byte) { out = append(out, string(b)) })
+	err := parse.StringArray(r, func(b []byte, class uint8) {
+		if class != parse.Class(b) && b != nil {
+			t.Errorf("class of %q = %d, want %d", b, class, parse.Class(b))
+		}
+		out = append(out, string(b))
+	})
 	return out, err
 }
 
@@ -178,10 +183,15 @@ func FuzzParsePeers(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var mine [][]byte
-		err := parse.StringArray(bytes.NewReader(data), func(b []byte) { mine = append(mine, bytes.Clone(b)) })
+		err := parse.StringArray(bytes.NewReader(data), func(b []byte, class uint8) {
+			if class != parse.Class(b) && b != nil {
+				t.Fatalf("class of %q = %d, want %d", b, class, parse.Class(b))
+			}
+			mine = append(mine, bytes.Clone(b))
+		})
 		// Chunking must not change the result.
 		var small [][]byte
-		err2 := parse.StringArray(iotest.OneByteReader(bytes.NewReader(data)), func(b []byte) { small = append(small, bytes.Clone(b)) })
+		err2 := parse.StringArray(iotest.OneByteReader(bytes.NewReader(data)), func(b []byte, _ uint8) { small = append(small, bytes.Clone(b)) })
 		if (err == nil) != (err2 == nil) || len(mine) != len(small) {
 			t.Fatalf("chunking changed the result: %v / %v", err, err2)
 		}

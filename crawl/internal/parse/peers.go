@@ -17,18 +17,47 @@ const maxEntry = 1024
 
 const scanBuf = 64 * 1024
 
-// strStop marks the bytes that end the fast scan of a string: the closing
+// Entry classes, ORed over the bytes of an entry and passed to StringArray's
+// callback, so that the caller need not scan the entry again to know whether
+// it is already a canonical host name.
+const (
+	ClassUpper uint8 = 1 << 0 // an ASCII upper-case letter
+	ClassOther uint8 = 1 << 1 // a byte outside a-z, A-Z, 0-9, '.', '-'
+)
+
+// stopBit marks the bytes that end the fast scan of a string: the closing
 // quote, an escape, or a control character (invalid in JSON strings).
-var strStop = func() (t [256]bool) {
-	for c := 0; c < 0x20; c++ {
-		t[c] = true
+const stopBit = 1 << 7
+
+var strTab = func() (t [256]uint8) {
+	for i := range t {
+		c := byte(i)
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '.':
+		case c >= 'A' && c <= 'Z':
+			t[i] = ClassUpper
+		default:
+			t[i] = ClassOther
+		}
+		if c < 0x20 || c == '"' || c == '\\' {
+			t[i] |= stopBit
+		}
 	}
-	t['"'], t['\\'] = true, true
 	return t
 }()
 
+// Class returns the OR of the classes of b's bytes.
+func Class(b []byte) uint8 {
+	var acc uint8
+	for _, c := range b {
+		acc |= strTab[c]
+	}
+	return acc &^ stopBit
+}
+
 // StringArray streams a JSON array of strings from r, calling fn with each
-// string's decoded bytes. The slice is only valid during the call. Anything
+// string's decoded bytes and their class (see ClassUpper). The slice is only
+// valid during the call. Anything
 // other than one array of strings (with white space around) is rejected
 // with ErrNotStringArray; read errors are returned as they are. Memory use
 // is a fixed 64 KiB buffer whatever the size of the input.
@@ -37,7 +66,7 @@ var strStop = func() (t [256]bool) {
 // few hundred thousand entries), hence a hand-written scanner rather than
 // encoding/json: each entry is located with a tight byte loop and handed
 // over without copying or allocating unless it contains escapes.
-func StringArray(r io.Reader, fn func(entry []byte)) error {
+func StringArray(r io.Reader, fn func(entry []byte, class uint8)) error {
 	s := arrayScanner{r: r, buf: make([]byte, scanBuf)}
 	return s.run(fn)
 }
@@ -105,7 +134,7 @@ func (s *arrayScanner) fail() error {
 	return ErrNotStringArray
 }
 
-func (s *arrayScanner) run(fn func([]byte)) error {
+func (s *arrayScanner) run(fn func([]byte, uint8)) error {
 	c, ok := s.next()
 	if !ok || c != '[' {
 		return s.fail()
@@ -144,20 +173,26 @@ func (s *arrayScanner) run(fn func([]byte)) error {
 }
 
 // str reads a string whose opening quote has been consumed.
-func (s *arrayScanner) str(fn func([]byte)) error {
+func (s *arrayScanner) str(fn func([]byte, uint8)) error {
 	start := s.pos
+	var class uint8
 	for {
 		i := s.pos
 		buf := s.buf[:s.end]
-		for i < len(buf) && !strStop[buf[i]] {
+		for i < len(buf) {
+			t := strTab[buf[i]]
+			if t&stopBit != 0 {
+				break
+			}
+			class |= t
 			i++
 		}
 		if i < len(buf) {
 			if buf[i] == '"' {
 				if i-start > maxEntry {
-					fn(nil)
+					fn(nil, ClassOther)
 				} else {
-					fn(buf[start:i])
+					fn(buf[start:i], class)
 				}
 				s.pos = i + 1
 				return nil
@@ -178,7 +213,7 @@ func (s *arrayScanner) str(fn func([]byte)) error {
 
 // slowStr decodes a string with escapes from buf[start:], where s.pos is at
 // the first escape or control byte.
-func (s *arrayScanner) slowStr(start int, fn func([]byte)) error {
+func (s *arrayScanner) slowStr(start int, fn func([]byte, uint8)) error {
 	out := append(s.scratch[:0], s.buf[start:s.pos]...)
 	for {
 		if s.pos >= s.end {
@@ -195,7 +230,7 @@ func (s *arrayScanner) slowStr(start int, fn func([]byte)) error {
 			if len(out) > maxEntry {
 				out = nil
 			}
-			fn(out)
+			fn(out, Class(out))
 			return nil
 		case c < 0x20:
 			return ErrNotStringArray
@@ -284,7 +319,7 @@ func (s *arrayScanner) hex4() (rune, bool) {
 
 // skipStr consumes the rest of an over-long string and reports it as an
 // empty entry.
-func (s *arrayScanner) skipStr(fn func([]byte)) error {
+func (s *arrayScanner) skipStr(fn func([]byte, uint8)) error {
 	escaped := false
 	for {
 		for s.pos < s.end {
@@ -296,7 +331,7 @@ func (s *arrayScanner) skipStr(fn func([]byte)) error {
 			case c == '\\':
 				escaped = true
 			case c == '"':
-				fn(nil)
+				fn(nil, ClassOther)
 				return nil
 			case c < 0x20:
 				return ErrNotStringArray
