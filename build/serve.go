@@ -30,6 +30,11 @@ type ServeOptions struct {
 	// (directories with all their subdirectories); see WatchPaths. Paths
 	// that do not exist yet are skipped.
 	Watch []string
+	// Ignore lists files and directories under Watch whose changes never
+	// trigger a rebuild. Anything Rebuild itself writes must be here (for
+	// example a derived database under the data directory), or each
+	// rebuild would trigger the next.
+	Ignore []string
 	// Rebuild builds the site into OutDir, with baseURL (the preview's own
 	// address, e.g. "http://127.0.0.1:1313/") as site.base_url, so that
 	// links work in the preview. Serve calls it once at the start and after
@@ -89,7 +94,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	}
 	baseURL := "http://" + ln.Addr().String() + "/"
 
-	w, err := newWatcher(opts.Watch, opts.OutDir, opts.Logger)
+	w, err := newWatcher(opts.Watch, append([]string{opts.OutDir}, opts.Ignore...), opts.Logger)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("serve: %w", err)
@@ -159,21 +164,23 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 // watcher wraps fsnotify, which watches single directories, to follow whole
 // trees and single files.
 type watcher struct {
-	fw     *fsnotify.Watcher
-	roots  []string        // directories watched with their subdirectories
-	files  map[string]bool // single files (their directory is watched)
-	outDir string
-	log    *slog.Logger
+	fw    *fsnotify.Watcher
+	roots []string        // directories watched with their subdirectories
+	files map[string]bool // single files (their directory is watched)
+	skip  []string        // absolute paths never watched: the output and opts.Ignore
+	log   *slog.Logger
 }
 
-func newWatcher(paths []string, outDir string, log *slog.Logger) (*watcher, error) {
+func newWatcher(paths, skip []string, log *slog.Logger) (*watcher, error) {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("file watcher: %w", err)
 	}
 	w := &watcher{fw: fw, files: map[string]bool{}, log: log}
-	if abs, err := filepath.Abs(outDir); err == nil {
-		w.outDir = abs
+	for _, p := range skip {
+		if abs, err := filepath.Abs(p); err == nil {
+			w.skip = append(w.skip, abs)
+		}
 	}
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
@@ -214,10 +221,13 @@ func (w *watcher) addTree(root string) {
 	})
 }
 
-// ignored: the output, staging directories, hidden files and editor backups.
+// ignored: the output, opts.Ignore, hidden files (staging directories,
+// lock files) and editor backups.
 func (w *watcher) ignored(p string) bool {
-	if w.outDir != "" && (p == w.outDir || strings.HasPrefix(p, w.outDir+string(filepath.Separator))) {
-		return true
+	for _, s := range w.skip {
+		if p == s || strings.HasPrefix(p, s+string(filepath.Separator)) {
+			return true
+		}
 	}
 	base := filepath.Base(p)
 	return strings.HasPrefix(base, ".") || strings.HasSuffix(base, "~") || strings.HasSuffix(base, ".swp") ||

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/build"
 )
 
@@ -51,6 +52,11 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	writeTree(t, site, map[string]string{"observer.toml": "[site]\ntitle = \"Preview\"\n"})
 	out := filepath.Join(t.TempDir(), "public")
 	data := smallData()
+	dataDir := filepath.Join(t.TempDir(), "data")
+	derived := filepath.Join(dataDir, "derived")
+	if err := os.MkdirAll(derived, 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	urlCh := make(chan string, 1)
 	rebuilt := make(chan error, 16)
@@ -59,8 +65,14 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 		done <- build.Serve(ctx, build.ServeOptions{
 			Port:   0,
 			OutDir: out,
-			Watch:  build.WatchPaths(site, cfgFile, ""),
+			Watch:  build.WatchPaths(site, cfgFile, dataDir),
+			Ignore: []string{derived},
 			Rebuild: func(ctx context.Context, baseURL string) error {
+				// Like a data source that refreshes a derived database: an
+				// ignored path, or every rebuild would cause another.
+				if err := os.WriteFile(filepath.Join(derived, "state.db"), []byte(baseURL), 0o644); err != nil {
+					return err
+				}
 				cfg := testConfig()
 				cfg.Site.BaseURL = baseURL
 				_, err := build.Build(ctx, build.Options{Config: cfg, SiteDir: site, OutDir: out, Data: data, Now: now})
@@ -164,6 +176,19 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	replaceFile(t, cfgFile, "[site]\ntitle = \"Renamed\"\n")
 	if gen, _ := strconv.Atoi(waitEvent()); gen < 3 {
 		t.Errorf("reload generation %d after three successful rebuilds", gen)
+	}
+
+	// New data (in a directory created after Serve started) rebuilds too.
+	if err := os.MkdirAll(filepath.Join(dataDir, "checks", "day=2026-11-21"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data.LiveList = append(data.LiveList, observer.Instance{Host: "zeta.example", State: observer.StateLive})
+	replaceFile(t, filepath.Join(dataDir, "checks", "day=2026-11-21", "part-0.parquet"), "new data")
+	for {
+		waitEvent()
+		if _, body := get(t, base+"live.txt"); strings.Contains(body, "zeta.example") {
+			break
+		}
 	}
 
 	cancel()
