@@ -43,6 +43,9 @@ func child() int {
 	var rep sandbox.Report
 	var checker crawl.Checker = fake{}
 	copts := sandbox.ConfineOptions{MemoryLimit: 256 << 20}
+	if raceEnabled {
+		copts.MemoryLimit = 64 << 30
+	}
 	if p, err := strconv.Atoi(os.Getenv(envPorts)); err == nil {
 		copts.ConnectPorts = []uint16{uint16(p)}
 	}
@@ -53,6 +56,10 @@ func child() int {
 			return 1
 		}
 		checker, copts = c, o
+		copts.MemoryLimit = max(copts.MemoryLimit, 256<<20)
+		if raceEnabled {
+			copts.MemoryLimit = 64 << 30
+		}
 	}
 	if os.Getenv(envConfine) != "" {
 		r, err := sandbox.Confine(copts)

@@ -82,10 +82,11 @@ func Confine(opts ConfineOptions) (Report, error) {
 }
 
 // closeInherited closes descriptors the checker inherited by accident:
-// files and sockets opened by C code in the orchestrator (DuckDB) without
-// O_CLOEXEC. Landlock and seccomp do not govern descriptors already open,
-// so one left open would be a way to write the database. The Go runtime's
-// own descriptors (epoll, eventfd, pipes) are not paths or sockets and stay.
+// those opened by C code in the orchestrator (DuckDB) without O_CLOEXEC.
+// Landlock and seccomp do not govern descriptors already open, so one left
+// open could be a way to write the database. Only descriptors without
+// FD_CLOEXEC can have crossed execve; the Go runtime opens all of its own
+// (e.g. the cgroup CPU limit files it rereads) with it, so they stay.
 func closeInherited(r *Report) {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
@@ -98,18 +99,20 @@ func closeInherited(r *Report) {
 		if err != nil || fd <= 2 {
 			continue
 		}
-		link, err := os.Readlink("/proc/self/fd/" + e.Name())
-		if err != nil || !(strings.HasPrefix(link, "/") || strings.HasPrefix(link, "socket:")) {
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
 			continue
 		}
-		if strings.HasPrefix(link, "/proc/") {
-			continue // ReadDir's own descriptor
-		}
+		link, _ := os.Readlink("/proc/self/fd/" + e.Name())
 		if unix.Close(fd) == nil {
 			closed = append(closed, fmt.Sprintf("%d %s", fd, link))
 		}
 	}
-	r.add(LayerInherited, true, "closed %d: %s", len(closed), clipText(strings.Join(closed, ", "), 200))
+	detail := fmt.Sprintf("closed %d", len(closed))
+	if len(closed) > 0 {
+		detail += ": " + clipText(strings.Join(closed, ", "), 200)
+	}
+	r.add(LayerInherited, true, "%s", detail)
 }
 
 func applyLandlock(r *Report, errs *[]error, opts ConfineOptions) {
