@@ -116,7 +116,8 @@ say "simulator at ${connect_to#*:443:} (control $control)"
 
 # The demo's config: the simulator's seed list, short check deadlines (every
 # real answer comes from loopback in milliseconds; only the hostile hosts
-# stall) and a per-pass budget, so that the demo stays within minutes.
+# stall), a per-pass budget so that the demo stays within minutes, and
+# state thresholds scaled to two weeks.
 cat >"$dir/observer.toml" <<EOF
 # Written by scripts/demo.sh for the offline demo; rewritten on every run.
 [site]
@@ -131,6 +132,14 @@ blocklist = "blocklist.txt"
 concurrency = 64
 duration = "45s"
 check_timeout = "5s"
+
+# Two weeks is short for a lifecycle measured in weeks: hosts that stopped
+# answering are rechecked daily rather than weekly, and three failures in a
+# row over a week make a host dead, so that deaths show in the demo.
+[state]
+failures_to_dead = 3
+inactive_interval = "29h"
+inactive_jitter = "2h"
 EOF
 cat >"$dir/blocklist.txt" <<'EOF'
 # Hosts whose admins asked not to be crawled (see docs/operations.md):
