@@ -160,6 +160,14 @@ func TestRobotsGroups(t *testing.T) {
 	if star.Allowed("/private") || !star.Allowed("/api/x") {
 		t.Error("an unnamed agent does not get the * group")
 	}
+	bom := parse.ParseRobots([]byte("\xef\xbb\xbfUser-agent: *\r\nDisallow: /\r\n"), "X")
+	if bom.Allowed("/x") {
+		t.Error("byte order mark or CRLF hid the rules")
+	}
+	merged := parse.ParseRobots([]byte("User-agent: TestObserver\nCrawl-delay: 5\nUser-agent: *\nDisallow: /\n"), "TestObserver")
+	if merged.Allowed("/x") {
+		t.Error("a crawl-delay line ended the group (Google's reference parser ignores it)")
+	}
 	wild := parse.ParseRobots([]byte("User-agent: *\nDisallow: /*.json$\n"), "X")
 	if wild.Allowed("/nodeinfo/2.0.json") || !wild.Allowed("/nodeinfo/2.0") {
 		t.Error("wildcard rules not applied")

@@ -33,6 +33,7 @@ func ParseRobots(body []byte, token string) *Robots {
 	var out bytes.Buffer
 	out.Grow(len(body))
 	sawAgent := false
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(make([]byte, 0, 4096), len(body)+1)
 	for sc.Scan() {
