@@ -223,7 +223,9 @@ func (p *Pool) Close() error {
 	return nil
 }
 
-// Check runs one check in a checker process.
+// Check runs one check in a checker process. opts.Known is not sent: each
+// checker filters peers with PoolOptions.Known, and the pass filters the
+// discoveries again with its own set.
 func (p *Pool) Check(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
 	start := time.Now()
 	at := opts.CheckedAt
@@ -247,6 +249,9 @@ func (p *Pool) Check(ctx context.Context, host string, opts crawl.CheckOptions) 
 		return fail(observer.OutcomeError, "%v", err)
 	}
 
+	if ctx.Err() != nil {
+		return fail(observer.OutcomeCheckerFailed, "not started: %v", context.Cause(ctx))
+	}
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
