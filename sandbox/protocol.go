@@ -50,12 +50,6 @@ const (
 	maxRequestFrame = 64 << 10
 	maxResultFrame  = 4 << 20
 
-	// MaxDiscoveries is the most discoveries one result may carry; a
-	// checker keeps the first ones and drops the rest (they are heard of
-	// again from other peers lists). Set crawl.Options.MaxNewPeers no
-	// higher.
-	MaxDiscoveries = 200_000
-
 	maxTraceSteps  = 256
 	maxStepText    = 1024
 	maxErrorBytes  = 1024
@@ -66,6 +60,12 @@ const (
 	maxPassIDBytes = 128
 	maxLayers      = 32
 )
+
+// MaxDiscoveries is the most discoveries one result may carry (fewer if
+// their names do not fit the 4 MiB result frame); a checker keeps the first
+// ones and drops the rest, which are heard of again from other peers lists.
+// Set crawl.Options.MaxNewPeers no higher.
+const MaxDiscoveries = 200_000
 
 var errFrameTooLarge = errors.New("frame too large")
 
