@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/sandbox"
@@ -168,6 +170,13 @@ func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (ob
 		}
 		r.Check.Outcome = observer.OutcomeError
 		r.Check.Error = "files: " + strings.Join(files, " ")
+	case "ptrace.social":
+		// Seizing does not stop the tracee; only the confined test asks.
+		err := unix.PtraceSeize(os.Getppid())
+		if err == nil {
+			unix.PtraceDetach(os.Getppid())
+		}
+		report(err)
 	case "dial.social":
 		r.Check.Outcome = observer.OutcomeError
 		r.Check.Error = dialBoth(os.Getenv(envDial))

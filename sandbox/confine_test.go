@@ -72,6 +72,9 @@ func TestConfinedChecker(t *testing.T) {
 		if r := check(t, p, "exec.social"); !strings.Contains(r.Check.Error, "operation not permitted") {
 			t.Errorf("exec under seccomp: %s %q, want EPERM", r.Check.Outcome, r.Check.Error)
 		}
+		if r := check(t, p, "ptrace.social"); !strings.Contains(r.Check.Error, "operation not permitted") {
+			t.Errorf("ptrace under seccomp: %s %q, want EPERM", r.Check.Outcome, r.Check.Error)
+		}
 		if r := check(t, p, "write.social"); !strings.Contains(r.Check.Error, "operation not permitted") {
 			t.Errorf("write under seccomp: %s %q, want EPERM", r.Check.Outcome, r.Check.Error)
 		}

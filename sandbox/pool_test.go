@@ -358,3 +358,54 @@ func TestPoolCgroupFallback(t *testing.T) {
 		p.Close()
 	}
 }
+
+type sinkFunc func(observer.Result) error
+
+func (f sinkFunc) Record(_ context.Context, r observer.Result) error { return f(r) }
+
+// A whole pass over hostile and honest hosts finishes, with checker_failed
+// for the hostile ones and the honest ones checked.
+func TestPassWithPool(t *testing.T) {
+	p, _ := newPool(t, false, func(o *sandbox.PoolOptions) { o.Size = 2 })
+	got := map[string]observer.Outcome{}
+	var discovered []string
+	known := crawl.NewKnownSet(1)
+	known.Add("known.social")
+	pass := crawl.Pass{
+		Checker: p,
+		Sink: sinkFunc(func(r observer.Result) error {
+			got[r.Check.Host] = r.Check.Outcome
+			for _, d := range r.Discoveries {
+				discovered = append(discovered, d.Host)
+			}
+			return nil
+		}),
+		Known:       known,
+		Concurrency: 2,
+		Now:         at,
+		PassID:      "pass",
+		Logger:      slog.New(slog.DiscardHandler),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // safety net only
+	defer cancel()
+	sum, err := pass.Run(ctx, []string{"panic.social", "peers.social", "hog.social", "badoutcome.social", "pid.social", "exit.social"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]observer.Outcome{
+		"panic.social": observer.OutcomeCheckerFailed, "hog.social": observer.OutcomeCheckerFailed,
+		"badoutcome.social": observer.OutcomeCheckerFailed, "exit.social": observer.OutcomeCheckerFailed,
+		"peers.social": observer.OutcomeAlive, "pid.social": observer.OutcomeAlive,
+	}
+	for h, o := range want {
+		if got[h] != o {
+			t.Errorf("%s: %s, want %s", h, got[h], o)
+		}
+	}
+	if sum.Checks != len(want) || sum.ByOutcome[observer.OutcomeCheckerFailed] != 4 {
+		t.Errorf("summary %+v", sum)
+	}
+	if strings.Join(discovered, ",") != "new1.social,new2.social" {
+		t.Errorf("discovered %v", discovered)
+	}
+}
