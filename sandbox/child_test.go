@@ -170,6 +170,24 @@ func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (ob
 		}
 		r.Check.Outcome = observer.OutcomeError
 		r.Check.Error = "files: " + strings.Join(files, " ")
+	case "execve.social":
+		// Replaces the checker if it is allowed; only the confined test asks.
+		report(unix.Exec("/bin/true", []string{"true"}, nil))
+	case "fork.social":
+		r1, _, errno := unix.RawSyscall(unix.SYS_FORK, 0, 0, 0)
+		switch {
+		case errno != 0:
+			report(errno)
+		case r1 == 0: // the child, if the filter failed
+			unix.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
+		default:
+			var ws unix.WaitStatus
+			unix.Wait4(int(r1), &ws, 0, nil)
+			report(nil)
+		}
+	case "setpgid.social":
+		// A no-op for the group leader a checker is, unless denied.
+		report(unix.Setpgid(0, 0))
 	case "ptrace.social":
 		// Seizing does not stop the tracee; only the confined test asks.
 		err := unix.PtraceSeize(os.Getppid())

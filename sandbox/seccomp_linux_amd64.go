@@ -14,7 +14,8 @@ import (
 // what an attacker who controls a checker wants next: running programs,
 // inspecting or writing other processes, writing files, new namespaces,
 // kernel attack surface that a TLS client never needs, and sockets other
-// than IP (and netlink, which the resolver's address checks use).
+// than IP (and netlink, which the resolver's address checks use), and any
+// new process: only threads may be cloned.
 
 const (
 	retAllow = unix.SECCOMP_RET_ALLOW
@@ -34,8 +35,10 @@ const (
 )
 
 var deniedSyscalls = []uintptr{
-	// Running programs and touching other processes.
-	unix.SYS_EXECVE, unix.SYS_EXECVEAT, unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV,
+	// Running programs, new processes (clone is checked below), leaving
+	// the process group the orchestrator kills, touching other processes.
+	unix.SYS_EXECVE, unix.SYS_EXECVEAT, unix.SYS_FORK, unix.SYS_VFORK, unix.SYS_SETSID,
+	unix.SYS_SETPGID, unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV,
 	unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD, unix.SYS_KCMP,
 	// Writing the file system (opening for writing is checked below).
 	unix.SYS_CREAT, unix.SYS_TRUNCATE, unix.SYS_FTRUNCATE, unix.SYS_UNLINK, unix.SYS_UNLINKAT,
@@ -108,7 +111,17 @@ func seccompProgram() []unix.SockFilter {
 	}
 	flagged(unix.SYS_OPEN, 1, openWriteFlags)
 	flagged(unix.SYS_OPENAT, 2, openWriteFlags)
-	flagged(unix.SYS_CLONE, 0, cloneNSFlags)
+	// clone makes threads only: CLONE_THREAD set, no namespace flags. A
+	// checker has no use for a child process, and one could leave the
+	// process group and outlive the checker.
+	p = append(p,
+		ins(jeq, 0, 5, unix.SYS_CLONE),
+		ins(ldAbs, 0, 0, offArg(0)),
+		ins(jset, 0, 2, unix.CLONE_THREAD),
+		ins(jset, 1, 0, cloneNSFlags),
+		ins(retK, 0, 0, retAllow),
+		ins(retK, 0, 0, retEPERM),
+	)
 	p = append(p,
 		ins(jeq, 0, 6, unix.SYS_SOCKET),
 		ins(ldAbs, 0, 0, offArg(0)),
