@@ -59,7 +59,7 @@ func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (ob
 	res.Bytes = f.bytes
 	res.Check.DurationMS = time.Since(start).Milliseconds()
 	c.opts.Logger.Debug("check done", "host", norm, "outcome", res.Check.Outcome, "error", res.Check.Error,
-		"requests", len(f.steps), "bytes", res.Bytes, "ms", res.Check.DurationMS)
+		"steps", len(f.steps), "bytes", res.Bytes, "ms", res.Check.DurationMS)
 	return res, Trace{Steps: f.steps}
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/fediverse-observer/observer/hostname"
 )
 
 // ParseAllowAddr parses an --allow-addr value: a CIDR prefix
@@ -63,8 +65,12 @@ func ParseConnectTo(s string) (ConnectTo, error) {
 			return bad("too few fields")
 		}
 	}
-	if host != "*" {
-		c.Host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host != "*" && host != "" {
+		h, err := hostname.Normalize(host)
+		if err != nil {
+			return bad("HOST: " + err.Error())
+		}
+		c.Host = h
 	}
 	var err error
 	if c.Port, err = parsePort(port); err != nil {

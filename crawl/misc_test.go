@@ -34,7 +34,7 @@ func TestParseConnectTo(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "a.social", "a.social:443", "a.social:443:127.0.0.1", "a.social:x:127.0.0.1:1",
-		"a.social:443:127.0.0.1:70000", "a.social:443:[::1:1", "a.social:443:[::1]1", "a.social:443:1:2:3:4", "a.social:0:1.2.3.4:5"} {
+		"a.social:443:127.0.0.1:70000", "a.social:443:[::1:1", "a.social:443:[::1]1", "a.social:443:1:2:3:4", "a.social:0:1.2.3.4:5", "local host:443:1.2.3.4:5", "10.0.0.1:443:1.2.3.4:5"} {
 		_, err := crawl.ParseConnectTo(bad)
 		if err == nil {
 			t.Errorf("ParseConnectTo(%q) accepted", bad)
@@ -120,4 +120,20 @@ func TestWriteTextAndReport(t *testing.T) {
 	if err != nil || !strings.Contains(string(js), `"outcome":"alive"`) || !strings.Contains(string(js), `"steps":[{"method":"GET"`) {
 		t.Errorf("report JSON = %s, %v", js, err)
 	}
+}
+
+func FuzzParseConnectTo(f *testing.F) {
+	for _, s := range []string{"*:443:127.0.0.1:8443", "::[::1]:1", "a.social:443::", "x:1:y:2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := crawl.ParseConnectTo(s)
+		if err != nil {
+			return
+		}
+		again, err := crawl.ParseConnectTo(c.String())
+		if err != nil || again != c {
+			t.Fatalf("%q parsed as %+v, printed %q, reparsed %+v, %v", s, c, c.String(), again, err)
+		}
+	})
 }
