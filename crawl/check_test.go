@@ -748,3 +748,41 @@ func TestUnknownHostUnreachable(t *testing.T) {
 	r, _ := e2.Check(context.Background(), "nobody.social", crawl.CheckOptions{})
 	wantOutcome(t, r, observer.OutcomeUnreachable, "connection refused")
 }
+
+func TestPagedPeersFailures(t *testing.T) {
+	t.Run("misskey second page fails", func(t *testing.T) {
+		e := newEnv(t)
+		rt := instance("mk.social", "misskey", "")
+		calls := 0
+		rt["/api/federation/instances"] = func(w http.ResponseWriter, r *http.Request) {
+			calls++
+			if calls > 1 {
+				http.Error(w, "oops", 500)
+				return
+			}
+			var items []string
+			for i := 0; i < 100; i++ {
+				items = append(items, fmt.Sprintf(`{"host":"h%d.social"}`, i))
+			}
+			fmt.Fprint(w, "["+strings.Join(items, ",")+"]")
+		}
+		e.host("mk.social", rt)
+		r, _ := e.check("mk.social", crawl.CheckOptions{FetchPeers: true})
+		wantOutcome(t, r, observer.OutcomeAlive, "peers: ")
+		if r.Check.PeersFetched || len(r.Discoveries) != 0 || calls != 2 {
+			t.Errorf("peers fetched %v, %d discoveries, %d calls", r.Check.PeersFetched, len(r.Discoveries), calls)
+		}
+	})
+	t.Run("peertube followers hidden", func(t *testing.T) {
+		e := newEnv(t)
+		rt := instance("tube.example.net", "peertube", "")
+		rt["/api/v1/server/followers"] = text(403, `{}`)
+		rt["/api/v1/server/following"] = text(200, `{"total":1,"data":[{"following":{"host":"f.social"}}]}`)
+		e.host("tube.example.net", rt)
+		r, _ := e.check("tube.example.net", crawl.CheckOptions{FetchPeers: true})
+		wantOutcome(t, r, observer.OutcomeAlive, "")
+		if got := hostsOf(r.Discoveries); !r.Check.PeersFetched || len(got) != 1 || got[0] != "f.social<tube.example.net" {
+			t.Errorf("peers fetched %v, discoveries %v", r.Check.PeersFetched, got)
+		}
+	})
+}
