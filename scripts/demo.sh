@@ -176,7 +176,7 @@ for ((day = 0; day < DEMO_DAYS; day++)); do
       "$([[ $rc == 3 ]] && echo '  (cut short by its budget)' || true)"
   done
 done
-say "$passes passes in $((SECONDS - started)) s ($cut cut short by their budget)"
+say "$passes passes in $((SECONDS - started)) s ($cut cut short by their budget); simulator: $(curl -fsS --max-time 5 "${control}stats" || echo '?')"
 
 build_now=$(stamp $((day0_epoch + DEMO_DAYS * 86400)))
 if ! has_command build; then
