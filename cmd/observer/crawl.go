@@ -15,6 +15,7 @@ import (
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/hostname"
 	"github.com/fediverse-observer/observer/lockfile"
+	"github.com/fediverse-observer/observer/sandbox"
 )
 
 func runCrawl(ctx context.Context, e env, args []string) error {
@@ -26,6 +27,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	maxChecks := fs.Int("max-checks", -1, "stop after this many checks (default from config: crawl.max_checks, 0 = no limit)")
 	duration := fs.Duration("duration", 0, "time budget of the pass (default from config: crawl.duration)")
 	concurrency := fs.Int("concurrency", 0, "checks at once (default from config: crawl.concurrency)")
+	isolation := fs.String("isolation", defaultIsolation(), "where checks run: process (sandboxed checker processes) or none (in this process, for debugging)")
 	flushChecks := fs.Int("flush-checks", 10_000, "write buffered checks to disk after this many (they are also written every 30 s)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -36,6 +38,9 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	cfg, err := c.loadConfig()
 	if err != nil {
 		return err
+	}
+	if *isolation != "process" && *isolation != "none" {
+		return usagef("invalid -isolation %q: want process or none", *isolation)
 	}
 	if *flushChecks < 1 {
 		return usagef("invalid -flush-checks %d: must be at least 1", *flushChecks)
@@ -63,6 +68,8 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Both isolation modes keep the same number of discoveries per check.
+	opts.MaxNewPeers = sandbox.MaxDiscoveries
 	crawler, err := crawl.New(opts)
 	if err != nil {
 		return err
@@ -97,7 +104,13 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	known := crawl.NewKnownSet(0)
-	if err := store.KnownHosts(ctx, func(h string) { known.Add(h) }); err != nil {
+	var knownHosts []string // for the checker processes, which drop known peers themselves
+	if err := store.KnownHosts(ctx, func(h string) {
+		known.Add(h)
+		if *isolation == "process" {
+			knownHosts = append(knownHosts, h)
+		}
+	}); err != nil {
 		return err
 	}
 	seeded, err := addSeeds(ctx, cfg, c.config, known, writer, now)
@@ -123,6 +136,17 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	log.Info("crawl pass starting", "pass", passID, "due", len(due), "known", known.Len(), "seeded", seeded,
 		"concurrency", cfg.Crawl.Concurrency, "max_checks", cfg.Crawl.MaxChecks, "duration", cfg.Crawl.Duration.D())
 
+	var checker crawl.Checker = crawler
+	if *isolation == "process" {
+		pool, err := sandbox.NewPool(sandbox.PoolOptions{Args: checkerArgs(c, n), Size: cfg.Crawl.Concurrency,
+			Known: knownHosts, CheckTimeout: opts.CheckTimeout, Logger: log})
+		if err != nil {
+			return fmt.Errorf("start sandboxed checkers (--isolation none runs checks in-process): %w", err)
+		}
+		defer pool.Close()
+		checker = pool
+	}
+	knownHosts = nil
 	prog := newProgress(writer, len(due), cfg.Crawl.Duration.D())
 	reportCtx, stopReport := context.WithCancel(ctx)
 	reported := make(chan struct{})
@@ -131,7 +155,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 		prog.report(reportCtx, e.stderr, log, c.quiet)
 	}()
 	pass := crawl.Pass{
-		Checker:     crawler,
+		Checker:     checker,
 		Sink:        prog,
 		Known:       known,
 		Concurrency: cfg.Crawl.Concurrency,

@@ -17,9 +17,11 @@ import (
 )
 
 // TestMain lets the test binary run as the observer command itself, so
-// tests can start real processes and kill them.
+// tests can start real processes and kill them, and so that crawls with
+// --isolation process (the default) find their checker: the pool re-executes
+// this binary as `__checker`.
 func TestMain(m *testing.M) {
-	if os.Getenv("OBSERVER_TEST_MAIN") == "1" {
+	if os.Getenv("OBSERVER_TEST_MAIN") == "1" || (len(os.Args) > 1 && os.Args[1] == "__checker") {
 		main()
 	}
 	os.Exit(m.Run())

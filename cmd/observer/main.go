@@ -45,6 +45,7 @@ func commands() []command {
 		{name: "check", summary: "check one host and explain what the crawler sees (writes nothing)", run: runCheck},
 		{name: "add", summary: "record hosts as manual discoveries", run: runAdd},
 		{name: "version", summary: "print the version", run: runVersion},
+		{name: "__checker", summary: "(internal) a sandboxed checker process", run: runChecker, hidden: true},
 	}
 }
 

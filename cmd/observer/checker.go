@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"runtime"
+
+	"github.com/fediverse-observer/observer/crawl"
+	"github.com/fediverse-observer/observer/sandbox"
+)
+
+// defaultIsolation runs checks in sandboxed processes where the sandbox is
+// built (Linux), in-process elsewhere.
+func defaultIsolation() string {
+	if runtime.GOOS == "linux" {
+		return "process"
+	}
+	return "none"
+}
+
+// runChecker is the hidden __checker subcommand: the untrusted side of
+// --isolation process. It builds its crawler (reading config and CA files)
+// before it confines itself, then answers check requests on stdin/stdout,
+// which belong to the protocol: logs go to stderr.
+func runChecker(ctx context.Context, e env, args []string) error {
+	fs := newFlagSet(e, "__checker", "[flags]")
+	var c common
+	var n network
+	c.registerNoData(fs)
+	n.register(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return err
+	}
+	log, err := c.logger(e.stderr)
+	if err != nil {
+		return err
+	}
+	opts, err := n.options(cfg, log)
+	if err != nil {
+		return err
+	}
+	crawler, err := crawl.New(opts)
+	if err != nil {
+		return err
+	}
+	return sandbox.RunChecker(ctx, crawler, sandbox.ConfineOptions{ReadPaths: n.caCert, ConnectPorts: connectPorts(opts)}, log)
+}
+
+// connectPorts are the TCP ports a confined checker may connect to: HTTPS
+// and whatever --connect-to redirects to.
+func connectPorts(opts crawl.Options) []uint16 {
+	ports := []uint16{443}
+	for _, ct := range opts.ConnectTo {
+		switch {
+		case ct.AddrPort != 0:
+			ports = append(ports, uint16(ct.AddrPort))
+		case ct.Port != 0:
+			ports = append(ports, uint16(ct.Port))
+		}
+	}
+	return ports
+}
+
+// checkerArgs are the __checker arguments that rebuild this crawl's crawler
+// in the child.
+func checkerArgs(c common, n network) []string {
+	args := []string{"__checker", "-log-format", c.logFormat}
+	if c.config != "" {
+		args = append(args, "-config", c.config)
+	}
+	if c.quiet {
+		args = append(args, "-quiet")
+	}
+	for _, v := range n.connectTo {
+		args = append(args, "-connect-to", v)
+	}
+	for _, v := range n.allowAddr {
+		args = append(args, "-allow-addr", v)
+	}
+	for _, v := range n.caCert {
+		args = append(args, "-ca-cert", v)
+	}
+	return args
+}
