@@ -27,10 +27,13 @@ vet:
 	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-# The whole suite, as CI runs it. Browser tests need Debian's chromium:
-# scripts/install-test-deps.sh installs it.
+# The whole suite, as CI runs it, then every fuzz target briefly. Browser
+# tests need Debian's chromium: scripts/install-test-deps.sh installs it.
 test: vet
 	$(GO) test -timeout 30m ./...
+	$(MAKE) fuzz FUZZTIME=$(FUZZTIME_SHORT)
+
+FUZZTIME_SHORT ?= 3s
 
 # Each fuzz target for longer than make test's short runs.
 FUZZTIME ?= 2m
@@ -38,7 +41,7 @@ fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$target"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg || exit 1; \
 	  done; \
 	done
 

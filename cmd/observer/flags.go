@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -163,15 +162,11 @@ func (n *network) options(cfg config.Config, log *slog.Logger) (crawl.Options, e
 		opts.ConnectTo = append(opts.ConnectTo, ct)
 	}
 	for _, s := range n.allowAddr {
-		p, err := netip.ParsePrefix(s)
+		p, err := crawl.ParseAllowAddr(s)
 		if err != nil {
-			a, aerr := netip.ParseAddr(s)
-			if aerr != nil {
-				return opts, usagef("invalid -allow-addr %q: want a CIDR like 127.0.0.0/8", s)
-			}
-			p = netip.PrefixFrom(a, a.BitLen())
+			return opts, usagef("invalid -allow-addr %q: %v", s, err)
 		}
-		opts.AllowAddrs = append(opts.AllowAddrs, p.Masked())
+		opts.AllowAddrs = append(opts.AllowAddrs, p)
 	}
 	return opts, nil
 }
