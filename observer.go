@@ -72,6 +72,11 @@ type Check struct {
 	PeersFetched  bool  `json:"peers_fetched"`
 	PeersCount    int64 `json:"peers_count"`     // valid entries in the peers list
 	NewPeersCount int64 `json:"new_peers_count"` // of those, hosts not known before
+	// The peers list's validators, sent back as If-None-Match and
+	// If-Modified-Since next time; PeersNotModified when it answered 304.
+	PeersETag         string `json:"peers_etag,omitempty"`
+	PeersLastModified string `json:"peers_last_modified,omitempty"`
+	PeersNotModified  bool   `json:"peers_not_modified,omitempty"`
 
 	DurationMS int64  `json:"duration_ms"` // wall time of the whole check
 	PassID     string `json:"pass_id"`

@@ -181,6 +181,7 @@ func (s *Store) writeChecks(ctx context.Context, checks []observer.Check, name s
 				ptrValue(c.Users), ptrValue(c.ActiveMonth), ptrValue(c.ActiveHalfyear), ptrValue(c.LocalPosts),
 				ptrValue(c.OpenRegistrations), nullString(c.Name), nullString(c.Description), nullString(c.MovedTo),
 				c.PeersFetched, c.PeersCount, c.NewPeersCount, c.DurationMS, c.PassID,
+				nullString(c.PeersETag), nullString(c.PeersLastModified), c.PeersNotModified,
 			)
 			if err != nil {
 				return fmt.Errorf("append check of %s: %w", c.Host, err)

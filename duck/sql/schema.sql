@@ -26,7 +26,10 @@ CREATE TABLE checks_schema (
     peers_count        BIGINT NOT NULL,
     new_peers_count    BIGINT NOT NULL,
     duration_ms        BIGINT NOT NULL,
-    pass_id            VARCHAR NOT NULL
+    pass_id            VARCHAR NOT NULL,
+    peers_etag          VARCHAR,
+    peers_last_modified VARCHAR,
+    peers_not_modified  BOOLEAN
 );
 
 CREATE TABLE discoveries_schema (
