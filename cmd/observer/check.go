@@ -27,19 +27,11 @@ func runCheck(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return usagef("invalid host %q: %v", fs.Arg(0), err)
 	}
-	cfg, err := c.loadConfig()
+	cfg, log, err := c.setup(e)
 	if err != nil {
 		return err
 	}
-	log, err := c.logger(e.stderr)
-	if err != nil {
-		return err
-	}
-	opts, err := n.options(cfg, log)
-	if err != nil {
-		return err
-	}
-	crawler, err := crawl.New(opts)
+	_, crawler, err := n.crawler(cfg, log)
 	if err != nil {
 		return err
 	}

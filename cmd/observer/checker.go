@@ -30,19 +30,11 @@ func runChecker(ctx context.Context, e env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	cfg, err := c.loadConfig()
+	cfg, log, err := c.setup(e)
 	if err != nil {
 		return err
 	}
-	log, err := c.logger(e.stderr)
-	if err != nil {
-		return err
-	}
-	opts, err := n.options(cfg, log)
-	if err != nil {
-		return err
-	}
-	crawler, err := crawl.New(opts)
+	opts, crawler, err := n.crawler(cfg, log)
 	if err != nil {
 		return err
 	}

@@ -64,13 +64,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts, err := n.options(cfg, log)
-	if err != nil {
-		return err
-	}
-	// Both isolation modes keep the same number of discoveries per check.
-	opts.MaxNewPeers = sandbox.MaxDiscoveries
-	crawler, err := crawl.New(opts)
+	opts, crawler, err := n.crawler(cfg, log)
 	if err != nil {
 		return err
 	}

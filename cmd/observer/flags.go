@@ -10,6 +10,7 @@ import (
 
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/crawl"
+	"github.com/fediverse-observer/observer/sandbox"
 )
 
 // newFlagSet makes a flag set whose errors come back to run instead of
@@ -169,4 +170,26 @@ func (n *network) options(cfg config.Config, log *slog.Logger) (crawl.Options, e
 		opts.AllowAddrs = append(opts.AllowAddrs, p)
 	}
 	return opts, nil
+}
+
+// setup reads the config and builds the logger: the start of most commands.
+func (c *common) setup(e env) (config.Config, *slog.Logger, error) {
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return cfg, nil, err
+	}
+	log, err := c.logger(e.stderr)
+	return cfg, log, err
+}
+
+// crawler builds the crawler the config and the network flags ask for.
+func (n *network) crawler(cfg config.Config, log *slog.Logger) (crawl.Options, *crawl.Crawler, error) {
+	opts, err := n.options(cfg, log)
+	if err != nil {
+		return opts, nil, err
+	}
+	// Both isolation modes keep the same number of discoveries per check.
+	opts.MaxNewPeers = sandbox.MaxDiscoveries
+	crawler, err := crawl.New(opts)
+	return opts, crawler, err
 }
