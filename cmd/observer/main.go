@@ -44,6 +44,7 @@ func commands() []command {
 		{name: "crawl", summary: "run one crawl pass over the hosts that are due", run: runCrawl},
 		{name: "check", summary: "check one host and explain what the crawler sees (writes nothing)", run: runCheck},
 		{name: "add", summary: "record hosts as manual discoveries", run: runAdd},
+		{name: "new", summary: "new site DIR: create the skeleton of a new site", run: runNew},
 		{name: "version", summary: "print the version", run: runVersion},
 		{name: "__checker", summary: "(internal) a sandboxed checker process", run: runChecker, hidden: true},
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/fedisim"
@@ -257,5 +258,41 @@ func TestAddRecordsManualDiscoveriesOnce(t *testing.T) {
 	s := &simSite{dir: filepath.Dir(data)}
 	if got := s.query(t, "SELECT count(*) || ' ' || min(via) FROM discoveries"); got[0] != "2 manual" {
 		t.Fatalf("discoveries = %v", got)
+	}
+}
+
+func TestNewSiteWritesASkeletonAndNeverOverwrites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mysite")
+	code, out, errs := runObserver(t, "new", "site", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, f := range []string{"observer.toml", "content/_index.md", "content/about.md", "data/seeds.txt"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		want, _ := os.ReadFile(filepath.Join("..", "..", f))
+		if err != nil || string(b) != string(want) {
+			t.Errorf("%s: not the project's own file (err %v)", f, err)
+		}
+	}
+	for _, d := range []string{"layouts", "static", "themes"} {
+		if info, err := os.Stat(filepath.Join(dir, d)); err != nil || !info.IsDir() {
+			t.Errorf("override folder %s missing", d)
+		}
+	}
+	if !strings.Contains(out, "observer build") {
+		t.Errorf("no next steps printed: %s", out)
+	}
+	// The new site's config is valid as written.
+	if _, err := config.Load(filepath.Join(dir, "observer.toml"), true); err != nil {
+		t.Fatalf("the new site's config does not load: %v", err)
+	}
+	// A second time it refuses, and leaves the site as it was.
+	os.WriteFile(filepath.Join(dir, "content", "about.md"), []byte("mine"), 0o644)
+	code, _, errs = runObserver(t, "new", "site", dir)
+	if code != exitFailure || !strings.Contains(errs, "not empty") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "content", "about.md")); string(b) != "mine" {
+		t.Fatal("an existing site was overwritten")
 	}
 }
