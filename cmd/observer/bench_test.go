@@ -477,7 +477,9 @@ func (f *passFigures) report(b *testing.B) {
 func (f passFigures) String(iso string, conc, n int) string {
 	var b strings.Builder
 	checks := float64(f.checks)
-	perCheck := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)/checks) }
+	perCheck := func(d time.Duration) string {
+		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)/checks)
+	}
 	fmt.Fprintf(&b, "isolation=%s concurrency=%d instances=%d: %d checks in %s (pass %s; %.0f checks/s, pass alone %.0f/s); seeding %d known hosts took %s\n",
 		iso, conc, n, f.checks, f.wall.Round(time.Millisecond), f.pass.Round(time.Millisecond),
 		checks/f.wall.Seconds(), checks/f.pass.Seconds(), f.known, f.seeding.Round(time.Millisecond))
