@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"time"
@@ -23,6 +24,17 @@ type CheckOptions struct {
 	// FetchPeers asks for the peers list (the schedule fetches it at most
 	// every PeersInterval).
 	FetchPeers bool
+	// PeersETag and PeersLastModified are the validators the peers list
+	// was last served with (from the derived state); when given, a
+	// single-GET list (Mastodon's, Lemmy's) is asked for conditionally,
+	// and a 304 Not Modified costs no parsing (see Check.PeersNotModified).
+	// Invalid values are not sent.
+	PeersETag, PeersLastModified string
+	// Addr, when valid, is the address every connection of the check goes
+	// to (the pass resolved it and holds it for this check; see
+	// Crawler.Resolve). The address guard still applies to it. The zero
+	// value resolves the host at each dial, through ConnectTo.
+	Addr netip.AddrPort
 	// CheckedAt is recorded as the check's time and its discoveries';
 	// zero means now.
 	CheckedAt time.Time
@@ -50,7 +62,7 @@ func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (ob
 
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CheckTimeout)
 	defer cancel()
-	client, tr := c.newClient()
+	client, tr := c.newClient(opts.Addr)
 	defer tr.CloseIdleConnections()
 	f := &fetcher{c: c, client: client, host: norm}
 	ck := &check{c: c, f: f, res: &res, opts: opts}
@@ -107,6 +119,9 @@ func (k *check) run(ctx context.Context) {
 		return
 	}
 	if !k.nodeInfo(ctx, link, href) {
+		return
+	}
+	if k.optedOut(ctx) {
 		return
 	}
 	if k.opts.FetchPeers {
@@ -295,18 +310,31 @@ func (k *check) peers(ctx context.Context) {
 	var fetched bool
 	var status int
 	var err error
+	// Paged lists (Misskey's POST, PeerTube's pages) are not asked
+	// conditionally: their pages have no validators worth keeping.
+	var cond *validators
 	switch families[k.res.Check.Software] {
 	case familyMisskey:
 		fetched, status, err = k.misskeyPeers(ctx, pl)
 	case familyLemmy:
-		fetched, status, err = k.simplePeers(ctx, pl, "/api/v3/federated_instances", pl.ReadLemmy)
+		cond = newValidators(k.opts.PeersETag, k.opts.PeersLastModified)
+		fetched, status, err = k.simplePeers(ctx, pl, "/api/v3/federated_instances", pl.ReadLemmy, cond)
 	case familyPeerTube:
 		fetched, status, err = k.peerTubePeers(ctx, pl)
 	default:
-		fetched, status, err = k.simplePeers(ctx, pl, "/api/v1/instance/peers", pl.ReadMastodon)
+		cond = newValidators(k.opts.PeersETag, k.opts.PeersLastModified)
+		fetched, status, err = k.simplePeers(ctx, pl, "/api/v1/instance/peers", pl.ReadMastodon, cond)
 	}
 	c := &k.res.Check
 	switch {
+	case err == nil && status == http.StatusNotModified:
+		// Unchanged since the validators were issued: nothing read,
+		// nothing discovered. PeersFetched stays false because PeersCount
+		// describes no list read in this check.
+		c.PeersNotModified = true
+		c.PeersETag, c.PeersLastModified = cond.etag, cond.lastModified
+		k.f.note("peers list not modified (304); not read")
+		return
 	case err != nil:
 		_, text := classify(err)
 		c.Error = "peers: " + text
@@ -319,6 +347,10 @@ func (k *check) peers(ctx context.Context) {
 		return
 	}
 	c.PeersFetched = true
+	if cond != nil {
+		// Only a list that was read whole may be skipped next time.
+		c.PeersETag, c.PeersLastModified = cond.etag, cond.lastModified
+	}
 	c.PeersCount = pl.Valid
 	c.NewPeersCount = int64(len(pl.New))
 	for _, h := range pl.New {
@@ -355,11 +387,17 @@ func (k *check) peersAllowed(path string) bool {
 	return false
 }
 
-func (k *check) simplePeers(ctx context.Context, pl *PeerList, path string, read func(io.Reader) error) (bool, int, error) {
+func (k *check) simplePeers(ctx context.Context, pl *PeerList, path string, read func(io.Reader) error, cond *validators) (bool, int, error) {
 	if !k.peersAllowed(path) {
 		return false, 0, nil
 	}
-	status, stop, err := k.f.do(ctx, request{method: http.MethodGet, url: k.f.url(path), accept: "application/json", cap: capPeers}, read)
+	status, stop, err := k.f.do(ctx, request{method: http.MethodGet, url: k.f.url(path), accept: "application/json", cap: capPeers, cond: cond}, read)
+	if err == nil && stop == nil && status == http.StatusNotModified {
+		if cond.sentETag == "" && cond.sentLastModified == "" {
+			return false, status, fmt.Errorf("%s: HTTP 304 to an unconditional request", path)
+		}
+		return false, status, nil
+	}
 	ok, err := k.peersStatus(path, status, stop, err)
 	return ok, status, err
 }

@@ -113,6 +113,9 @@ type request struct {
 	body   []byte // POST body, JSON
 	accept string
 	cap    int64
+	// cond, if set, makes the request conditional and receives the
+	// response's validators (see conditional.go).
+	cond *validators
 }
 
 // do performs r, following same-host redirects. On a 2xx response it calls
@@ -199,6 +202,7 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	r.cond.setHeaders(req.Header)
 	resp, err := f.client.Do(req)
 	if err != nil {
 		step.Error = errorText(err)
@@ -206,6 +210,7 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 	}
 	defer resp.Body.Close()
 	step.Status = resp.StatusCode
+	r.cond.keep(resp)
 	cr := &capReader{r: resp.Body, max: r.cap, url: u.String(), total: &f.bytes}
 	defer func() { step.Bytes = cr.n }()
 	switch resp.StatusCode {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -60,10 +61,32 @@ type Pass struct {
 	Now time.Time
 	// PassID is copied into each check row.
 	PassID string
-	// FetchPeers reports whether a host's peers list is due in this pass;
-	// nil means always.
-	FetchPeers func(host string) bool
-	Logger     *slog.Logger
+	// Peers says, per host, whether its peers list is due in this pass and
+	// with which validators to ask for it; nil means always due, asked
+	// unconditionally.
+	Peers func(host string) PeersDue
+	// Resolve, when set, turns on per-address politeness (see
+	// address.go): each host is resolved before its check (usually
+	// Crawler.Resolve, with the same ConnectTo rules as the checkers), at
+	// most one check at a time runs per address, each check is pinned to
+	// its address, and an address stops being checked in this pass once
+	// AddressBudget requests have been made to it. A host that does not
+	// resolve is checked unpinned, outside the limit (its check will
+	// normally fail on DNS too). Nil: no per-address limit.
+	Resolve func(ctx context.Context, host string) (netip.AddrPort, error)
+	// AddressBudget is the number of requests per address per pass
+	// (config.Crawl.AddressBudget); <= 0: no budget, one check at a time
+	// per address still holds. Only used with Resolve.
+	AddressBudget int
+	Logger        *slog.Logger
+}
+
+// PeersDue is the schedule's word on one host's peers list.
+type PeersDue struct {
+	Fetch bool // the list is due in this pass
+	// The validators the list was last served with, sent as If-None-Match
+	// and If-Modified-Since ("" sends nothing).
+	ETag, LastModified string
 }
 
 // Summary is the end-of-pass report.
@@ -79,6 +102,14 @@ type Summary struct {
 	Duplicates int                      // due hosts skipped as already checked in this pass
 	Abandoned  int                      // checks cut off by cancellation, not recorded
 	NotStarted int                      // due hosts left for a later pass (limits, budget, cancellation)
+
+	// Per-address politeness (with Pass.Resolve), for tuning the budget.
+	// A host skipped for its address's budget is not checked and not
+	// recorded, so it stays due for the next pass.
+	SkippedAddressBudget   int // due hosts not checked: their address's budget was used up
+	Addresses              int // distinct addresses checks made requests to
+	BusiestAddressRequests int // requests made to the busiest address
+	AddressesOverBudget    int // addresses that had hosts skipped for their budget
 }
 
 // String formats the summary for the end of `observer crawl`.
@@ -96,6 +127,10 @@ func (s Summary) String() string {
 	}
 	if s.Abandoned > 0 {
 		fmt.Fprintf(&b, "  abandoned on interruption: %d\n", s.Abandoned)
+	}
+	if s.Addresses > 0 {
+		fmt.Fprintf(&b, "  addresses: %d, busiest took %d requests; %d over budget, %d hosts left for a later pass\n",
+			s.Addresses, s.BusiestAddressRequests, s.AddressesOverBudget, s.SkippedAddressBudget)
 	}
 	if s.Invalid > 0 || s.Duplicates > 0 {
 		fmt.Fprintf(&b, "  skipped: %d invalid, %d duplicate hosts in the due list\n", s.Invalid, s.Duplicates)
@@ -176,8 +211,14 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 	}
 
 	type done struct {
-		r         observer.Result
-		abandoned bool
+		r          observer.Result
+		abandoned  bool
+		skipped    bool // address budget used up: not checked
+		notStarted bool // the pass ended while waiting for the address
+	}
+	var limiter *AddressLimiter
+	if p.Resolve != nil {
+		limiter = NewAddressLimiter(p.AddressBudget)
 	}
 	results := make(chan done, conc)
 	sem := semaphore.NewWeighted(int64(conc))
@@ -197,17 +238,41 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 				notStarted = len(hosts) - i
 				return
 			}
+			due := PeersDue{Fetch: true}
+			if p.Peers != nil {
+				due = p.Peers(h)
+			}
 			opts := CheckOptions{
 				Known:      p.Known,
-				FetchPeers: p.FetchPeers == nil || p.FetchPeers(h),
-				CheckedAt:  clock.Add(time.Since(mono)),
+				FetchPeers: due.Fetch,
 				PassID:     p.PassID,
+			}
+			if due.Fetch {
+				opts.PeersETag, opts.PeersLastModified = due.ETag, due.LastModified
 			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				defer sem.Release(1)
-				r, _ := p.Checker.Check(ctx, h, opts)
+				if limiter != nil {
+					addr, err := p.Resolve(budget, h)
+					switch {
+					case err != nil:
+						log.Debug("not resolved; checked without the address limit", "host", h, "err", err)
+					default:
+						if err := limiter.Acquire(budget, addr.Addr()); err != nil {
+							results <- done{skipped: errors.Is(err, ErrAddressBudget), notStarted: !errors.Is(err, ErrAddressBudget)}
+							return
+						}
+						opts.Addr = addr
+					}
+				}
+				opts.CheckedAt = clock.Add(time.Since(mono))
+				r, tr := p.Checker.Check(ctx, h, opts)
+				if opts.Addr.IsValid() {
+					// The check's connections are closed by now.
+					limiter.Release(opts.Addr.Addr(), requestCount(tr))
+				}
 				// A check still running when the pass was interrupted
 				// did not finish: it is not recorded.
 				results <- done{r: r, abandoned: ctx.Err() != nil}
@@ -219,6 +284,14 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 	var found KnownSet
 	var sinkErr error
 	for d := range results {
+		switch {
+		case d.skipped:
+			sum.SkippedAddressBudget++
+			continue
+		case d.notStarted:
+			sum.NotStarted++
+			continue
+		}
 		if d.abandoned || sinkErr != nil {
 			sum.Abandoned++
 			continue
@@ -237,6 +310,10 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 		sum.Bytes += r.Bytes
 	}
 	sum.NotStarted += notStarted
+	if limiter != nil {
+		st := limiter.Stats()
+		sum.Addresses, sum.BusiestAddressRequests, sum.AddressesOverBudget = st.Addresses, st.BusiestRequests, st.OverBudget
+	}
 	sum.Duration = time.Since(mono)
 	return sum, sinkErr
 }

@@ -101,7 +101,7 @@ func TestPassDedupesAndRecordsDiscoveriesOnce(t *testing.T) {
 	p := &crawl.Pass{
 		Checker: f, Sink: sink, Known: known("a.social", "b.social", "known.social"),
 		Concurrency: 1, Now: now, PassID: "pass-1",
-		FetchPeers: func(h string) bool { return true },
+		Peers: func(h string) crawl.PeersDue { return crawl.PeersDue{Fetch: true} },
 	}
 	sum, err := p.Run(context.Background(), []string{"a.social", "A.Social.", "b.social", "a.social", "not a host", "127.0.0.1"})
 	if err != nil {
@@ -136,12 +136,28 @@ func TestPassDedupesAndRecordsDiscoveriesOnce(t *testing.T) {
 func TestPassPeersFlag(t *testing.T) {
 	f := newFake()
 	p := &crawl.Pass{Checker: f, Sink: &memSink{}, Concurrency: 2,
-		FetchPeers: func(h string) bool { return h == "a.social" }}
-	if _, err := p.Run(context.Background(), []string{"a.social", "b.social"}); err != nil {
+		Peers: func(h string) crawl.PeersDue {
+			switch h {
+			case "a.social":
+				return crawl.PeersDue{Fetch: true, ETag: `W/"a1"`, LastModified: "Wed, 21 Oct 2026 07:28:00 GMT"}
+			case "b.social":
+				return crawl.PeersDue{Fetch: false, ETag: `"stale"`}
+			}
+			return crawl.PeersDue{Fetch: true}
+		}}
+	if _, err := p.Run(context.Background(), []string{"a.social", "b.social", "c.social"}); err != nil {
 		t.Fatal(err)
 	}
-	if !f.opts["a.social"].FetchPeers || f.opts["b.social"].FetchPeers {
-		t.Errorf("FetchPeers: a %v, b %v", f.opts["a.social"].FetchPeers, f.opts["b.social"].FetchPeers)
+	a, b, c := f.opts["a.social"], f.opts["b.social"], f.opts["c.social"]
+	if !a.FetchPeers || b.FetchPeers || !c.FetchPeers {
+		t.Errorf("FetchPeers: a %v, b %v, c %v", a.FetchPeers, b.FetchPeers, c.FetchPeers)
+	}
+	if a.PeersETag != `W/"a1"` || a.PeersLastModified != "Wed, 21 Oct 2026 07:28:00 GMT" {
+		t.Errorf("a's validators = %q %q", a.PeersETag, a.PeersLastModified)
+	}
+	// Validators of a list that is not due are not passed on.
+	if b.PeersETag != "" || c.PeersETag != "" || c.PeersLastModified != "" {
+		t.Errorf("b's, c's validators = %q, %q %q", b.PeersETag, c.PeersETag, c.PeersLastModified)
 	}
 }
 

@@ -191,12 +191,16 @@ func (c *Crawler) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 // newClient returns a client for one check: its own transport, so a check
 // shares no connections with others and at most one connection is open to
 // the host at a time. Redirects are handled by the fetcher, not the client.
-func (c *Crawler) newClient() (*http.Client, *http.Transport) {
+func (c *Crawler) newClient(pin netip.AddrPort) (*http.Client, *http.Transport) {
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
+	dial := c.dial
+	if pin.IsValid() {
+		dial = c.dialPinned(pin)
+	}
 	tr := &http.Transport{
 		Proxy:                  nil, // never from the environment
-		DialContext:            c.dial,
+		DialContext:            dial,
 		TLSClientConfig:        c.tls,
 		TLSHandshakeTimeout:    c.opts.TLSHandshakeTimeout,
 		ResponseHeaderTimeout:  c.opts.ResponseHeaderTimeout,

@@ -315,3 +315,67 @@ func FuzzRobots(f *testing.F) {
 		}
 	})
 }
+
+func TestOptOutFlags(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		private   bool
+		bad       bool
+	}{
+		{"private true", `{"site":{"name":"x","private":true}}`, true, false},
+		{"private string", `{"site":{"private":"1"}}`, true, false},
+		{"private string true", `{"site":{"private":"true"}}`, true, false},
+		{"private false", `{"site":{"private":false}}`, false, false},
+		{"private zero string", `{"site":{"private":"0"}}`, false, false},
+		{"private missing", `{"site":{"name":"x"}}`, false, false},
+		{"no site", `{"x":1}`, false, true},
+		{"site not object", `{"site":true}`, false, true},
+		{"array", `[{"site":{"private":true}}]`, false, true},
+		{"html", `<html>`, false, true},
+		{"deep", strings.Repeat("[", 100000), false, true},
+		{"bom", "\xef\xbb\xbf" + `{"site":{"private":true}}`, true, false},
+	}
+	for _, tc := range cases {
+		got, err := parse.StatusNetPrivate([]byte(tc.doc))
+		if (err != nil) != tc.bad || got != tc.private {
+			t.Errorf("%s: StatusNetPrivate = %v, %v; want %v, error %v", tc.name, got, err, tc.private, tc.bad)
+		}
+	}
+	hide := []struct {
+		doc    string
+		hidden bool
+		bad    bool
+	}{
+		{`{"url":"https://h.example.net","hide_in_statistics":true}`, true, false},
+		{`{"hide_in_statistics":1}`, true, false},
+		{`{"hide_in_statistics":false}`, false, false},
+		{`{"hide_in_statistics":"no"}`, false, false},
+		{`{}`, false, false},
+		{`"hide_in_statistics"`, false, true},
+		{`{"hide_in_statistics":true`, false, true},
+	}
+	for _, tc := range hide {
+		got, err := parse.SiteInfoHidden([]byte(tc.doc))
+		if (err != nil) != tc.bad || got != tc.hidden {
+			t.Errorf("SiteInfoHidden(%s) = %v, %v; want %v, error %v", tc.doc, got, err, tc.hidden, tc.bad)
+		}
+	}
+}
+
+func FuzzOptOutFlags(f *testing.F) {
+	f.Add([]byte(`{"site":{"private":true}}`))
+	f.Add([]byte(`{"hide_in_statistics":"1"}`))
+	f.Add([]byte(`{"site":{"private":"TRUE"},"hide_in_statistics":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if p, err := parse.StatusNetPrivate(data); err == nil && !json.Valid(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))) {
+			t.Fatalf("StatusNetPrivate accepted invalid JSON (%v)", p)
+		} else if err != nil && p {
+			t.Fatal("StatusNetPrivate: true with an error")
+		}
+		if h, err := parse.SiteInfoHidden(data); err == nil && !json.Valid(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))) {
+			t.Fatalf("SiteInfoHidden accepted invalid JSON (%v)", h)
+		} else if err != nil && h {
+			t.Fatal("SiteInfoHidden: true with an error")
+		}
+	})
+}

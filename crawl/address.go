@@ -1,0 +1,224 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// Per-address politeness. Many instances share one IP address at a hosting
+// provider, so being polite to each host is not enough: the pass also
+// limits what it does to each address. The pass, the one trusted process
+// that sees every check, enforces it, so the limit holds across all
+// concurrent checks whether they run in-process or in sandboxed checker
+// processes:
+//
+//  1. Before a check, the pass resolves the host (Crawler.Resolve: the
+//     --connect-to rules, then DNS) to one address.
+//  2. It takes that address in an AddressLimiter: one check at a time per
+//     address, and a budget of requests per address per pass.
+//  3. The check is pinned to that address (CheckOptions.Addr): every
+//     connection it makes goes there, through the address guard, so what
+//     the pass holds is what the check uses, even if DNS answers otherwise
+//     in the meantime. A check uses one connection at a time (its own
+//     transport, MaxConnsPerHost 1), so one check at a time per address is
+//     one connection at a time per address.
+//  4. The check closes its keep-alive connection when it ends, and only then
+//     does the pass release the address, adding the check's requests to
+//     the address's count.
+
+// Resolve returns the address a check of host would connect to: the first
+// matching ConnectTo rule applies, then DNS. Of several addresses the first
+// IPv4 one is taken, else the first IPv6 one, because IPv4 reaches almost
+// every host from almost every network and a pinned check cannot fall back
+// from one family to the other. The address guard is not applied here; the
+// pinned check's dial applies it.
+func (c *Crawler) Resolve(ctx context.Context, host string) (netip.AddrPort, error) {
+	h, port := rewrite(c.opts.ConnectTo, host, 443)
+	if ip, err := parseIPLiteral(h); err == nil {
+		return netip.AddrPortFrom(ip.Unmap(), uint16(port)), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", h)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("resolve %s: %w", h, err)
+	}
+	if len(ips) == 0 {
+		return netip.AddrPort{}, fmt.Errorf("resolve %s: no addresses", h)
+	}
+	pick := ips[0]
+	if i := slices.IndexFunc(ips, func(a netip.Addr) bool { return a.Unmap().Is4() }); i >= 0 {
+		pick = ips[i]
+	}
+	return netip.AddrPortFrom(pick.Unmap(), uint16(port)), nil
+}
+
+// dialPinned returns a dial function that connects to pin whatever address
+// it is asked for, with the address guard as for any dial.
+func (c *Crawler) dialPinned(pin netip.AddrPort) func(context.Context, string, string) (net.Conn, error) {
+	return func(ctx context.Context, _, _ string) (net.Conn, error) {
+		d := net.Dialer{Timeout: c.opts.DialTimeout, Control: c.checkAddr}
+		return d.DialContext(ctx, "tcp", pin.String())
+	}
+}
+
+// ErrAddressBudget is returned by AddressLimiter.Acquire when the address
+// has used its budget of requests for this pass.
+var ErrAddressBudget = errors.New("address budget for this pass used up")
+
+// AddressLimiter admits one check at a time per IP address and stops
+// admitting checks to an address once budget requests have been made to it.
+// A check is admitted while its address has made fewer than budget
+// requests, so the last admitted check may go over by its own requests (at
+// most a few, plus its peers list's pages); the budget bounds how many
+// checks of hosts at one address wait behind each other in a pass.
+type AddressLimiter struct {
+	budget int
+	mu     sync.Mutex
+	addrs  map[netip.Addr]*addrState
+}
+
+type addrState struct {
+	busy     bool
+	waiters  []chan struct{} // FIFO, each closed when it is its turn
+	requests int
+	skipped  int // checks refused for the budget
+}
+
+// NewAddressLimiter returns a limiter with the given per-address request
+// budget; budget <= 0 means no budget (one at a time still holds).
+func NewAddressLimiter(budget int) *AddressLimiter {
+	return &AddressLimiter{budget: budget, addrs: make(map[netip.Addr]*addrState)}
+}
+
+func (l *AddressLimiter) state(a netip.Addr) *addrState {
+	s := l.addrs[a]
+	if s == nil {
+		s = &addrState{}
+		l.addrs[a] = s
+	}
+	return s
+}
+
+func (l *AddressLimiter) overBudget(s *addrState) bool {
+	return l.budget > 0 && s.requests >= l.budget
+}
+
+// Acquire waits until no other check holds addr, then takes it. It
+// returns ErrAddressBudget (holding nothing) if the address's budget is
+// used up, and ctx's error if ctx ends first. A nil error must be followed
+// by exactly one Release.
+func (l *AddressLimiter) Acquire(ctx context.Context, addr netip.Addr) error {
+	addr = addr.Unmap()
+	l.mu.Lock()
+	s := l.state(addr)
+	if l.overBudget(s) {
+		s.skipped++
+		l.mu.Unlock()
+		return ErrAddressBudget
+	}
+	if !s.busy {
+		s.busy = true
+		l.mu.Unlock()
+		return nil
+	}
+	turn := make(chan struct{})
+	s.waiters = append(s.waiters, turn)
+	l.mu.Unlock()
+
+	select {
+	case <-turn:
+	case <-ctx.Done():
+		l.mu.Lock()
+		if i := slices.Index(s.waiters, turn); i >= 0 {
+			s.waiters = slices.Delete(s.waiters, i, i+1)
+			l.mu.Unlock()
+			return ctx.Err()
+		}
+		l.mu.Unlock()
+		// The turn was handed over just as ctx ended: pass it on.
+		l.Release(addr, 0)
+		return ctx.Err()
+	}
+	// It is our turn; the budget may have run out while we waited.
+	l.mu.Lock()
+	if l.overBudget(s) {
+		s.skipped++
+		l.mu.Unlock()
+		l.Release(addr, 0)
+		return ErrAddressBudget
+	}
+	l.mu.Unlock()
+	return nil
+}
+
+// Release gives addr back after a check that made requests requests, and
+// hands it to the next waiting check, if any.
+func (l *AddressLimiter) Release(addr netip.Addr, requests int) {
+	addr = addr.Unmap()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.state(addr)
+	s.requests += requests
+	if len(s.waiters) > 0 {
+		next := s.waiters[0]
+		s.waiters = s.waiters[1:]
+		close(next) // busy stays true: the turn passes directly
+		return
+	}
+	s.busy = false
+}
+
+// AddressStats describes what a pass did per address, so the budget can be
+// tuned.
+type AddressStats struct {
+	Addresses        int        // distinct addresses checks were made to
+	BusiestRequests  int        // requests made to the busiest address
+	Busiest          netip.Addr // that address
+	OverBudget       int        // addresses that refused at least one check for the budget
+	SkippedForBudget int        // checks refused for the budget, all addresses
+}
+
+// Stats summarises the limiter's counts.
+func (l *AddressLimiter) Stats() AddressStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var st AddressStats
+	keys := make([]netip.Addr, 0, len(l.addrs))
+	for a := range l.addrs {
+		keys = append(keys, a)
+	}
+	// Deterministic choice of the busiest among equals.
+	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
+	for _, a := range keys {
+		s := l.addrs[a]
+		if s.requests > 0 {
+			st.Addresses++
+		}
+		if s.requests > st.BusiestRequests {
+			st.BusiestRequests, st.Busiest = s.requests, a
+		}
+		if s.skipped > 0 {
+			st.OverBudget++
+			st.SkippedForBudget += s.skipped
+		}
+	}
+	return st
+}
+
+// requestCount counts the requests a check's trace records.
+func requestCount(t Trace) int {
+	n := 0
+	for _, s := range t.Steps {
+		if s.Method != "" {
+			n++
+		}
+	}
+	return n
+}
