@@ -265,7 +265,7 @@ func (s *Store) writeSnapshot(ctx context.Context, kind, schemaTable, timeColumn
 // copyAtomically writes the result of query as a Parquet file at final,
 // through a temporary file in data/tmp that is synced and then renamed.
 func (s *Store) copyAtomically(ctx context.Context, conn *sql.Conn, query, final string) error {
-	tmp := s.path(TmpDir, fmt.Sprintf("%d-%s.parquet", os.Getpid(), filepath.Base(final)))
+	tmp := s.path(TmpDir, fmt.Sprintf("%d-%s", os.Getpid(), filepath.Base(final)))
 	defer os.Remove(tmp)
 	copySQL := fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION zstd)", query, sqlString(filepath.ToSlash(tmp)))
 	if _, err := conn.ExecContext(ctx, copySQL); err != nil {

@@ -163,7 +163,9 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	stopReport()
 	<-reported
 	flushed = true
-	if err := writer.Close(context.WithoutCancel(ctx)); err != nil {
+	// The writer's error is sticky: when the pass stopped on it, it is
+	// already in runErr and is not repeated.
+	if err := writer.Close(context.WithoutCancel(ctx)); err != nil && !errors.Is(runErr, err) {
 		return errors.Join(runErr, fmt.Errorf("write snapshots: %w", err))
 	}
 	sum.Write(e.stdout)

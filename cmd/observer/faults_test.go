@@ -1,0 +1,68 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fediverse-observer/observer/fedisim"
+)
+
+// mountTmpfs mounts a small tmpfs at dir: a real file system that fills up
+// or turns read-only, which root's permission bypass would otherwise hide.
+// Mounting needs root, which CI has.
+func mountTmpfs(t *testing.T, dir, size string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs (CI runs as root)")
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+}
+
+func TestDiskFullFailsClearlyAndKeepsWhatWasFlushed(t *testing.T) {
+	s := newSimSite(t, fedisim.Config{Instances: 2000})
+	data := filepath.Join(s.dir, "data")
+	os.MkdirAll(data, 0o755)
+	mountTmpfs(t, data, "160k")
+
+	if code, out, errs := s.crawl(t, "2026-01-01T00:00:00Z"); code != exitOK {
+		t.Fatalf("seed pass: %d\n%s\n%s", code, out, errs)
+	}
+	code, _, errs := s.crawl(t, "2026-01-01T01:00:00Z", "--flush-checks", "5", "--isolation", "none")
+	if code != exitFailure || !strings.Contains(strings.ToLower(errs), "no space left on device") {
+		t.Fatalf("exit %d, stderr %q; want a failure saying the disk is full", code, errs)
+	}
+	if n := strings.Count(strings.TrimSpace(errs), "\n"); n > 3 {
+		t.Errorf("want a short error, got %d lines:\n%s", n+1, errs)
+	}
+	// Everything flushed before the disk filled reads back.
+	if n := s.countChecks(t); n < 3 {
+		t.Fatalf("flushed checks lost: %d on disk", n)
+	}
+}
+
+func TestReadOnlyDataDirFailsClearlyAndChangesNothing(t *testing.T) {
+	s := newSimSite(t, fedisim.Config{})
+	data := filepath.Join(s.dir, "data")
+	os.MkdirAll(data, 0o755)
+	mountTmpfs(t, data, "8m")
+	if code, out, errs := s.crawl(t, "2026-01-01T00:00:00Z"); code != exitOK {
+		t.Fatalf("seed pass: %d\n%s\n%s", code, out, errs)
+	}
+	before := s.countChecks(t)
+	if out, err := exec.Command("mount", "-o", "remount,ro", data).CombinedOutput(); err != nil {
+		t.Fatalf("remount read-only: %v: %s", err, out)
+	}
+	code, _, errs := s.crawl(t, "2026-01-01T01:00:00Z")
+	if code != exitFailure || !strings.Contains(errs, "read-only file system") || !strings.Contains(errs, data) {
+		t.Fatalf("exit %d, stderr %q; want a failure naming the read-only data directory", code, errs)
+	}
+	if after := s.countChecks(t); after != before {
+		t.Fatalf("checks went from %d to %d", before, after)
+	}
+}
