@@ -222,3 +222,13 @@ func requestCount(t Trace) int {
 	}
 	return n
 }
+
+// Waiting returns how many checks wait for addr (for tests and logs).
+func (l *AddressLimiter) Waiting(addr netip.Addr) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := l.addrs[addr.Unmap()]; s != nil {
+		return len(s.waiters)
+	}
+	return 0
+}

@@ -5,6 +5,7 @@
 package testnet
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -96,7 +97,13 @@ func newCA() *CA {
 type Request struct {
 	Host, Method, Path, Query, UserAgent, Body string
 	ProtoMajor                                 int
+	Header                                     http.Header
+	// Conn numbers the connection the request came on (1, 2, … in the
+	// order the server accepted them).
+	Conn int64
 }
+
+type connKey struct{}
 
 // Server is a TLS server for many made-up hosts.
 type Server struct {
@@ -119,10 +126,8 @@ func NewServer(t testing.TB, addr string) *Server {
 	hs.Listener.Close()
 	hs.Listener = ln
 	hs.TLS = &tls.Config{Certificates: []tls.Certificate{TestCA(t).Leaf}}
-	hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			s.conns.Add(1)
-		}
+	hs.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, connKey{}, s.conns.Add(1))
 	}
 	hs.EnableHTTP2 = true // the client must still speak HTTP/1.1
 	hs.StartTLS()
@@ -155,8 +160,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		body = buf[:n]
 	}
 	s.mu.Lock()
+	conn, _ := r.Context().Value(connKey{}).(int64)
 	s.requests = append(s.requests, Request{Host: host, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-		UserAgent: r.UserAgent(), Body: string(body), ProtoMajor: r.ProtoMajor})
+		UserAgent: r.UserAgent(), Body: string(body), ProtoMajor: r.ProtoMajor, Header: r.Header.Clone(), Conn: conn})
 	h := s.hosts[host]
 	s.mu.Unlock()
 	if h == nil {
@@ -191,6 +197,30 @@ func (s *Server) Paths(host string) []string {
 
 // Conns returns how many connections the server accepted.
 func (s *Server) Conns() int64 { return s.conns.Load() }
+
+// Overlaps reports the first pair of connections whose use overlapped: a
+// request came on one after a request on the other and before that other's
+// last request. A client that uses one connection at a time (closing each
+// before opening the next) never produces one, whatever the timing, because
+// each connection's requests all come before the next connection is made.
+func (s *Server) Overlaps() (a, b int64, ok bool) {
+	reqs := s.Requests()
+	first, last := map[int64]int{}, map[int64]int{}
+	for i, r := range reqs {
+		if _, seen := first[r.Conn]; !seen {
+			first[r.Conn] = i
+		}
+		last[r.Conn] = i
+	}
+	for c1, f1 := range first {
+		for c2, f2 := range first {
+			if c1 != c2 && f1 < f2 && f2 < last[c1] {
+				return c1, c2, true
+			}
+		}
+	}
+	return 0, 0, false
+}
 
 // Port returns the server's port.
 func (s *Server) Port() int {

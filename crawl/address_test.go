@@ -1,0 +1,334 @@
+package crawl_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl"
+	"github.com/fediverse-observer/observer/crawl/internal/testnet"
+)
+
+var (
+	addrA = netip.MustParseAddr("192.0.2.1")
+	addrB = netip.MustParseAddr("2001:db8::1")
+)
+
+func TestAddressLimiterOneAtATime(t *testing.T) {
+	l := crawl.NewAddressLimiter(0)
+	ctx := context.Background()
+	if err := l.Acquire(ctx, addrA); err != nil {
+		t.Fatal(err)
+	}
+	// Another address is independent, and an IPv4-mapped form is the same
+	// address.
+	if err := l.Acquire(ctx, addrB); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan int, 2)
+	for i := 1; i <= 2; i++ {
+		go func() {
+			mapped := netip.AddrFrom16(addrA.As16())
+			if err := l.Acquire(ctx, mapped); err != nil {
+				t.Error(err)
+			}
+			got <- i
+		}()
+		// Let waiter i queue before the next one.
+		waitFor(t, func() bool { return l.Waiting(addrA) == i })
+	}
+	select {
+	case i := <-got:
+		t.Fatalf("waiter %d got a busy address", i)
+	default:
+	}
+	l.Release(addrA, 3)
+	if i := <-got; i != 1 {
+		t.Errorf("waiter %d went first, want the first queued", i)
+	}
+	select {
+	case i := <-got:
+		t.Fatalf("waiter %d got the address while waiter 1 holds it", i)
+	default:
+	}
+	l.Release(addrA, 2)
+	<-got
+	l.Release(addrA, 1)
+	l.Release(addrB, 1)
+	st := l.Stats()
+	if st.Addresses != 2 || st.BusiestRequests != 6 || st.Busiest != addrA || st.OverBudget != 0 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second) // safety net only
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestAddressLimiterBudget(t *testing.T) {
+	l := crawl.NewAddressLimiter(5)
+	ctx := context.Background()
+	if err := l.Acquire(ctx, addrA); err != nil {
+		t.Fatal(err)
+	}
+	waiter := make(chan error)
+	go func() { waiter <- l.Acquire(ctx, addrA) }()
+	waitFor(t, func() bool { return l.Waiting(addrA) == 1 })
+	// The holder goes over the budget: the waiter is refused when its turn
+	// comes, and so is everyone after.
+	l.Release(addrA, 6)
+	if err := <-waiter; !errors.Is(err, crawl.ErrAddressBudget) {
+		t.Errorf("waiter: %v, want ErrAddressBudget", err)
+	}
+	if err := l.Acquire(ctx, addrA); !errors.Is(err, crawl.ErrAddressBudget) {
+		t.Errorf("later: %v, want ErrAddressBudget", err)
+	}
+	// Under budget, another address is admitted.
+	if err := l.Acquire(ctx, addrB); err != nil {
+		t.Fatal(err)
+	}
+	l.Release(addrB, 4)
+	if err := l.Acquire(ctx, addrB); err != nil {
+		t.Errorf("address under budget refused: %v", err)
+	}
+	l.Release(addrB, 0)
+	st := l.Stats()
+	if st.Addresses != 2 || st.BusiestRequests != 6 || st.OverBudget != 1 || st.SkippedForBudget != 2 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestAddressLimiterCancelWhileWaiting(t *testing.T) {
+	l := crawl.NewAddressLimiter(0)
+	if err := l.Acquire(context.Background(), addrA); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- l.Acquire(ctx, addrA) }()
+	waitFor(t, func() bool { return l.Waiting(addrA) == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled waiter: %v", err)
+	}
+	if n := l.Waiting(addrA); n != 0 {
+		t.Errorf("%d still waiting", n)
+	}
+	// The cancelled waiter left no turn behind: the address frees normally.
+	l.Release(addrA, 1)
+	if err := l.Acquire(context.Background(), addrA); err != nil {
+		t.Errorf("after release: %v", err)
+	}
+}
+
+// twoAddresses runs two test servers, on 127.0.0.1 and 127.0.0.2, and a
+// crawler that sends hosts named *.example.net to the second.
+func twoAddresses(t *testing.T) (*testnet.Server, *testnet.Server, *crawl.Crawler) {
+	t.Helper()
+	a := testnet.NewServer(t, "127.0.0.1")
+	b := testnet.NewServer(t, "127.0.0.2")
+	opts := a.Options(t)
+	var rules []crawl.ConnectTo
+	for _, h := range []string{"one.example.net", "two.example.net"} {
+		rules = append(rules, crawl.ConnectTo{Host: h, Port: 443, Addr: "127.0.0.2", AddrPort: b.Port()})
+	}
+	opts.ConnectTo = append(rules, opts.ConnectTo...)
+	c, err := crawl.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b, c
+}
+
+// meeting makes each listed host's robots.txt wait until every one of them
+// has asked for it, or until patience runs out: if their checks can run at
+// once, they do.
+type meeting struct {
+	patience time.Duration
+	want     int
+	mu       sync.Mutex
+	arrived  map[string]bool
+	all      chan struct{}
+	timedOut atomic.Bool // some robots.txt waited out its patience
+}
+
+func meet(patience time.Duration, hosts ...string) *meeting {
+	return &meeting{patience: patience, want: len(hosts), arrived: map[string]bool{}, all: make(chan struct{})}
+}
+
+func (m *meeting) join(rt routes, host string) {
+	rt["/robots.txt"] = func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		if !m.arrived[host] {
+			m.arrived[host] = true
+			if len(m.arrived) == m.want {
+				close(m.all)
+			}
+		}
+		m.mu.Unlock()
+		select {
+		case <-m.all:
+		case <-time.After(m.patience):
+			m.timedOut.Store(true)
+		}
+		http.NotFound(w, r)
+	}
+}
+
+func TestPassOneConnectionPerAddress(t *testing.T) {
+	hosts := []string{"a.social", "b.social", "c.social", "d.social"}
+	run := func(t *testing.T, limit bool) *testnet.Server {
+		srv, _, c := twoAddresses(t)
+		m := meet(200*time.Millisecond, hosts...)
+		for _, h := range hosts {
+			rt := instance(h, "mastodon", `["x.social"]`)
+			m.join(rt, h)
+			srv.HandleFunc(h, rt.serve)
+		}
+		p := &crawl.Pass{Checker: c, Sink: &memSink{}, Concurrency: 4}
+		if limit {
+			p.Resolve = c.Resolve
+		}
+		sum, err := p.Run(context.Background(), hosts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Checks != 4 || sum.ByOutcome[observer.OutcomeAlive] != 4 || limit && (sum.Addresses != 1 || sum.BusiestAddressRequests != 16) {
+			t.Errorf("summary %+v", sum)
+		}
+		return srv
+	}
+	t.Run("limited", func(t *testing.T) {
+		srv := run(t, true)
+		if a, b, ok := srv.Overlaps(); ok {
+			t.Errorf("connections %d and %d to one address were used at once", a, b)
+		}
+		if n := srv.Conns(); n != 4 {
+			t.Errorf("%d connections, want one per check", n)
+		}
+	})
+	// The control: without the limit the same checks do overlap, so the
+	// test above can see a broken limit.
+	t.Run("unlimited", func(t *testing.T) {
+		if _, _, ok := run(t, false).Overlaps(); !ok {
+			t.Error("no overlap without the limit: the test cannot see one")
+		}
+	})
+}
+
+// Hosts on different addresses are still checked at once.
+func TestPassAddressesIndependent(t *testing.T) {
+	srvA, srvB, c := twoAddresses(t)
+	m := meet(10*time.Second, "a.social", "one.example.net") // safety net only
+	for _, x := range []struct {
+		srv  *testnet.Server
+		host string
+	}{{srvA, "a.social"}, {srvB, "one.example.net"}} {
+		rt := instance(x.host, "mastodon", `[]`)
+		m.join(rt, x.host)
+		x.srv.HandleFunc(x.host, rt.serve)
+	}
+	p := &crawl.Pass{Checker: c, Sink: &memSink{}, Concurrency: 2, Resolve: c.Resolve}
+	sum, err := p.Run(context.Background(), []string{"a.social", "one.example.net"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Checks != 2 || sum.Addresses != 2 || sum.BusiestAddressRequests != 4 {
+		t.Errorf("summary %+v", sum)
+	}
+	// Each robots.txt was answered only after both had been asked for:
+	// the two checks ran at once.
+	if m.timedOut.Load() {
+		t.Error("the checks of two addresses did not run at once")
+	}
+	if len(srvA.Paths("a.social")) != 4 || len(srvB.Paths("one.example.net")) != 4 {
+		t.Errorf("requests: %v / %v", srvA.Paths("a.social"), srvB.Paths("one.example.net"))
+	}
+}
+
+func TestPassAddressBudget(t *testing.T) {
+	srvA, srvB, c := twoAddresses(t)
+	var due []string
+	for i := range 5 {
+		h := fmt.Sprintf("h%d.social", i)
+		srvA.HandleFunc(h, instance(h, "mastodon", `[]`).serve)
+		due = append(due, h)
+	}
+	srvB.HandleFunc("one.example.net", instance("one.example.net", "mastodon", `[]`).serve)
+	due = append(due, "one.example.net")
+	sink := &memSink{}
+	// Each check makes 3 requests (robots.txt, well-known, NodeInfo; peers
+	// not due): checks are admitted while fewer than 7 requests were made,
+	// so 3 checks, 9 requests, and the other 2 hosts wait for next pass.
+	p := &crawl.Pass{Checker: c, Sink: sink, Concurrency: 3, Resolve: c.Resolve, AddressBudget: 7,
+		Peers: func(string) crawl.PeersDue { return crawl.PeersDue{} }}
+	sum, err := p.Run(context.Background(), due)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Checks != 4 || sum.SkippedAddressBudget != 2 || sum.NotStarted != 0 || sum.Addresses != 2 ||
+		sum.BusiestAddressRequests != 9 || sum.AddressesOverBudget != 1 {
+		t.Errorf("summary %+v", sum)
+	}
+	recorded := map[string]bool{}
+	for _, r := range sink.results {
+		recorded[r.Check.Host] = true
+	}
+	if !recorded["one.example.net"] {
+		t.Error("the host at the other address was not checked")
+	}
+	for _, h := range due[:5] {
+		if n := len(srvA.Paths(h)); recorded[h] != (n == 3) || !recorded[h] && n != 0 {
+			t.Errorf("%s: recorded %v, %d requests", h, recorded[h], n)
+		}
+	}
+	if len(srvA.Requests()) != 9 {
+		t.Errorf("%d requests to the budgeted address, want 9", len(srvA.Requests()))
+	}
+}
+
+// A pinned check connects to its pin, whatever ConnectTo or DNS say, and
+// the address guard still applies to it.
+func TestCheckPinnedAddress(t *testing.T) {
+	srvA, srvB, c := twoAddresses(t)
+	srvA.HandleFunc("a.social", instance("a.social", "mastodon", `[]`).serve)
+	srvB.HandleFunc("a.social", instance("a.social", "pleroma", `[]`).serve)
+	pin := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), uint16(srvB.Port()))
+	r, _ := c.Check(context.Background(), "a.social", crawl.CheckOptions{Addr: pin})
+	wantOutcome(t, r, observer.OutcomeAlive, "")
+	if r.Check.Software != "pleroma" || len(srvA.Requests()) != 0 || len(srvB.Paths("a.social")) != 3 {
+		t.Errorf("software %q; requests A %d, B %d", r.Check.Software, len(srvA.Requests()), len(srvB.Requests()))
+	}
+	blocked := netip.MustParseAddrPort("10.0.0.1:443")
+	r, _ = c.Check(context.Background(), "a.social", crawl.CheckOptions{Addr: blocked})
+	wantOutcome(t, r, observer.OutcomeBlockedAddress, "10.0.0.1")
+}
+
+func TestResolveConnectTo(t *testing.T) {
+	_, srvB, c := twoAddresses(t)
+	got, err := c.Resolve(context.Background(), "two.example.net")
+	if err != nil || got != netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), uint16(srvB.Port())) {
+		t.Errorf("Resolve = %v, %v", got, err)
+	}
+	c2, err := crawl.New(crawl.Options{ConnectTo: []crawl.ConnectTo{{Addr: "::ffff:127.0.0.3"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c2.Resolve(context.Background(), "x.social"); err != nil || got != netip.MustParseAddrPort("127.0.0.3:443") {
+		t.Errorf("Resolve = %v, %v", got, err)
+	}
+}
