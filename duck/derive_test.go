@@ -32,9 +32,11 @@ func fail(host string, at time.Duration) ev  { return ev{host, at, observer.Outc
 func moving(host string, at time.Duration, to string) ev {
 	return ev{host, at, observer.OutcomeMoving, to}
 }
-func moved(host string, at time.Duration, to string) ev { return ev{host, at, observer.OutcomeMoved, to} }
-func optedOut(host string, at time.Duration) ev        { return ev{host, at, observer.OutcomeOptedOut, ""} }
-func discover(host string, at time.Duration) ev        { return ev{host, at, "", ""} }
+func moved(host string, at time.Duration, to string) ev {
+	return ev{host, at, observer.OutcomeMoved, to}
+}
+func optedOut(host string, at time.Duration) ev { return ev{host, at, observer.OutcomeOptedOut, ""} }
+func discover(host string, at time.Duration) ev { return ev{host, at, "", ""} }
 
 // series repeats make(host, at) every step from start, count times.
 func series(make func(string, time.Duration) ev, host string, start, step time.Duration, count int) []ev {
@@ -184,7 +186,7 @@ func TestState(t *testing.T) {
 			concat([]ev{discover(h, 0)}, series(fail, h, 0, day, 8)),
 			"dead since d7", []string{"discovered>dead d7"}},
 		{"dead_then_alive_is_reviving",
-			concat([]ev{alive(h, 0)}, series(fail, h, day, day, 8), []ev{alive(h, 9 * day)}),
+			concat([]ev{alive(h, 0)}, series(fail, h, day, day, 8), []ev{alive(h, 9*day)}),
 			"reviving since d9", []string{"discovered>live d0", "live>dying d1", "dying>dead d8", "dead>reviving d9"}},
 		{"reviving_becomes_live_after_7_days",
 			concat([]ev{alive(h, 0)}, series(fail, h, day, day, 8), series(alive, h, 9*day, day, 8)),
@@ -193,10 +195,10 @@ func TestState(t *testing.T) {
 			concat([]ev{alive(h, 0)}, series(fail, h, day, day, 8), series(alive, h, 9*day, day, 7)),
 			"reviving since d9", []string{"discovered>live d0", "live>dying d1", "dying>dead d8", "dead>reviving d9"}},
 		{"reviving_failure_goes_back_to_dying",
-			concat([]ev{alive(h, 0)}, series(fail, h, day, day, 8), []ev{alive(h, 9 * day), fail(h, 10*day)}),
+			concat([]ev{alive(h, 0)}, series(fail, h, day, day, 8), []ev{alive(h, 9*day), fail(h, 10*day)}),
 			"dying since d10", []string{"discovered>live d0", "live>dying d1", "dying>dead d8", "dead>reviving d9", "reviving>dying d10"}},
 		{"dead_discovered_host_first_alive_is_reviving",
-			concat([]ev{discover(h, 0)}, series(fail, h, 0, day, 8), []ev{alive(h, 8 * day)}),
+			concat([]ev{discover(h, 0)}, series(fail, h, 0, day, 8), []ev{alive(h, 8*day)}),
 			"reviving since d8", []string{"discovered>dead d7", "dead>reviving d8"}},
 		{"moving_on_temporary_redirect",
 			[]ev{alive(h, 0), moving(h, day, "b.example")},

@@ -9,30 +9,54 @@ import (
 // KnownHosts calls fn for every known host, streaming, so a million hosts
 // never sit in one slice here. Views must have been created.
 func (s *Store) KnownHosts(ctx context.Context, fn func(host string)) error {
-	return s.eachHost(ctx, "known", sqlFile("known.sql"), fn)
-}
-
-// DueHosts calls fn for every host due for a check at now, in the order a
-// pass should take them. Views must have been created.
-func (s *Store) DueHosts(ctx context.Context, now time.Time, fn func(host string)) error {
-	return s.eachHost(ctx, "due", sqlFile("due.sql"), fn, now.UTC())
-}
-
-func (s *Store) eachHost(ctx context.Context, what, query string, fn func(string), args ...any) error {
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := s.db.QueryContext(ctx, sqlFile("known.sql"))
 	if err != nil {
-		return fmt.Errorf("%s hosts: %w", what, err)
+		return fmt.Errorf("known hosts: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var host string
 		if err := rows.Scan(&host); err != nil {
-			return fmt.Errorf("%s hosts: %w", what, err)
+			return fmt.Errorf("known hosts: %w", err)
 		}
 		fn(host)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("%s hosts: %w", what, err)
+		return fmt.Errorf("known hosts: %w", err)
+	}
+	return nil
+}
+
+// DueHost is one host of the due list.
+type DueHost struct {
+	Host string
+	// FetchPeers: the host's peers list was never fetched, or not within
+	// the peers interval.
+	FetchPeers bool
+	// New: the host was never checked (a discovery waiting for its first
+	// check), for per-domain budgets of new hosts.
+	New bool
+}
+
+// DueHosts calls fn for every host due for a check at now by the schedule
+// (state.next_check_at), soonest first. It reads the derived state, so
+// derive (and create the views) after recording new discoveries: a host
+// discovered since the last derivation is not in it yet.
+func (s *Store) DueHosts(ctx context.Context, now time.Time, peersInterval time.Duration, fn func(DueHost)) error {
+	rows, err := s.db.QueryContext(ctx, sqlFile("due.sql"), now.UTC(), peersInterval.Microseconds())
+	if err != nil {
+		return fmt.Errorf("due hosts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d DueHost
+		if err := rows.Scan(&d.Host, &d.FetchPeers, &d.New); err != nil {
+			return fmt.Errorf("due hosts: %w", err)
+		}
+		fn(d)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("due hosts: %w", err)
 	}
 	return nil
 }

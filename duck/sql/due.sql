@@ -1,8 +1,12 @@
--- Hosts due for a check at $1 (the pass's now): every known host not checked
--- in the day before it. Oldest check first, never-checked hosts before all,
--- so a pass cut short by its budget still makes progress across the list.
-SELECT d.host
-FROM (SELECT host, min(discovered_at) AS discovered_at FROM discoveries GROUP BY host) AS d
-LEFT JOIN (SELECT host, max(checked_at) AS last_checked FROM checks GROUP BY host) AS c USING (host)
-WHERE c.last_checked IS NULL OR c.last_checked <= $1::TIMESTAMP - INTERVAL 1 DAY
-ORDER BY c.last_checked NULLS FIRST, d.discovered_at, d.host
+-- Hosts due for a check at $1 (the pass's now): every host of the derived
+-- state whose next_check_at (the schedule, see state.sql) is not after now,
+-- soonest first, so a pass cut short by its budget takes the most overdue.
+-- fetch_peers says whether the host's peers list is due too: never fetched,
+-- or last fetched at least $2 microseconds (peers_interval) before now; new
+-- says it was never checked.
+SELECT host,
+    last_peers_at IS NULL OR last_peers_at <= $1::TIMESTAMP - to_microseconds($2::BIGINT) AS fetch_peers,
+    checks = 0 AS new
+FROM state
+WHERE next_check_at <= $1::TIMESTAMP
+ORDER BY next_check_at, host

@@ -1,0 +1,226 @@
+package duck_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/duck"
+)
+
+const (
+	benchHosts = 1_000_000
+	benchDays  = 30
+	// benchMemoryLimit is DuckDB's memory_limit in the benchmarks: the
+	// process's peak must stay under 1.5 GiB, and DuckDB is most of it.
+	benchMemoryLimit = "1GB"
+)
+
+// benchCheckSQL generates one day of synthetic checks: 1,000,000 hosts, of
+// which 85% always alive, 8% always failing, 5% flapping, 1% alive then
+// moving then moved, 1% alive then opted out; the last 100,000 are born
+// through the month (first checked on their birth day).
+const benchCheckSQL = `
+SELECT
+    'h' || lpad(i::VARCHAR, 7, '0') || '.example' AS host,
+    (TIMESTAMP '2026-01-01' + INTERVAL (%[1]d) DAY + to_microseconds(i * 86400))::TIMESTAMP AS checked_at,
+    (CASE WHEN i %% 100 < 85 THEN 'alive'
+         WHEN i %% 100 < 93 THEN 'unreachable'
+         WHEN i %% 100 < 98 THEN CASE WHEN (i * 31 + %[1]d * 17) %% 3 = 0 THEN 'http_error' ELSE 'alive' END
+         WHEN i %% 100 = 98 THEN CASE WHEN %[1]d < 10 THEN 'alive' WHEN %[1]d < 20 THEN 'moving' ELSE 'moved' END
+         ELSE CASE WHEN %[1]d < 15 THEN 'alive' ELSE 'opted_out' END END)::VARCHAR AS outcome,
+    NULL::VARCHAR AS error,
+    200::INTEGER AS http_status,
+    (['mastodon', 'pleroma', 'misskey', 'lemmy', 'peertube'])[i %% 5 + 1]::VARCHAR AS software,
+    ('4.' || (i %% 7)::VARCHAR || '.' || (%[1]d %% 3)::VARCHAR)::VARCHAR AS version,
+    '2.1'::VARCHAR AS nodeinfo_version,
+    (i %% 5000)::BIGINT AS users,
+    (i %% 300)::BIGINT AS active_month,
+    (i %% 900)::BIGINT AS active_halfyear,
+    (i * 7 %% 100000)::BIGINT AS local_posts,
+    (i %% 2 = 0)::BOOLEAN AS open_registrations,
+    ('Instance number ' || i::VARCHAR)::VARCHAR AS name,
+    ('A synthetic instance for the derivation benchmark, number ' || i::VARCHAR)::VARCHAR AS description,
+    (CASE WHEN i %% 100 = 98 AND %[1]d >= 10 THEN 'new-h' || lpad(i::VARCHAR, 7, '0') || '.example' END)::VARCHAR AS moved_to,
+    ((i + %[1]d) %% 7 = 0)::BOOLEAN AS peers_fetched,
+    0::BIGINT AS peers_count,
+    0::BIGINT AS new_peers_count,
+    (i %% 1000)::BIGINT AS duration_ms,
+    'bench-' || lpad('%[1]d', 2, '0') AS pass_id
+FROM range(%[2]d) t(i)
+WHERE i < 900000 OR (i - 900000) %% 30 <= %[1]d
+ORDER BY host`
+
+const benchDiscoverySQL = `
+SELECT
+    'h' || lpad(i::VARCHAR, 7, '0') || '.example' AS host,
+    (TIMESTAMP '2026-01-01' + INTERVAL (CASE WHEN i < 900000 THEN 0 ELSE (i - 900000) %% 30 END) DAY)::TIMESTAMP AS discovered_at,
+    'seed'::VARCHAR AS via
+FROM range(%d) t(i)
+ORDER BY host`
+
+// benchData returns a directory of synthetic snapshot files, generated once
+// and kept under the system's temporary directory so later runs skip it.
+func benchData(b *testing.B) string {
+	b.Helper()
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("observer-bench-%d-%d-v1", benchHosts, benchDays))
+	done := filepath.Join(dir, "complete")
+	if _, err := os.Stat(done); err == nil {
+		return dir
+	}
+	b.Logf("generating %d hosts × %d days into %s (once)", benchHosts, benchDays, dir)
+	os.RemoveAll(dir)
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	copyTo := func(query, path string) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.Exec(fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet, COMPRESSION zstd)", query, path)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for d := range benchDays {
+		copyTo(fmt.Sprintf(benchCheckSQL, d, benchHosts), benchDayFile(dir, duck.ChecksDir, d))
+	}
+	copyTo(fmt.Sprintf(benchDiscoverySQL, benchHosts), benchDayFile(dir, duck.DiscoveriesDir, 0))
+	if err := os.WriteFile(done, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+func benchDayFile(root, kind string, d int) string {
+	return filepath.Join(root, kind, fmt.Sprintf("date=2026-01-%02d", d+1), "bench.parquet")
+}
+
+// benchDir makes a fresh data directory whose snapshot files are symbolic
+// links to the first days of the generated data.
+func benchDir(b *testing.B, src string, days int) string {
+	b.Helper()
+	dir := b.TempDir()
+	link(b, benchDayFile(src, duck.DiscoveriesDir, 0), benchDayFile(dir, duck.DiscoveriesDir, 0))
+	for d := range days {
+		link(b, benchDayFile(src, duck.ChecksDir, d), benchDayFile(dir, duck.ChecksDir, d))
+	}
+	return dir
+}
+
+func link(b *testing.B, from, to string) {
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Symlink(from, to); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// resetPeakRSS makes the kernel's peak resident set size start again from
+// the current size, so setup does not count.
+func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakRSSBytes is the process's peak resident set size (VmHWM).
+func peakRSSBytes(b *testing.B) float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Skip("no /proc/self/status")
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb * 1024
+		}
+	}
+	b.Fatal("no VmHWM")
+	return 0
+}
+
+func benchOptions(full bool) duck.DeriveOptions {
+	limit := benchMemoryLimit
+	if v := os.Getenv("OBSERVER_BENCH_MEMORY_LIMIT"); v != "" {
+		limit = v // for exploring the trade-off
+	}
+	return duck.DeriveOptions{State: config.Default().State, Full: full, MemoryLimit: limit}
+}
+
+// BenchmarkDeriveFull derives 1,000,000 hosts × 30 days from scratch.
+func BenchmarkDeriveFull(b *testing.B) {
+	src := benchData(b)
+	ctx := context.Background()
+	dir := benchDir(b, src, benchDays)
+	s, err := duck.Open(ctx, dir, duck.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var rep duck.DeriveReport
+	resetPeakRSS()
+	b.ResetTimer()
+	for b.Loop() {
+		if rep, err = s.Derive(ctx, benchOptions(true)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(peakRSSBytes(b)/(1<<20), "peak-MiB")
+	b.ReportMetric(float64(rep.Hosts), "hosts")
+	b.ReportMetric(float64(rep.Transitions), "transitions")
+}
+
+// BenchmarkDeriveIncrementalDay folds day 30 onto the state of days 1-29.
+func BenchmarkDeriveIncrementalDay(b *testing.B) {
+	src := benchData(b)
+	ctx := context.Background()
+	dir := benchDir(b, src, benchDays-1)
+	s, err := duck.Open(ctx, dir, duck.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Derive(ctx, benchOptions(true)); err != nil {
+		b.Fatal(err)
+	}
+	// Keep the 29-day derivation to restore before each iteration.
+	saved := filepath.Join(b.TempDir(), "derived")
+	if err := os.CopyFS(saved, os.DirFS(filepath.Join(dir, duck.DerivedDir))); err != nil {
+		b.Fatal(err)
+	}
+	link(b, benchDayFile(src, duck.ChecksDir, benchDays-1), benchDayFile(dir, duck.ChecksDir, benchDays-1))
+	var rep duck.DeriveReport
+	resetPeakRSS()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		derived := filepath.Join(dir, duck.DerivedDir)
+		if err := os.RemoveAll(derived); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.CopyFS(derived, os.DirFS(saved)); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if rep, err = s.Derive(ctx, benchOptions(false)); err != nil {
+			b.Fatal(err)
+		}
+		if rep.Full || rep.Files != 1 {
+			b.Fatalf("not one incremental day: %+v", rep)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(peakRSSBytes(b)/(1<<20), "peak-MiB")
+	b.ReportMetric(float64(rep.Transitions), "transitions")
+}

@@ -1,0 +1,150 @@
+package duck
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+)
+
+// The methods below are what the site builder reads (build.Data). They read
+// the views, so CreateViews must have run (after Derive).
+
+const instanceColumns = `host, state, software, version, users, active_month, open_registrations,
+	name, description, discovered_at, first_alive_at, last_alive_at`
+
+// NewInstances streams the new list, newest first (first_alive_at
+// descending, then host).
+func (s *Store) NewInstances(ctx context.Context) iter.Seq2[observer.Instance, error] {
+	return s.instances(ctx, "new", "SELECT "+instanceColumns+" FROM new ORDER BY first_alive_at DESC, host")
+}
+
+// LiveInstances streams the live list sorted by host, one row at a time.
+func (s *Store) LiveInstances(ctx context.Context) iter.Seq2[observer.Instance, error] {
+	return s.instances(ctx, "live", "SELECT "+instanceColumns+" FROM live ORDER BY host")
+}
+
+func (s *Store) instances(ctx context.Context, what, query string) iter.Seq2[observer.Instance, error] {
+	return func(yield func(observer.Instance, error) bool) {
+		rows, err := s.db.QueryContext(ctx, query)
+		if err != nil {
+			yield(observer.Instance{}, fmt.Errorf("%s instances: %w", what, err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				in                                    observer.Instance
+				state, software, version, name, descr sql.NullString
+				users, activeMonth                    sql.NullInt64
+				openReg                               sql.NullBool
+				discovered, firstAlive, lastAlive     sql.NullTime
+			)
+			if err := rows.Scan(&in.Host, &state, &software, &version, &users, &activeMonth, &openReg,
+				&name, &descr, &discovered, &firstAlive, &lastAlive); err != nil {
+				yield(observer.Instance{}, fmt.Errorf("%s instances: %w", what, err))
+				return
+			}
+			in.State = observer.State(state.String)
+			in.Software, in.Version, in.Name, in.Description = software.String, version.String, name.String, descr.String
+			in.Users, in.ActiveMonth, in.OpenRegistrations = ptrInt(users), ptrInt(activeMonth), ptrBool(openReg)
+			in.DiscoveredAt, in.FirstAliveAt, in.LastAliveAt = utc(discovered), utc(firstAlive), utc(lastAlive)
+			if !yield(in, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(observer.Instance{}, fmt.Errorf("%s instances: %w", what, err))
+		}
+	}
+}
+
+// Stats returns the sizes of the live and new lists, live hosts by software
+// and the daily history.
+func (s *Store) Stats(ctx context.Context) (observer.Stats, error) {
+	var st observer.Stats
+	if err := s.db.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM live), (SELECT count(*) FROM new)").Scan(&st.Live, &st.New); err != nil {
+		return st, fmt.Errorf("stats: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT software, live FROM stats_software ORDER BY live DESC, software")
+	if err != nil {
+		return st, fmt.Errorf("stats by software: %w", err)
+	}
+	for rows.Next() {
+		var c observer.SoftwareCount
+		if err := rows.Scan(&c.Software, &c.Live); err != nil {
+			rows.Close()
+			return st, fmt.Errorf("stats by software: %w", err)
+		}
+		st.BySoftware = append(st.BySoftware, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("stats by software: %w", err)
+	}
+	rows, err = s.db.QueryContext(ctx, "SELECT day, live, new FROM stats_daily ORDER BY day")
+	if err != nil {
+		return st, fmt.Errorf("daily stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d observer.DayCount
+		if err := rows.Scan(&d.Day, &d.Live, &d.New); err != nil {
+			return st, fmt.Errorf("daily stats: %w", err)
+		}
+		d.Day = d.Day.UTC()
+		st.Days = append(st.Days, d)
+	}
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("daily stats: %w", err)
+	}
+	return st, nil
+}
+
+// RecentTransitions returns at most limit transitions, newest first.
+func (s *Store) RecentTransitions(ctx context.Context, limit int) ([]observer.Transition, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT host, from_state, to_state, checked_at, moved_to
+		FROM transitions ORDER BY checked_at DESC, host, to_state LIMIT $1`, max(limit, 0))
+	if err != nil {
+		return nil, fmt.Errorf("recent transitions: %w", err)
+	}
+	defer rows.Close()
+	var out []observer.Transition
+	for rows.Next() {
+		var t observer.Transition
+		var from, to, movedTo sql.NullString
+		if err := rows.Scan(&t.Host, &from, &to, &t.At, &movedTo); err != nil {
+			return nil, fmt.Errorf("recent transitions: %w", err)
+		}
+		t.From, t.To, t.MovedTo, t.At = observer.State(from.String), observer.State(to.String), movedTo.String, t.At.UTC()
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("recent transitions: %w", err)
+	}
+	return out, nil
+}
+
+func ptrInt(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Int64
+}
+
+func ptrBool(v sql.NullBool) *bool {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Bool
+}
+
+func utc(t sql.NullTime) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time.UTC()
+}

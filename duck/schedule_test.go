@@ -1,0 +1,170 @@
+package duck_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/duck"
+)
+
+// nextChecks returns next_check_at per host, as offsets from the given time.
+func nextChecks(t *testing.T, s *duck.Store, from time.Time) map[string]time.Duration {
+	t.Helper()
+	rows, err := s.Query(context.Background(), "SELECT host, next_check_at FROM state ORDER BY host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]time.Duration{}
+	for rows.Next() {
+		v, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[v[0].(string)] = v[1].(time.Time).Sub(from)
+	}
+	return out
+}
+
+func due(t *testing.T, s *duck.Store, now time.Time) []duck.DueHost {
+	t.Helper()
+	var out []duck.DueHost
+	if err := s.DueHosts(context.Background(), now, 7*day, func(d duck.DueHost) { out = append(out, d) }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// assertJitter checks offsets lie in [lo, hi] and are spread, not one value.
+func assertJitter(t *testing.T, what string, got map[string]time.Duration, hosts []string, lo, hi time.Duration) {
+	t.Helper()
+	seen := map[time.Duration]bool{}
+	for _, h := range hosts {
+		d, ok := got[h]
+		if !ok {
+			t.Fatalf("%s: %s has no next check", what, h)
+		}
+		if d < lo || d > hi {
+			t.Errorf("%s: %s next check at +%s, want within [%s, %s]", what, h, d, lo, hi)
+		}
+		seen[d] = true
+	}
+	if len(seen) < len(hosts)/2 {
+		t.Errorf("%s: only %d distinct times for %d hosts: no jitter", what, len(seen), len(hosts))
+	}
+}
+
+func TestSchedule(t *testing.T) {
+	st := config.Default().State
+	const n = 40
+	hosts := func(prefix string) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("%s%02d.example", prefix, i))
+		}
+		return out
+	}
+	s := openStore(t, t.TempDir())
+	var evs []ev
+	for _, h := range hosts("young") {
+		evs = append(evs, discover(h, 3*day)) // within the first week of history
+	}
+	for _, h := range hosts("later") {
+		evs = append(evs, discover(h, 10*day))
+	}
+	checkAt := 20 * day
+	for _, h := range hosts("live") {
+		evs = append(evs, discover(h, 0), alive(h, checkAt))
+	}
+	for _, h := range hosts("dead") {
+		evs = append(evs, discover(h, 0))
+		evs = append(evs, series(fail, h, checkAt-8*day, day, 9)...)
+	}
+	write(t, s, "p0", evs)
+	derive(t, s, st, false)
+	views(t, s, t0.Add(30*day))
+	if got := stateOf(t, s, "dead00.example"); got != "dead since d19" {
+		t.Fatalf("dead host: %s", got)
+	}
+	next := nextChecks(t, s, t0)
+
+	t.Run("young_observer_discoveries_due_at_once", func(t *testing.T) {
+		for _, h := range hosts("young") {
+			if next[h] != 3*day {
+				t.Errorf("%s due at +%s, want at its discovery +72h", h, next[h])
+			}
+		}
+	})
+	t.Run("later_discoveries_within_discovery_delay", func(t *testing.T) {
+		assertJitter(t, "later", next, hosts("later"), 10*day, 10*day+st.DiscoveryDelay.D()-time.Microsecond)
+	})
+	t.Run("active_interval_with_jitter", func(t *testing.T) {
+		lo := checkAt + st.ActiveInterval.D() - st.ActiveJitter.D()
+		assertJitter(t, "live", next, hosts("live"), lo, lo+2*st.ActiveJitter.D())
+	})
+	t.Run("inactive_interval_with_jitter", func(t *testing.T) {
+		lo := checkAt + st.InactiveInterval.D() - st.InactiveJitter.D()
+		assertJitter(t, "dead", next, hosts("dead"), lo, lo+2*st.InactiveJitter.D())
+	})
+	t.Run("jitter_is_deterministic", func(t *testing.T) {
+		again := openStore(t, t.TempDir())
+		write(t, again, "other-pass", evs)
+		derive(t, again, st, true)
+		views(t, again, t0)
+		if got := nextChecks(t, again, t0); !mapsEqual(got, next) {
+			t.Fatal("the same history scheduled differently")
+		}
+	})
+	t.Run("due_list_is_ordered_and_says_new_and_peers", func(t *testing.T) {
+		now := t0.Add(checkAt + st.ActiveInterval.D() + st.ActiveJitter.D())
+		list := due(t, s, now)
+		var got []string
+		for _, d := range list {
+			got = append(got, d.Host)
+			young := slices.Contains(hosts("young"), d.Host) || slices.Contains(hosts("later"), d.Host)
+			if d.New != young {
+				t.Errorf("%s: New = %v", d.Host, d.New)
+			}
+			// Live hosts fetched peers 31 hours ago; nobody else ever did.
+			if wantPeers := !slices.Contains(hosts("live"), d.Host); d.FetchPeers != wantPeers {
+				t.Errorf("%s: FetchPeers = %v", d.Host, d.FetchPeers)
+			}
+		}
+		want := slices.Concat(hosts("young"), hosts("later"), hosts("live"))
+		if len(got) != len(want) {
+			t.Fatalf("due = %v, want the young, later and live hosts", got)
+		}
+		for i := 1; i < len(list); i++ {
+			if next[list[i-1].Host] > next[list[i].Host] {
+				t.Fatalf("due list not ordered by next check: %s before %s", list[i-1].Host, list[i].Host)
+			}
+		}
+		if ds := due(t, s, t0.Add(3*day-time.Second)); len(ds) != 0 {
+			t.Fatalf("due before anything is: %v", ds)
+		}
+	})
+	t.Run("peers_due_again_after_peers_interval", func(t *testing.T) {
+		now := t0.Add(checkAt + 7*day)
+		for _, d := range due(t, s, now) {
+			if !d.FetchPeers {
+				t.Errorf("%s: peers fetched 7 days ago are due again", d.Host)
+			}
+		}
+	})
+}
+
+func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
