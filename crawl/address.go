@@ -158,6 +158,25 @@ func (l *AddressLimiter) Acquire(ctx context.Context, addr netip.Addr) error {
 	return nil
 }
 
+// TryAcquire takes addr if no check holds it, without waiting: it reports
+// false (and no error) if the address is busy, and ErrAddressBudget if its
+// budget is used up. A true result must be followed by exactly one Release.
+func (l *AddressLimiter) TryAcquire(addr netip.Addr) (bool, error) {
+	addr = addr.Unmap()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.state(addr)
+	if l.overBudget(s) {
+		s.skipped++
+		return false, ErrAddressBudget
+	}
+	if s.busy {
+		return false, nil
+	}
+	s.busy = true
+	return true, nil
+}
+
 // Release gives addr back after a check that made requests requests, and
 // hands it to the next waiting check, if any.
 func (l *AddressLimiter) Release(addr netip.Addr, requests int) {

@@ -332,3 +332,38 @@ func TestResolveConnectTo(t *testing.T) {
 		t.Errorf("Resolve = %v, %v", got, err)
 	}
 }
+
+// Hosts waiting for a busy address do not keep hosts at other addresses
+// from being checked: with two checks at a time and four hosts at one
+// address first in the list, the host at the second address is checked
+// while the first address is busy.
+func TestPassBusyAddressDoesNotBlockOthers(t *testing.T) {
+	srvA, srvB, c := twoAddresses(t)
+	m := meet(10*time.Second, "A", "B") // safety net only
+	var due []string
+	for i := range 4 {
+		h := fmt.Sprintf("h%d.social", i)
+		rt := instance(h, "mastodon", `[]`)
+		m.join(rt, "A")
+		srvA.HandleFunc(h, rt.serve)
+		due = append(due, h)
+	}
+	rt := instance("one.example.net", "mastodon", `[]`)
+	m.join(rt, "B")
+	srvB.HandleFunc("one.example.net", rt.serve)
+	due = append(due, "one.example.net")
+	p := &crawl.Pass{Checker: c, Sink: &memSink{}, Concurrency: 2, Resolve: c.Resolve}
+	sum, err := p.Run(context.Background(), due)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Checks != 5 || sum.ByOutcome[observer.OutcomeAlive] != 5 || sum.Addresses != 2 {
+		t.Errorf("summary %+v", sum)
+	}
+	if m.timedOut.Load() {
+		t.Error("the host at the free address waited for the busy one")
+	}
+	if _, _, ok := srvA.Overlaps(); ok {
+		t.Error("connections to one address overlapped")
+	}
+}

@@ -220,21 +220,29 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 	if p.Resolve != nil {
 		limiter = NewAddressLimiter(p.AddressBudget)
 	}
-	results := make(chan done, conc)
+	// A host goes through three gates: pending (resolving, or waiting for
+	// its address), parked (waiting for a busy address without holding a
+	// place in pending, so that many hosts at one address do not hold up
+	// the hosts behind them), and sem (the check itself). A goroutine that
+	// holds sem only runs its check, and one that holds an address only
+	// waits for sem, so every wait ends.
+	pending := semaphore.NewWeighted(int64(conc))
+	parked := semaphore.NewWeighted(int64(4 * conc))
 	sem := semaphore.NewWeighted(int64(conc))
+	results := make(chan done, conc)
 	var wg sync.WaitGroup
 	notStarted := 0 // written by the producer before it closes results
 	go func() {
 		defer close(results)
 		defer wg.Wait()
 		for i, h := range hosts {
-			if budget.Err() != nil || sem.Acquire(budget, 1) != nil {
+			if budget.Err() != nil || pending.Acquire(budget, 1) != nil {
 				notStarted = len(hosts) - i
 				return
 			}
 			// Acquire may succeed on a context already done.
 			if budget.Err() != nil {
-				sem.Release(1)
+				pending.Release(1)
 				notStarted = len(hosts) - i
 				return
 			}
@@ -253,20 +261,34 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer sem.Release(1)
+				g := gates{pending: pending, parked: parked, holdsPending: true}
+				defer g.leave()
 				if limiter != nil {
 					addr, err := p.Resolve(budget, h)
-					switch {
-					case err != nil:
+					if err != nil {
 						log.Debug("not resolved; checked without the address limit", "host", h, "err", err)
-					default:
-						if err := limiter.Acquire(budget, addr.Addr()); err != nil {
+					} else {
+						if err := g.takeAddress(budget, limiter, addr.Addr()); err != nil {
 							results <- done{skipped: errors.Is(err, ErrAddressBudget), notStarted: !errors.Is(err, ErrAddressBudget)}
 							return
 						}
 						opts.Addr = addr
 					}
 				}
+				acquired := sem.Acquire(budget, 1) == nil
+				// Acquire may succeed on a context already done.
+				if !acquired || budget.Err() != nil {
+					if acquired {
+						sem.Release(1)
+					}
+					if opts.Addr.IsValid() {
+						limiter.Release(opts.Addr.Addr(), 0)
+					}
+					results <- done{notStarted: true}
+					return
+				}
+				g.leave()
+				defer sem.Release(1)
 				opts.CheckedAt = clock.Add(time.Since(mono))
 				r, tr := p.Checker.Check(ctx, h, opts)
 				if opts.Addr.IsValid() {
@@ -316,6 +338,40 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 	}
 	sum.Duration = time.Since(mono)
 	return sum, sinkErr
+}
+
+// gates tracks which of the waiting gates one host's goroutine holds.
+type gates struct {
+	pending, parked           *semaphore.Weighted
+	holdsPending, holdsParked bool
+}
+
+// leave gives back the waiting gates held.
+func (g *gates) leave() {
+	if g.holdsPending {
+		g.holdsPending = false
+		g.pending.Release(1)
+	}
+	if g.holdsParked {
+		g.holdsParked = false
+		g.parked.Release(1)
+	}
+}
+
+// takeAddress takes addr, waiting if another check holds it; while it
+// waits it moves from pending to parked when parked has room. On error it
+// does not hold the address.
+func (g *gates) takeAddress(ctx context.Context, l *AddressLimiter, addr netip.Addr) error {
+	ok, err := l.TryAcquire(addr)
+	if ok || err != nil {
+		return err
+	}
+	if g.parked.TryAcquire(1) {
+		g.holdsParked = true
+		g.holdsPending = false
+		g.pending.Release(1)
+	}
+	return l.Acquire(ctx, addr)
 }
 
 // dedupe drops discoveries already made earlier in this pass, so each new
