@@ -1,0 +1,166 @@
+package duck_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/duck"
+)
+
+// randomHistory generates days of checks for hosts: each host is discovered
+// on a random day and then follows a random mode (alive, failing, moving,
+// moved, opted out, flapping) that changes now and then, checked zero to
+// three times a day at random moments, with gaps. Day d's events come first
+// in the result's d-th slice.
+func randomHistory(rng *rand.Rand, hosts, days int) [][]ev {
+	out := make([][]ev, days)
+	modes := []observer.Outcome{observer.OutcomeAlive, observer.OutcomeUnreachable, observer.OutcomeMoving,
+		observer.OutcomeMoved, observer.OutcomeOptedOut, ""}
+	for i := range hosts {
+		h := fmt.Sprintf("h%04d.example", i)
+		born := rng.IntN(days)
+		out[born] = append(out[born], discover(h, time.Duration(born)*day+time.Duration(rng.IntN(3600))*time.Second))
+		mode := modes[rng.IntN(len(modes))]
+		for d := born; d < days; d++ {
+			if rng.IntN(5) == 0 {
+				mode = modes[rng.IntN(len(modes))]
+			}
+			n := rng.IntN(4)
+			if rng.IntN(6) == 0 {
+				n = 0 // a gap
+			}
+			var at []time.Duration
+			for range n {
+				at = append(at, time.Duration(d)*day+time.Hour+time.Duration(rng.Int64N(int64(22*time.Hour))))
+			}
+			slices.Sort(at)
+			for _, a := range at {
+				o := mode
+				if o == "" { // flapping
+					o = []observer.Outcome{observer.OutcomeAlive, observer.OutcomeHTTPError, observer.OutcomeTooLarge}[rng.IntN(3)]
+				}
+				target := ""
+				if o == observer.OutcomeMoving || o == observer.OutcomeMoved {
+					target = fmt.Sprintf("t%d.example", rng.IntN(3))
+				}
+				out[d] = append(out[d], ev{h, a, o, target})
+			}
+		}
+	}
+	return out
+}
+
+// dump renders every derived relation, including the fold's carry columns,
+// as sorted lines.
+func dump(t *testing.T, s *duck.Store, dir string) map[string][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, duck.DerivedDir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		State string `json:"state"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	views(t, s, t0.Add(20*day))
+	out := map[string][]string{}
+	for name, q := range map[string]string{
+		"state":       fmt.Sprintf("SELECT * FROM read_parquet('%s') ORDER BY host", filepath.ToSlash(filepath.Join(dir, duck.DerivedDir, m.State))),
+		"transitions": "SELECT * FROM transitions ORDER BY ALL",
+		"stats_daily": "SELECT * FROM stats_daily ORDER BY ALL",
+		"live":        "SELECT * FROM live ORDER BY ALL",
+		"new":         "SELECT * FROM new ORDER BY ALL",
+	} {
+		rows, err := s.Query(context.Background(), q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		for rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[name] = append(out[name], fmt.Sprint(vals))
+		}
+		rows.Close()
+	}
+	return out
+}
+
+func compareDumps(t *testing.T, when string, inc, full map[string][]string) {
+	t.Helper()
+	if len(inc["state"]) == 0 || len(inc["transitions"]) == 0 {
+		t.Fatalf("%s: nothing derived", when)
+	}
+	for name, a := range full {
+		b := inc[name]
+		if slices.Equal(a, b) {
+			continue
+		}
+		var diff []string
+		for _, l := range b {
+			if !slices.Contains(a, l) && len(diff) < 6 {
+				diff = append(diff, "incremental only: "+l)
+			}
+		}
+		for _, l := range a {
+			if !slices.Contains(b, l) && len(diff) < 12 {
+				diff = append(diff, "full only:        "+l)
+			}
+		}
+		t.Errorf("%s: %s differs (%d rows incremental, %d full):\n%s", when, name, len(b), len(a), strings.Join(diff, "\n"))
+	}
+}
+
+// TestIncrementalEqualsFull folds random histories a day or two at a time
+// (some days in two files) and checks that the result is the same as a full
+// derivation over all files, for several seeds and thresholds.
+func TestIncrementalEqualsFull(t *testing.T) {
+	short := config.Default().State
+	short.FailuresToDead, short.DeadAfter, short.ReviveAfter = 2, config.Duration(36*time.Hour), config.Duration(2*day)
+	for _, tc := range []struct {
+		seed uint64
+		st   config.State
+	}{{1, short}, {2, short}, {3, config.Default().State}} {
+		t.Run(fmt.Sprintf("seed_%d", tc.seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(tc.seed, 42))
+			const days = 12
+			history := randomHistory(rng, 300, days)
+			dir := t.TempDir()
+			s := openStore(t, dir)
+			for d := 0; d < days; {
+				step := 1 + rng.IntN(2)
+				for ; step > 0 && d < days; step-- {
+					evs := history[d]
+					cut := rng.IntN(len(evs) + 1)
+					write(t, s, fmt.Sprintf("d%02d-a", d), evs[:cut])
+					write(t, s, fmt.Sprintf("d%02d-b", d), evs[cut:])
+					d++
+				}
+				rep := derive(t, s, tc.st, false)
+				if rep.Full && rep.FullReason != "no previous derivation" {
+					t.Fatalf("day %d: unexpected full derivation: %s", d, rep.FullReason)
+				}
+				if d == days/2 || d == days {
+					inc := dump(t, s, dir)
+					if !derive(t, s, tc.st, true).Full {
+						t.Fatal("not full")
+					}
+					compareDumps(t, fmt.Sprintf("after day %d", d), inc, dump(t, s, dir))
+				}
+			}
+		})
+	}
+}
