@@ -74,3 +74,9 @@ deploy:
 	  exit 2; \
 	fi
 	rsync -rlt --checksum --delete-after --delay-updates public/ "$(DEPLOY_TARGET)"
+
+# The million-instance crawl pass with --isolation process and none, and its
+# figures (scripts/bench-crawl.sh; OBSERVER_BENCH_INSTANCES sets the size).
+.PHONY: bench-crawl
+bench-crawl:
+	scripts/bench-crawl.sh
