@@ -99,6 +99,11 @@ func TestPeersNotModified(t *testing.T) {
 			if !strings.Contains(traceText(tr), "not modified (304); not read") {
 				t.Errorf("trace:\n%s", traceText(tr))
 			}
+			var text strings.Builder
+			crawl.WriteText(&text, r, tr)
+			if !strings.Contains(text.String(), "peers: not modified since the last fetch (304)") {
+				t.Errorf("text:\n%s", text.String())
+			}
 		})
 	}
 }

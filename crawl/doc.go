@@ -10,6 +10,40 @@
 // and bounded parsing, and a deadline on every request and on the whole
 // check.
 //
+// Politeness, besides robots.txt (RFC 9309, with the configured product
+// token):
+//
+//   - Opt-out flags: after a valid NodeInfo, software that publishes a
+//     "leave me out" flag is asked for it, and only that software:
+//     GNU social and Friendica, site.private in /api/statusnet/config.json;
+//     Hubzilla (and red, zap), hide_in_statistics in /siteinfo.json. One
+//     request of at most 64 KiB, subject to robots.txt; a set flag makes the
+//     outcome opted_out (Error names the flag, nothing the site said about
+//     itself is kept, the peers list is not asked for); a flag that cannot
+//     be read changes nothing. A 410 Gone on the NodeInfo documents is
+//     opted_out too.
+//   - Conditional peers lists: CheckOptions.PeersETag and PeersLastModified
+//     (the validators the derived state kept) are sent as If-None-Match and
+//     If-Modified-Since on the single-GET lists (Mastodon's and Lemmy's);
+//     paged lists (Misskey's POST, PeerTube's pages) are always asked in
+//     full. The response's validators are recorded in the check (only when
+//     the list was read whole, or on 304). A 304 sets PeersNotModified and
+//     leaves PeersFetched false (PeersCount describes no list read in this
+//     check): the body is not read, nothing is discovered. "The list was
+//     fetched" for scheduling is PeersFetched || PeersNotModified.
+//   - Per address (see address.go): with Pass.Resolve set, the pass
+//     resolves each host before its check, runs at most one check at a
+//     time per IP address (a check uses one connection at a time and closes
+//     it when it ends, so this is one connection at a time per address),
+//     pins the check to that address (CheckOptions.Addr, still under the
+//     address guard), and stops checking hosts at an address once
+//     Pass.AddressBudget requests were made to it in this pass. Hosts
+//     skipped for the budget are not recorded and stay due; the Summary
+//     counts them and the busiest address, for tuning the budget. Because
+//     the pass (the trusted orchestrator) enforces this, the limit holds
+//     across all checks of a pass whether they run in-process or in
+//     sandboxed checker processes.
+//
 // Wiring, as cmd/observer does it:
 //
 //	c, err := crawl.New(crawl.Options{
@@ -23,10 +57,17 @@
 //	known := crawl.NewKnownSet(len(hosts)) // then known.Add each known host
 //	pass := &crawl.Pass{Checker: c, Sink: sink, Known: known,
 //		Concurrency: cfg.Crawl.Concurrency, MaxChecks: maxChecks,
-//		Duration: cfg.Crawl.Duration.D(), Now: now, PassID: id}
+//		Duration: cfg.Crawl.Duration.D(), Now: now, PassID: id,
+//		Peers:         peersDue, // func(host) crawl.PeersDue, from the derived state
+//		Resolve:       c.Resolve,
+//		AddressBudget: cfg.Crawl.AddressBudget}
 //	summary, err := pass.Run(ctx, due)
 //
+// With process isolation the Checker is a pool of checker processes, but
+// Resolve is still an in-process Crawler's (built with the same options):
+// resolving is the orchestrator's job, so that it can hold the address.
+//
 // A check depends only on its inputs and the network (Crawler.Check), and
-// the pass takes any Checker, so checks can later move into sandboxed
-// processes without changing the pass.
+// the pass takes any Checker, so checks can run in sandboxed processes
+// without changing the pass.
 package crawl

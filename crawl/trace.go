@@ -83,6 +83,9 @@ func WriteText(w io.Writer, r observer.Result, t Trace) error {
 	if c.PeersFetched {
 		fmt.Fprintf(&b, "peers: %d valid, %d new\n", c.PeersCount, c.NewPeersCount)
 	}
+	if c.PeersNotModified {
+		b.WriteString("peers: not modified since the last fetch (304)\n")
+	}
 	for _, d := range r.Discoveries {
 		fmt.Fprintf(&b, "  new: %s (via %s)\n", safe(d.Host), safe(d.Via))
 	}
