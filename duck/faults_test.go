@@ -1,0 +1,156 @@
+package duck_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/duck"
+)
+
+func TestCorruptSnapshotIsAnErrorNamingTheFile(t *testing.T) {
+	for name, content := range map[string][]byte{
+		"garbage":   []byte("this is not parquet at all"),
+		"truncated": nil, // filled below from a real file
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir)
+			write(t, s, "p0", []ev{alive("a.example", 0)})
+			derive(t, s, config.State{}, false)
+			write(t, s, "p1", []ev{alive("a.example", day)})
+			bad := filepath.Join(dir, "checks", "date=2026-01-06", "p1-00000.parquet")
+			if content == nil {
+				real, err := os.ReadFile(bad)
+				if err != nil {
+					t.Fatal(err)
+				}
+				content = real[:len(real)/2]
+			}
+			if err := os.WriteFile(bad, content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, full := range []bool{false, true} {
+				_, err := s.Derive(context.Background(), duck.DeriveOptions{Full: full})
+				if err == nil || !strings.Contains(err.Error(), bad) {
+					t.Fatalf("full=%v: want an error naming %s, got %v", full, bad, err)
+				}
+			}
+			// The state in force is still the one before the bad file.
+			if err := os.Remove(bad); err != nil {
+				t.Fatal(err)
+			}
+			if rep := derive(t, s, config.State{}, false); rep.Generation != 1 || rep.Files != 0 {
+				t.Fatalf("after removing the bad file: %+v", rep)
+			}
+			views(t, s, t0)
+			if got := stateOf(t, s, "a.example"); got != "live since d0" {
+				t.Fatalf("state after failed derivation: %s", got)
+			}
+		})
+	}
+}
+
+func TestLeftoverTempFilesAreIgnored(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	write(t, s, "p0", []ev{alive("a.example", 0)})
+	if err := os.WriteFile(filepath.Join(dir, "tmp", "123-p9-00000.parquet"), []byte("half a file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rep := derive(t, s, config.State{}, false); rep.Hosts != 1 || rep.Files != 1 {
+		t.Fatalf("derive = %+v", rep)
+	}
+}
+
+func TestLateChecksFallBackToFullDerivation(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	write(t, s, "p0", []ev{alive("a.example", 0), alive("a.example", 2*day)})
+	derive(t, s, config.State{}, false)
+	// A file from another pass with a check between the folded ones.
+	write(t, s, "p1", []ev{fail("a.example", day)})
+	rep := derive(t, s, config.State{}, false)
+	if !rep.Full || rep.FullReason == "" {
+		t.Fatalf("late check folded incrementally: %+v", rep)
+	}
+	views(t, s, t0.Add(3*day))
+	if got := transitionsOf(t, s, "a.example"); strings.Join(got, ",") != "discovered>live d0,live>dying d1,dying>live d2" {
+		t.Fatalf("transitions = %v", got)
+	}
+}
+
+func TestDeriveFoldsOnlyNewFilesAndRecordsThem(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	write(t, s, "p0", []ev{discover("a.example", 0), alive("a.example", 0)})
+	if rep := derive(t, s, config.State{}, false); rep.Files != 2 || rep.Generation != 1 {
+		t.Fatalf("first = %+v", rep)
+	}
+	if rep := derive(t, s, config.State{}, false); rep.Files != 0 || rep.Generation != 1 {
+		t.Fatalf("nothing new = %+v", rep)
+	}
+	write(t, s, "p1", []ev{fail("a.example", day)})
+	if rep := derive(t, s, config.State{}, false); rep.Full || rep.Files != 1 || rep.Generation != 2 || rep.Transitions != 1 {
+		t.Fatalf("one new file = %+v", rep)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "derived", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct{ Checks, Discoveries []string }
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(m.Checks, ",") != "checks/date=2026-01-05/p0-00000.parquet,checks/date=2026-01-06/p1-00000.parquet" ||
+		strings.Join(m.Discoveries, ",") != "discoveries/date=2026-01-05/p0-00000.parquet" {
+		t.Fatalf("manifest = %s", b)
+	}
+	// Changed thresholds rebuild in full.
+	st := config.Default().State
+	st.FailuresToDead = 1
+	if rep := derive(t, s, st, false); !rep.Full {
+		t.Fatalf("changed thresholds = %+v", rep)
+	}
+}
+
+func TestWriteQueryFormats(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	q := `SELECT * FROM (VALUES ('a|b', 1::BIGINT, NULL::VARCHAR, TIMESTAMP '2026-01-05 12:00:00'),
+		('line' || chr(10) || 'break', 22, 'x"y', TIMESTAMP '2026-01-06 00:00:00')) t(name, n, note, ts) ORDER BY n`
+	want := map[string]string{
+		"csv": "name,n,note,ts\na|b,1,,2026-01-05T12:00:00Z\n\"line\nbreak\",22,\"x\"\"y\",2026-01-06\n",
+		"json": `[
+  {"name": "a|b", "n": 1, "note": null, "ts": "2026-01-05T12:00:00Z"},
+  {"name": "line\nbreak", "n": 22, "note": "x\"y", "ts": "2026-01-06"}
+]
+`,
+		"markdown": "| name | n | note | ts |\n| --- | --- | --- | --- |\n| a\\|b | 1 |  | 2026-01-05T12:00:00Z |\n| line break | 22 | x\"y | 2026-01-06 |\n",
+		"table": "name        n   note  ts\n----------  --  ----  --------------------\na|b         1   NULL  2026-01-05T12:00:00Z\nline break  22  x\"y   2026-01-06\n",
+	}
+	for format, w := range want {
+		var b bytes.Buffer
+		if err := s.WriteQuery(ctx, &b, q, format); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if b.String() != w {
+			t.Errorf("%s:\n%s\nwant\n%s", format, b.String(), w)
+		}
+	}
+	var b bytes.Buffer
+	if err := s.WriteQuery(ctx, &b, "SELECT 1 WHERE false", "json"); err != nil || b.String() != "[]\n" {
+		t.Errorf("empty json = %q, %v", b.String(), err)
+	}
+	if err := s.WriteQuery(ctx, &b, "SELEC nonsense", "table"); err == nil || !strings.Contains(err.Error(), "syntax error") {
+		t.Errorf("bad query: %v", err)
+	}
+	if err := s.WriteQuery(ctx, &b, "SELECT 1", "xml"); err == nil {
+		t.Error("unknown format accepted")
+	}
+}

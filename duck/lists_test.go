@@ -1,0 +1,203 @@
+package duck_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/config"
+)
+
+// listHistory: the observer starts at d0 (warmup until d7); the lists are
+// computed at d40 (live window d33-d40, new window d10-d40).
+func listHistory() []ev {
+	return concat(
+		[]ev{discover("baseline.example", 0), alive("baseline.example", 35*day)},
+		[]ev{discover("fresh.example", 20*day)}, series(alive, "fresh.example", 30*day, 2*day, 5),
+		[]ev{discover("fresher.example", 25*day)}, series(alive, "fresher.example", 36*day, day, 3),
+		[]ev{discover("old-news.example", 8*day), alive("old-news.example", 9*day), alive("old-news.example", 39*day)},
+		[]ev{discover("stale.example", 8*day), alive("stale.example", 20*day)}, series(fail, "stale.example", 32*day, day, 8),
+		[]ev{discover("dying.example", 8*day), alive("dying.example", 35*day), fail("dying.example", 36*day)},
+		[]ev{discover("moved.example", 8*day), alive("moved.example", 38*day), moved("moved.example", 39*day, "new.example")},
+		[]ev{discover("opted.example", 10*day), alive("opted.example", 38*day), optedOut("opted.example", 39*day)},
+		[]ev{discover("moving.example", 8*day), alive("moving.example", 34*day), moving("moving.example", 39*day, "tmp.example")},
+	)
+}
+
+func collect(t *testing.T, seq func(func(observer.Instance, error) bool)) []observer.Instance {
+	t.Helper()
+	var out []observer.Instance
+	for in, err := range seq {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+func hostsOf(ins []observer.Instance) []string {
+	var out []string
+	for _, in := range ins {
+		out = append(out, in.Host)
+	}
+	return out
+}
+
+func TestLists(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	evs := listHistory()
+	write(t, s, "p0", evs)
+	derive(t, s, config.Default().State, false)
+	now := t0.Add(40 * day)
+	views(t, s, now)
+
+	live := collect(t, s.LiveInstances(ctx))
+	newList := collect(t, s.NewInstances(ctx))
+	t.Run("live_within_window_sorted_by_host", func(t *testing.T) {
+		// stale: last alive 20 days ago; moved and opted out: excluded at
+		// once; dying and moving for less than the window: still listed.
+		want := []string{"baseline.example", "dying.example", "fresh.example", "fresher.example", "moving.example", "old-news.example"}
+		if got := hostsOf(live); !slices.Equal(got, want) {
+			t.Fatalf("live = %v, want %v", got, want)
+		}
+		in := live[slices.IndexFunc(live, func(i observer.Instance) bool { return i.Host == "fresh.example" })]
+		if in.State != observer.StateLive || in.Software != "mastodon" || in.Name != "Name of fresh.example" ||
+			in.Users == nil || *in.Users != int64(len("fresh.example")) || !in.FirstAliveAt.Equal(t0.Add(30*day)) ||
+			!in.LastAliveAt.Equal(t0.Add(38*day)) || !in.DiscoveredAt.Equal(t0.Add(20*day)) {
+			t.Fatalf("fresh.example = %+v", in)
+		}
+	})
+	t.Run("new_within_window_newest_first_without_baseline_or_opted_out", func(t *testing.T) {
+		// baseline: discovered during warmup; old-news: first alive before
+		// the window; opted: opted out. stale's first alive is in the
+		// window, and moved's too: new lists births, whatever came after.
+		want := []string{"moved.example", "fresher.example", "dying.example", "moving.example", "fresh.example", "stale.example"}
+		if got := hostsOf(newList); !slices.Equal(got, want) {
+			t.Fatalf("new = %v, want %v", got, want)
+		}
+	})
+	t.Run("moved_listed_nowhere_but_new_window_moves_on", func(t *testing.T) {
+		views(t, s, t0.Add(80*day))
+		if got := hostsOf(collect(t, s.LiveInstances(ctx))); len(got) != 0 {
+			t.Fatalf("live 40 days later = %v", got)
+		}
+		if got := hostsOf(collect(t, s.NewInstances(ctx))); len(got) != 0 {
+			t.Fatalf("new 40 days later = %v", got)
+		}
+		views(t, s, now)
+	})
+	t.Run("stats", func(t *testing.T) {
+		st, err := s.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Live != int64(len(live)) || st.New != int64(len(newList)) {
+			t.Fatalf("stats live %d new %d, lists %d %d", st.Live, st.New, len(live), len(newList))
+		}
+		if len(st.BySoftware) != 1 || st.BySoftware[0] != (observer.SoftwareCount{Software: "mastodon", Live: int64(len(live))}) {
+			t.Fatalf("by software = %+v", st.BySoftware)
+		}
+		// An independent count from the events: hosts with an alive check
+		// in the 7 days ending each day; hosts first alive that day, not
+		// discovered in warmup and not opted out.
+		firstDay := t0.Truncate(day)
+		if len(st.Days) != 41 || !st.Days[0].Day.Equal(firstDay) {
+			t.Fatalf("days: %d from %v", len(st.Days), st.Days[0].Day)
+		}
+		discovered, firstAlive := map[string]time.Time{}, map[string]time.Time{}
+		aliveDays := map[string][]time.Time{}
+		for _, e := range evs {
+			at := t0.Add(e.at)
+			if e.outcome == "" {
+				discovered[e.host] = at
+			}
+			if e.outcome == observer.OutcomeAlive {
+				aliveDays[e.host] = append(aliveDays[e.host], at.Truncate(day))
+				if _, ok := firstAlive[e.host]; !ok {
+					firstAlive[e.host] = at
+				}
+			}
+		}
+		for _, d := range st.Days {
+			var live, fresh int64
+			for h, days := range aliveDays {
+				if slices.ContainsFunc(days, func(a time.Time) bool { return !a.After(d.Day) && d.Day.Sub(a) < 7*day }) {
+					live++
+				}
+				if firstAlive[h].Truncate(day).Equal(d.Day) && !discovered[h].Before(t0.Add(7*day)) && h != "opted.example" {
+					fresh++
+				}
+			}
+			if d.Live != live || d.New != fresh {
+				t.Errorf("%s: live %d new %d, want %d %d", d.Day.Format(time.DateOnly), d.Live, d.New, live, fresh)
+			}
+		}
+	})
+	t.Run("recent_transitions_newest_first", func(t *testing.T) {
+		tr, err := s.RecentTransitions(ctx, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []observer.Transition{
+			{Host: "stale.example", From: observer.StateDying, To: observer.StateDead, At: t0.Add(39 * day)},
+			{Host: "moved.example", From: observer.StateLive, To: observer.StateMoved, At: t0.Add(39 * day), MovedTo: "new.example"},
+			{Host: "moving.example", From: observer.StateLive, To: observer.StateMoving, At: t0.Add(39 * day), MovedTo: "tmp.example"},
+			{Host: "opted.example", From: observer.StateLive, To: observer.StateOptedOut, At: t0.Add(39 * day)},
+		}
+		slices.SortFunc(tr, func(a, b observer.Transition) int { return compareStrings(a.Host, b.Host) })
+		slices.SortFunc(want, func(a, b observer.Transition) int { return compareStrings(a.Host, b.Host) })
+		if !slices.Equal(tr, want) {
+			t.Fatalf("recent = %+v\nwant %+v", tr, want)
+		}
+	})
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func TestEmptyDataDirDerivesEmptyState(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	for _, full := range []bool{false, true} {
+		rep := derive(t, s, config.State{}, full)
+		if rep.Hosts != 0 || rep.Transitions != 0 {
+			t.Fatalf("empty derivation: %+v", rep)
+		}
+	}
+	views(t, s, t0)
+	if got := collect(t, s.LiveInstances(ctx)); len(got) != 0 {
+		t.Fatalf("live = %v", got)
+	}
+	st, err := s.Stats(ctx)
+	if err != nil || st.Live != 0 || len(st.Days) != 0 {
+		t.Fatalf("stats = %+v, %v", st, err)
+	}
+	for _, v := range []string{"state", "transitions", "live", "new", "stats_daily", "stats_software", "stats WHERE value <> 0"} {
+		if got := texts(t, s, "SELECT count(*) FROM "+v); got[0] != "0" {
+			t.Errorf("%s has %s rows", v, got[0])
+		}
+	}
+}
+
+func TestViewsWithoutDerivationAreEmpty(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	write(t, s, "p0", []ev{alive("a.example", 0)})
+	views(t, s, t0)
+	for _, v := range []string{"state", "transitions", "live", "new", "stats WHERE value <> 0"} {
+		if got := texts(t, s, "SELECT count(*) FROM "+v); got[0] != "0" {
+			t.Errorf("%s has %s rows before any derivation", v, got[0])
+		}
+	}
+}
+
