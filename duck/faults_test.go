@@ -132,7 +132,7 @@ func TestWriteQueryFormats(t *testing.T) {
 ]
 `,
 		"markdown": "| name | n | note | ts |\n| --- | --- | --- | --- |\n| a\\|b | 1 |  | 2026-01-05T12:00:00Z |\n| line break | 22 | x\"y | 2026-01-06 |\n",
-		"table": "name        n   note  ts\n----------  --  ----  --------------------\na|b         1   NULL  2026-01-05T12:00:00Z\nline break  22  x\"y   2026-01-06\n",
+		"table":    "name        n   note  ts\n----------  --  ----  --------------------\na|b         1   NULL  2026-01-05T12:00:00Z\nline break  22  x\"y   2026-01-06\n",
 	}
 	for format, w := range want {
 		var b bytes.Buffer

@@ -200,4 +200,3 @@ func TestViewsWithoutDerivationAreEmpty(t *testing.T) {
 		}
 	}
 }
-
