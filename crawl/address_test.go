@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -284,6 +285,9 @@ func TestPassAddressBudget(t *testing.T) {
 		sum.BusiestAddressRequests != 9 || sum.AddressesOverBudget != 1 {
 		t.Errorf("summary %+v", sum)
 	}
+	if !strings.Contains(sum.String(), "addresses: 2, busiest took 9 requests; 1 over budget, 2 hosts left for a later pass") {
+		t.Errorf("summary text:\n%s", sum)
+	}
 	recorded := map[string]bool{}
 	for _, r := range sink.results {
 		recorded[r.Check.Host] = true
@@ -365,5 +369,39 @@ func TestPassBusyAddressDoesNotBlockOthers(t *testing.T) {
 	}
 	if _, _, ok := srvA.Overlaps(); ok {
 		t.Error("connections to one address overlapped")
+	}
+}
+
+// A host waiting for its address when the pass is interrupted is not
+// started; the pinned address reaches the checker.
+func TestPassInterruptedWhileWaitingForAddress(t *testing.T) {
+	f := newFake()
+	f.block["a.social"] = make(chan struct{}) // never closed: ends with ctx
+	pin := netip.MustParseAddrPort("192.0.2.7:443")
+	resolvedB := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := &crawl.Pass{Checker: f, Sink: &memSink{}, Concurrency: 2,
+		Resolve: func(_ context.Context, h string) (netip.AddrPort, error) {
+			if h == "b.social" {
+				// Resolved only once a.social's check holds the address.
+				waitFor(t, func() bool { return f.running.Load() == 1 })
+				defer close(resolvedB)
+			}
+			return pin, nil
+		}}
+	go func() {
+		<-resolvedB
+		cancel()
+	}()
+	sum, err := p.Run(ctx, []string{"a.social", "b.social"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Checks != 0 || sum.Abandoned != 1 || sum.NotStarted != 1 || f.calls["b.social"] != 0 {
+		t.Errorf("summary %+v, calls %v", sum, f.calls)
+	}
+	if got := f.opts["a.social"].Addr; got != pin {
+		t.Errorf("checker was given address %v, want %v", got, pin)
 	}
 }
