@@ -81,12 +81,17 @@ func liveDays(st config.State) int64 {
 	return max(d, 1)
 }
 
-// rulesFingerprint names the thresholds the fold itself depends on. The
-// schedule is recomputed for every host at every step, so it is not part of
-// it.
+// stateSchema is the version of the materialised state's columns. A state
+// file of another version cannot be carried, so a change of it (like a
+// change of thresholds) makes the next derivation a full one.
+const stateSchema = 2
+
+// rulesFingerprint names what the fold itself depends on: the state's
+// columns and the thresholds. The schedule is recomputed for every host at
+// every step, so it is not part of it.
 func rulesFingerprint(st config.State) string {
-	return fmt.Sprintf("failures_to_dead=%d dead_after=%s revive_after=%s live_days=%d",
-		st.FailuresToDead, st.DeadAfter.D(), st.ReviveAfter.D(), liveDays(st))
+	return fmt.Sprintf("schema=%d failures_to_dead=%d dead_after=%s revive_after=%s live_days=%d",
+		stateSchema, st.FailuresToDead, st.DeadAfter.D(), st.ReviveAfter.D(), liveDays(st))
 }
 
 // foldParams are the values substituted for {{name}} in the fold's SQL.
@@ -162,7 +167,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	case old == nil:
 		full, rep.FullReason = true, "no previous derivation"
 	case old.Rules != rules:
-		full, rep.FullReason = true, "state thresholds changed"
+		full, rep.FullReason = true, "state thresholds or the state's schema changed"
 	}
 
 	conn, err := s.db.Conn(ctx)
@@ -281,7 +286,7 @@ func (s *Store) defineFoldInputs(ctx context.Context, conn *sql.Conn, full bool,
 	}
 	stmts := []string{
 		"CREATE OR REPLACE TEMP VIEW new_checks AS " + s.snapshotSource(checks, "checks_schema",
-			"host, checked_at, outcome, pass_id, moved_to, peers_fetched, software, version, users, active_month, open_registrations, name, description"),
+			"host, checked_at, outcome, pass_id, moved_to, peers_fetched, peers_not_modified, peers_etag, peers_last_modified, software, version, users, active_month, open_registrations, name, description"),
 		"CREATE OR REPLACE TEMP VIEW new_discoveries AS " + s.snapshotSource(discoveries, "discoveries_schema",
 			"host, discovered_at, via"),
 		"CREATE OR REPLACE TEMP VIEW carry AS " + carry,

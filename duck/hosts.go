@@ -36,6 +36,9 @@ type DueHost struct {
 	// New: the host was never checked (a discovery waiting for its first
 	// check), for per-domain budgets of new hosts.
 	New bool
+	// PeersETag and PeersLastModified are the validators the peers list
+	// was last served with ("" for none), for a conditional request.
+	PeersETag, PeersLastModified string
 }
 
 // DueHosts calls fn for every host due for a check at now by the schedule
@@ -50,7 +53,7 @@ func (s *Store) DueHosts(ctx context.Context, now time.Time, peersInterval time.
 	defer rows.Close()
 	for rows.Next() {
 		var d DueHost
-		if err := rows.Scan(&d.Host, &d.FetchPeers, &d.New); err != nil {
+		if err := rows.Scan(&d.Host, &d.FetchPeers, &d.New, &d.PeersETag, &d.PeersLastModified); err != nil {
 			return fmt.Errorf("due hosts: %w", err)
 		}
 		fn(d)

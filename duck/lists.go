@@ -1,13 +1,14 @@
 package duck
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
 // derivedViews lists the views over the materialised derived state: state,
-// transitions, live, new, stats_software, stats_daily and stats. They read
+// transitions, blocked, live, new, stats_software, stats_daily and stats. They read
 // the Parquet files of the last derivation (never the snapshots), so they
 // show what the last Derive folded; `observer sql` and `observer build`
 // derive first. live and new are computed for p.Now.
@@ -30,6 +31,18 @@ func (s *Store) derivedViews(p ViewParams) ([]view, error) {
 			eventsSource = "read_parquet(" + s.derivedList(m.LiveEvents) + ")"
 		}
 	}
+	blocklistSource := "(SELECT NULL::VARCHAR AS kind, NULL::VARCHAR AS entry WHERE false)"
+	if len(p.Blocklist) > 0 {
+		rows := make([]string, len(p.Blocklist))
+		for i, e := range slices.Sorted(slices.Values(p.Blocklist)) {
+			kind := "host"
+			if d, ok := strings.CutPrefix(e, "*."); ok {
+				kind, e = "domain", d
+			}
+			rows[i] = "(" + sqlString(kind) + ", " + sqlString(e) + ")"
+		}
+		blocklistSource = "(VALUES " + strings.Join(rows, ", ") + ") AS blocklist(kind, entry)"
+	}
 	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
 	r := strings.NewReplacer(
 		"{{now}}", "TIMESTAMP "+sqlString(p.Now.UTC().Format("2006-01-02 15:04:05.999999")),
@@ -40,9 +53,10 @@ func (s *Store) derivedViews(p ViewParams) ([]view, error) {
 		"{{state_source}}", stateSource,
 		"{{transitions_source}}", transitionsSource,
 		"{{live_events_source}}", eventsSource,
+		"{{blocklist_source}}", blocklistSource,
 	)
 	var out []view
-	for _, name := range []string{"state", "transitions", "live", "new", "stats_software", "stats_daily", "stats"} {
+	for _, name := range []string{"state", "transitions", "blocked", "live", "new", "stats_software", "stats_daily", "stats"} {
 		out = append(out, view{name, strings.TrimSpace(r.Replace(sqlFile("view_" + name + ".sql")))})
 	}
 	return out, nil

@@ -20,6 +20,10 @@ type ViewParams struct {
 	// State holds the list windows (live_window, new_window, warmup); the
 	// zero value means config.Default().State.
 	State config.State
+	// Blocklist is the operator's blocklist in its file's form (exact
+	// hosts and "*.domain" entries, as hostname.Blocklist.Entries gives
+	// them): the published lists leave these hosts out.
+	Blocklist []string
 }
 
 // view is one named relation of the query surface.

@@ -18,6 +18,9 @@ type node struct {
 	style  uint64 // picks the shape of the well-known document
 	robots string // robots.txt body; "" answers 404
 	peers  iter.Seq[string]
+	// etag validates the single-GET peers lists (Mastodon's, Lemmy's): the
+	// list is a function of the instance and the day, so is its tag.
+	etag string
 }
 
 // hostOf is the host a request is for: the Host header, else the SNI name.
@@ -124,6 +127,7 @@ func (s *Sim) nodeFor(i uint64, host string, day int, optedOut bool) *node {
 		n.robots = pick(wd.hash(i, saltRobots+1), robotsAllow)
 	}
 	n.peers = s.peersOf(i, day)
+	n.etag = `W/"peers-` + strconv.FormatUint(i, 36) + "-" + strconv.Itoa(day) + `"`
 	return n
 }
 
@@ -362,6 +366,9 @@ func (s *Sim) servePeers(w http.ResponseWriter, r *http.Request, n *node) {
 		}
 		streamJSON(w, func(bw *bufio.Writer) { writeMisskey(bw, n, q.Offset, limit) })
 	case peersLemmy:
+		if s.notModified(w, r, n) {
+			return
+		}
 		streamJSON(w, func(bw *bufio.Writer) { writeLemmy(bw, n) })
 	case peersPeerTube:
 		start, _ := strconv.Atoi(r.URL.Query().Get("start"))
@@ -376,8 +383,26 @@ func (s *Sim) servePeers(w http.ResponseWriter, r *http.Request, n *node) {
 		followers := r.URL.Path == pathPTFollowers
 		streamJSON(w, func(bw *bufio.Writer) { writePeerTube(bw, n, followers, start, count) })
 	default:
+		if s.notModified(w, r, n) {
+			return
+		}
 		streamJSON(w, func(bw *bufio.Writer) { writeMastodon(bw, n.peers) })
 	}
+}
+
+// notModified sets the list's ETag and answers 304 when the request's
+// If-None-Match names it, as Mastodon (Rails) and Lemmy do.
+func (s *Sim) notModified(w http.ResponseWriter, r *http.Request, n *node) bool {
+	if n.etag == "" {
+		return false
+	}
+	w.Header().Set("ETag", n.etag)
+	if r.Header.Get("If-None-Match") != n.etag {
+		return false
+	}
+	s.notModifiedCount.Add(1)
+	w.WriteHeader(http.StatusNotModified)
+	return true
 }
 
 // streamJSON writes a 200 JSON response produced incrementally, so that a

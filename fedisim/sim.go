@@ -131,11 +131,12 @@ type Sim struct {
 	hostileListed []string
 	bomb          func() (*bomb, error)
 
-	requests    atomic.Int64
-	connections atomic.Int64
-	mu          sync.Mutex
-	log         map[string][]string // host -> "METHOD /path", only with RecordRequests
-	conns       map[string]int64    // SNI -> handshakes, only with RecordRequests
+	requests         atomic.Int64
+	connections      atomic.Int64
+	notModifiedCount atomic.Int64
+	mu               sync.Mutex
+	log              map[string][]string // host -> "METHOD /path", only with RecordRequests
+	conns            map[string]int64    // SNI -> handshakes, only with RecordRequests
 
 	ln  net.Listener
 	srv *http.Server
@@ -440,14 +441,15 @@ func (s *Sim) Connections(host string) int64 {
 // Stats are the simulator's counters.
 type Stats struct {
 	Day         int   `json:"day"`
-	Requests    int64 `json:"requests"`    // HTTP requests served
-	Connections int64 `json:"connections"` // TLS handshakes started
+	Requests    int64 `json:"requests"`     // HTTP requests served
+	Connections int64 `json:"connections"`  // TLS handshakes started
+	NotModified int64 `json:"not_modified"` // peers lists answered 304 Not Modified
 	Instances   int   `json:"instances"`
 }
 
 // Stats returns the counters so far.
 func (s *Sim) Stats() Stats {
-	return Stats{Day: s.Day(), Requests: s.requests.Load(), Connections: s.connections.Load(), Instances: s.cfg.Instances}
+	return Stats{Day: s.Day(), Requests: s.requests.Load(), Connections: s.connections.Load(), NotModified: s.notModifiedCount.Load(), Instances: s.cfg.Instances}
 }
 
 // ResetRequests forgets the request log and connection counts (not the totals).

@@ -244,7 +244,11 @@ func (p *Pool) Check(ctx context.Context, host string, opts crawl.CheckOptions) 
 		return fail(observer.OutcomeError, "invalid host: %v", err)
 	}
 	res.Check.Host = norm
-	req := wireRequest{Host: norm, FetchPeers: opts.FetchPeers, CheckedAt: res.Check.CheckedAt, PassID: opts.PassID}
+	req := wireRequest{Host: norm, FetchPeers: opts.FetchPeers, CheckedAt: res.Check.CheckedAt, PassID: opts.PassID,
+		PeersETag: opts.PeersETag, PeersLastModified: opts.PeersLastModified}
+	if opts.Addr.IsValid() {
+		req.Addr = opts.Addr.String()
+	}
 	if err := req.validate(); err != nil {
 		return fail(observer.OutcomeError, "%v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -110,6 +111,37 @@ type wireRequest struct {
 	FetchPeers bool      `json:"fetch_peers"`
 	CheckedAt  time.Time `json:"checked_at"`
 	PassID     string    `json:"pass_id"`
+	// The peers list's validators for a conditional request, and the
+	// address the orchestrator holds for this check ("" for none).
+	PeersETag         string `json:"peers_etag,omitempty"`
+	PeersLastModified string `json:"peers_last_modified,omitempty"`
+	Addr              string `json:"addr,omitempty"`
+}
+
+// Bounds on the peers list's validators, as the crawler keeps them.
+const (
+	maxETagBytes         = 256
+	maxLastModifiedBytes = 64
+)
+
+// checkHeaderValue accepts "" or printable ASCII of at most limit bytes:
+// what a validator may be on the way to a checker and back.
+func checkHeaderValue(name, v string, limit int) error {
+	if len(v) > limit {
+		return fmt.Errorf("%s of %d bytes, limit %d", name, len(v), limit)
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return fmt.Errorf("%s is not printable ASCII", name)
+		}
+	}
+	return nil
+}
+
+// addr is the request's pinned address; the zero value when none.
+func (q wireRequest) addr() netip.AddrPort {
+	a, _ := netip.ParseAddrPort(q.Addr)
+	return a
 }
 
 func (q wireRequest) validate() error {
@@ -121,6 +153,17 @@ func (q wireRequest) validate() error {
 	}
 	if len(q.PassID) > maxPassIDBytes || !utf8.ValidString(q.PassID) {
 		return errors.New("request pass_id too long or not UTF-8")
+	}
+	if err := checkHeaderValue("request peers_etag", q.PeersETag, maxETagBytes); err != nil {
+		return err
+	}
+	if err := checkHeaderValue("request peers_last_modified", q.PeersLastModified, maxLastModifiedBytes); err != nil {
+		return err
+	}
+	if q.Addr != "" {
+		if a, err := netip.ParseAddrPort(q.Addr); err != nil || a.Port() == 0 {
+			return fmt.Errorf("request addr %q is not an address and port", clipText(q.Addr, 60))
+		}
 	}
 	return nil
 }
@@ -385,6 +428,15 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	}
 	if !c.PeersFetched && (c.PeersCount != 0 || c.NewPeersCount != 0) {
 		return fail("peers counted but not fetched")
+	}
+	if c.PeersNotModified && (c.PeersFetched || (e.req.PeersETag == "" && e.req.PeersLastModified == "")) {
+		return fail("peers list not modified, but it was read or not asked for conditionally")
+	}
+	if err := checkHeaderValue("peers_etag", c.PeersETag, maxETagBytes); err != nil {
+		return fail("%v", err)
+	}
+	if err := checkHeaderValue("peers_last_modified", c.PeersLastModified, maxLastModifiedBytes); err != nil {
+		return fail("%v", err)
 	}
 	// The check cannot have taken longer than the orchestrator waited
 	// for it (a second of slack for clock granularity).

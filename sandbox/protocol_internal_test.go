@@ -63,6 +63,48 @@ func TestResultRoundTrip(t *testing.T) {
 	}
 }
 
+// A conditional request's validators and pinned address reach the checker,
+// and its 304 comes back; forged ones are refused before they are sent.
+func TestRequestCarriesValidatorsAndAddress(t *testing.T) {
+	q := wireRequest{ID: 1, Host: "a.social", CheckedAt: testAt, PassID: "p1", FetchPeers: true,
+		PeersETag: `W/"v1"`, PeersLastModified: "Mon, 05 Jan 2026 12:00:00 GMT", Addr: "192.0.2.7:443"}
+	if err := q.validate(); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	if a := q.addr(); a.String() != "192.0.2.7:443" {
+		t.Errorf("addr = %v", a)
+	}
+	r, tr := goodResult()
+	r.Check.PeersFetched, r.Check.PeersCount, r.Check.NewPeersCount, r.Discoveries = false, 0, 0, nil
+	r.Check.PeersNotModified, r.Check.PeersETag = true, q.PeersETag
+	buf, _, err := encodeResult(7, r, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := decodeResult(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := testExpect()
+	e.req = q
+	e.req.ID = 7
+	got, _, err := w.validate(e)
+	if err != nil || !got.Check.PeersNotModified || got.Check.PeersETag != q.PeersETag {
+		t.Fatalf("304 result: %+v, %v", got.Check, err)
+	}
+	for name, mod := range map[string]func(*wireRequest){
+		"peers_etag":          func(q *wireRequest) { q.PeersETag = "\"x\"\n" },
+		"peers_last_modified": func(q *wireRequest) { q.PeersLastModified = strings.Repeat("x", 65) },
+		"addr":                func(q *wireRequest) { q.Addr = "evil.example:443" },
+	} {
+		bad := q
+		mod(&bad)
+		if err := bad.validate(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+}
+
 // Every forged field is rejected with a reason naming it.
 func TestValidateRejects(t *testing.T) {
 	cases := map[string]func(*observer.Result){
@@ -83,6 +125,15 @@ func TestValidateRejects(t *testing.T) {
 		"not a normalised": func(r *observer.Result) { r.Discoveries[0].Host = "10.0.0.1" },
 		"redirect":         func(r *observer.Result) { r.Discoveries[0].Via = observer.ViaRedirect },
 		"bytes":            func(r *observer.Result) { r.Bytes = maxBytes + 1 },
+		"peers_etag":       func(r *observer.Result) { r.Check.PeersETag = "\"a\"\r\nSet-Cookie: x" },
+		"peers_last_modified": func(r *observer.Result) {
+			r.Check.PeersLastModified = strings.Repeat("M", maxLastModifiedBytes+1)
+		},
+		// The request carried no validators: a 304 cannot have happened.
+		"not modified": func(r *observer.Result) {
+			r.Check.PeersFetched, r.Check.PeersCount, r.Check.NewPeersCount, r.Discoveries = false, 0, 0, nil
+			r.Check.PeersNotModified = true
+		},
 	}
 	for name, mod := range cases {
 		t.Run(name, func(t *testing.T) {

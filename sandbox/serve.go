@@ -66,10 +66,13 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, check crawl.Checker
 			return err
 		}
 		res, trace := check.Check(ctx, q.Host, crawl.CheckOptions{
-			Known:      known,
-			FetchPeers: q.FetchPeers,
-			CheckedAt:  q.CheckedAt,
-			PassID:     q.PassID,
+			Known:             known,
+			FetchPeers:        q.FetchPeers,
+			PeersETag:         q.PeersETag,
+			PeersLastModified: q.PeersLastModified,
+			Addr:              q.addr(),
+			CheckedAt:         q.CheckedAt,
+			PassID:            q.PassID,
 		})
 		res.Check.Error = clipText(res.Check.Error, maxErrorBytes)
 		buf, dropped, err := encodeResult(q.ID, res, trace)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -68,6 +70,10 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	blocked, err := loadBlocklist(cfg, c.config)
+	if err != nil {
+		return err
+	}
 
 	store, err := duck.Open(ctx, c.data, duck.Options{Create: true, Logger: log})
 	if err != nil {
@@ -115,20 +121,47 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("no hosts known in %s and no seed list at %s: add some with observer add HOST", store.Dir(), seedsPath(cfg, c.config))
 	}
 	if seeded > 0 {
-		// The seeds must be on disk before the due list is read.
+		// The seeds must be on disk before the schedule is derived.
 		if err := writer.Flush(ctx); err != nil {
 			return err
 		}
-		if err := store.CreateViews(ctx, duck.ViewParams{Now: now}); err != nil {
-			return err
-		}
 	}
-	var due []string
-	if err := store.DueHosts(ctx, now, func(h string) { due = append(due, h) }); err != nil {
+	// The schedule lives in the derived state: fold in what earlier passes
+	// (and observer add) wrote, then read who is due.
+	if _, err := store.Derive(ctx, duck.DeriveOptions{State: cfg.State}); err != nil {
 		return err
 	}
-	log.Info("crawl pass starting", "pass", passID, "due", len(due), "known", known.Len(), "seeded", seeded,
-		"concurrency", cfg.Crawl.Concurrency, "max_checks", cfg.Crawl.MaxChecks, "duration", cfg.Crawl.Duration.D())
+	if err := store.CreateViews(ctx, duck.ViewParams{Now: now, State: cfg.State, Blocklist: blocked.Entries()}); err != nil {
+		return err
+	}
+	// The due list, less what this pass must not check: blocklisted hosts,
+	// and new hosts past their registrable domain's budget (they stay due
+	// and are taken a few at a time by later passes).
+	var due []string
+	peers := map[string]crawl.PeersDue{}
+	budget := crawl.NewDomainBudget(cfg.Crawl.DomainBudget)
+	blockedDue, overBudget := 0, 0
+	if err := store.DueHosts(ctx, now, cfg.Crawl.PeersInterval.D(), func(d duck.DueHost) {
+		switch {
+		case blocked.Blocked(d.Host):
+			blockedDue++
+			return
+		case d.New && !budget.Admit(d.Host):
+			overBudget++
+			return
+		}
+		due = append(due, d.Host)
+		// Only what differs from "fetch it, unconditionally" is kept, so a
+		// fresh pass over a million new hosts holds no map entry for them.
+		if pd := (crawl.PeersDue{Fetch: d.FetchPeers, ETag: d.PeersETag, LastModified: d.PeersLastModified}); pd != (crawl.PeersDue{Fetch: true}) {
+			peers[d.Host] = pd
+		}
+	}); err != nil {
+		return err
+	}
+	log.Info("crawl pass starting", "pass", passID, "due", len(due), "blocklisted", blockedDue, "over_domain_budget", overBudget,
+		"known", known.Len(), "seeded", seeded, "concurrency", cfg.Crawl.Concurrency, "max_checks", cfg.Crawl.MaxChecks,
+		"duration", cfg.Crawl.Duration.D())
 
 	var checker crawl.Checker = crawler
 	if *isolation == "process" {
@@ -157,7 +190,15 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 		Duration:    cfg.Crawl.Duration.D(),
 		Now:         now,
 		PassID:      passID,
-		Logger:      log,
+		Peers: func(host string) crawl.PeersDue {
+			if pd, ok := peers[host]; ok {
+				return pd
+			}
+			return crawl.PeersDue{Fetch: true}
+		},
+		Resolve:       perAddress(opts, crawler, log),
+		AddressBudget: cfg.Crawl.AddressBudget,
+		Logger:        log,
 	}
 	sum, runErr := pass.Run(ctx, due)
 	stopReport()
@@ -247,4 +288,19 @@ func addSeeds(ctx context.Context, cfg config.Config, configFile string, known *
 		}
 	}
 	return len(ds), w.Discover(ctx, ds...)
+}
+
+// perAddress is the pass's resolver for per-address politeness, or nil to
+// turn it off. A --connect-to rule for every host (HOST *) sends every host
+// to one address, as the simulated fediverse and staging setups do: limiting
+// that one address would make the whole pass one check at a time, so the
+// limit is off then, and the log says so.
+func perAddress(opts crawl.Options, crawler *crawl.Crawler, log *slog.Logger) func(context.Context, string) (netip.AddrPort, error) {
+	for _, ct := range opts.ConnectTo {
+		if ct.Host == "" {
+			log.Info("per-address politeness is off: a --connect-to rule sends every host to one address")
+			return nil
+		}
+	}
+	return crawler.Resolve
 }

@@ -3,10 +3,14 @@
 -- soonest first, so a pass cut short by its budget takes the most overdue.
 -- fetch_peers says whether the host's peers list is due too: never fetched,
 -- or last fetched at least $2 microseconds (peers_interval) before now; new
--- says it was never checked.
+-- says it was never checked; peers_etag and peers_last_modified are the
+-- validators to ask for the peers list with (If-None-Match,
+-- If-Modified-Since).
 SELECT host,
     last_peers_at IS NULL OR last_peers_at <= $1::TIMESTAMP - to_microseconds($2::BIGINT) AS fetch_peers,
-    checks = 0 AS new
+    checks = 0 AS new,
+    coalesce(peers_etag, '') AS peers_etag,
+    coalesce(peers_last_modified, '') AS peers_last_modified
 FROM state
 WHERE next_check_at <= $1::TIMESTAMP
 ORDER BY next_check_at, host

@@ -4,8 +4,10 @@
 -- run. Columns (see docs/data.md): state and since (the last change of
 -- state, or discovery), moved_to (for moving and moved), the discovery
 -- (earliest discovered_at over discoveries and checks, via of the earliest
--- discovery), check counts and times, the latest alive check's facts, and
--- next_check_at, the schedule:
+-- discovery), check counts and times, the latest alive check's facts, the
+-- validators the peers list was last served with (kept from the latest check
+-- that read the list or was told it had not changed; NULL when that list had
+-- none, such as a paged one), and next_check_at, the schedule:
 --   never checked: at discovered_at while the observer is young (discovered
 --     within warmup of its first record), else discovered_at plus a
 --     hash-uniform delay in [0, discovery_delay);
@@ -23,7 +25,9 @@ WITH last_run AS (
     SELECT host,
         count(*) AS checks,
         min(checked_at) AS first_checked_at,
-        max(checked_at) FILTER (WHERE peers_fetched) AS last_peers_at,
+        max(checked_at) FILTER (WHERE peers_fetched OR coalesce(peers_not_modified, false)) AS last_peers_at,
+        arg_max({'etag': peers_etag, 'last_modified': peers_last_modified}, row(checked_at, pass_id))
+            FILTER (WHERE peers_fetched OR coalesce(peers_not_modified, false)) AS peers_validators,
         min(checked_at) FILTER (WHERE outcome = 'alive') AS first_alive_at,
         max(checked_at) FILTER (WHERE outcome = 'alive') AS last_alive_at,
         arg_max({'software': software, 'version': version, 'users': users, 'active_month': active_month,
@@ -54,6 +58,8 @@ WITH last_run AS (
         least(c.first_alive_at, a.first_alive_at) AS first_alive_at,
         greatest(c.last_alive_at, a.last_alive_at) AS last_alive_at,
         greatest(c.last_peers_at, a.last_peers_at) AS last_peers_at,
+        CASE WHEN a.peers_validators IS NOT NULL THEN a.peers_validators.etag ELSE c.peers_etag END AS peers_etag,
+        CASE WHEN a.peers_validators IS NOT NULL THEN a.peers_validators.last_modified ELSE c.peers_last_modified END AS peers_last_modified,
         CASE WHEN a.facts IS NOT NULL THEN a.facts.software ELSE c.software END AS software,
         CASE WHEN a.facts IS NOT NULL THEN a.facts.version ELSE c.version END AS version,
         CASE WHEN a.facts IS NOT NULL THEN a.facts.users ELSE c.users END AS users,
@@ -93,6 +99,8 @@ SELECT
     first_alive_at::TIMESTAMP AS first_alive_at,
     last_alive_at::TIMESTAMP AS last_alive_at,
     last_peers_at::TIMESTAMP AS last_peers_at,
+    peers_etag::VARCHAR AS peers_etag,
+    peers_last_modified::VARCHAR AS peers_last_modified,
     software::VARCHAR AS software,
     version::VARCHAR AS version,
     users::BIGINT AS users,

@@ -20,6 +20,8 @@ SELECT
     NULL::TIMESTAMP AS first_alive_at,
     NULL::TIMESTAMP AS last_alive_at,
     NULL::TIMESTAMP AS last_peers_at,
+    NULL::VARCHAR   AS peers_etag,
+    NULL::VARCHAR   AS peers_last_modified,
     NULL::VARCHAR   AS software,
     NULL::VARCHAR   AS version,
     NULL::BIGINT    AS users,

@@ -1,10 +1,13 @@
 -- live: the published list of running instances at {{now}}: hosts alive at
--- least once in the live window before it, and neither opted out nor moved
--- (so live, reviving, and dying or moving for less than the window), with
--- what their latest alive check said. Sorted by host.
+-- least once in the live window before it, neither opted out nor moved (so
+-- live, reviving, and dying or moving for less than the window), and not on
+-- the operator's blocklist, with what their latest alive check said. Sorted
+-- by host.
 SELECT host, state, software, version, users, active_month, open_registrations, name, description,
     discovered_at, first_alive_at, last_alive_at
 FROM state
 WHERE last_alive_at >= {{now}} - to_microseconds({{live_window_us}})
   AND state NOT IN ('opted_out', 'moved')
+  AND NOT EXISTS (SELECT 1 FROM blocked b
+                  WHERE b.entry = host OR (b.kind = 'domain' AND ends_with(host, '.' || b.entry)))
 ORDER BY host

@@ -2,7 +2,7 @@
 -- alive check falls in the new window before it, newest first. Hosts already
 -- discovered during the observer's warmup (its first days after its earliest
 -- record) are its baseline, not new: the crawler was only finding what
--- already existed. Opted-out hosts are never listed.
+-- already existed. Opted-out and blocklisted hosts are never listed.
 SELECT host, state, software, version, users, active_month, open_registrations, name, description,
     discovered_at, first_alive_at, last_alive_at
 FROM state
@@ -10,4 +10,6 @@ WHERE first_alive_at >= {{now}} - to_microseconds({{new_window_us}})
   AND first_alive_at <= {{now}}
   AND discovered_at >= (SELECT min(discovered_at) FROM state) + to_microseconds({{warmup_us}})
   AND state <> 'opted_out'
+  AND NOT EXISTS (SELECT 1 FROM blocked b
+                  WHERE b.entry = host OR (b.kind = 'domain' AND ends_with(host, '.' || b.entry)))
 ORDER BY first_alive_at DESC, host

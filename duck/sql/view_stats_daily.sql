@@ -2,7 +2,7 @@
 -- live, the hosts with an alive check in the live window ending that day
 -- (counted from the derivation's live events, so whatever their state is
 -- now), and new, the hosts first seen alive that day, without the warmup
--- baseline and opted-out hosts (as in the new list, but over all history).
+-- baseline, opted-out and blocklisted hosts (as in the new list, but over all history).
 WITH bounds AS (
     SELECT min(discovered_at)::DATE AS first_day, min(discovered_at) AS start FROM state
 ), days AS (
@@ -20,6 +20,8 @@ WITH bounds AS (
     WHERE first_alive_at IS NOT NULL
       AND discovered_at >= bounds.start + to_microseconds({{warmup_us}})
       AND state <> 'opted_out'
+      AND NOT EXISTS (SELECT 1 FROM blocked b
+                      WHERE b.entry = host OR (b.kind = 'domain' AND ends_with(host, '.' || b.entry)))
     GROUP BY ALL
 )
 SELECT days.day,

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fediverse-observer/observer/fedisim"
+)
+
+// peersRequests counts the peers-list requests host received.
+func peersRequests(s *fedisim.Sim, host string) int {
+	n := 0
+	for _, r := range s.Requests(host) {
+		if strings.Contains(r, "/api/v1/instance/peers") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestPassesArePoliteAboutPeersListsAndTheBlocklist runs passes over the
+// simulated fediverse at different --now times: a blocklisted seed is never
+// contacted; a host's peers list is fetched once, skipped while it is
+// within peers_interval, and asked for again afterwards with the ETag it was
+// served with, which the server answers 304.
+func TestPassesArePoliteAboutPeersListsAndTheBlocklist(t *testing.T) {
+	s := newSimSite(t, fedisim.Config{Instances: 200, RecordRequests: true})
+	seeds := s.sim.Seeds(4)
+	blocked, watched := seeds[0], seeds[1:]
+	os.WriteFile(filepath.Join(s.dir, "seeds.txt"), []byte(strings.Join(seeds, "\n")+"\n"), 0o644)
+	os.MkdirAll(filepath.Join(s.dir, "data"), 0o755)
+	os.WriteFile(filepath.Join(s.dir, "data", "blocklist.txt"), []byte("# asked to be left out\n"+blocked+"\n"), 0o644)
+
+	pass := func(now string) {
+		t.Helper()
+		s.sim.SetDay(0) // the same lists every pass, so a conditional request can be answered 304
+		if code, out, errs := s.crawl(t, now); code != exitOK {
+			t.Fatalf("pass at %s: exit %d\n%s\n%s", now, code, out, errs)
+		}
+	}
+	pass("2026-01-01T00:00:00Z")
+	for _, h := range watched {
+		if n := peersRequests(s.sim, h); n != 1 {
+			t.Fatalf("%s: %d peers requests in the first pass, want 1", h, n)
+		}
+	}
+	// 31 hours on, the seeds are due again (every 29 h ± 2 h) but their
+	// peers lists are not (peers_interval: 7 days).
+	s.sim.ResetRequests()
+	pass("2026-01-02T07:00:00Z")
+	for _, h := range watched {
+		if len(s.sim.Requests(h)) == 0 {
+			t.Fatalf("%s was not checked again after 31 hours", h)
+		}
+		if n := peersRequests(s.sim, h); n != 0 {
+			t.Errorf("%s: peers list asked for again within peers_interval", h)
+		}
+	}
+	// Eight days on, the lists are due again and asked conditionally.
+	s.sim.ResetRequests()
+	before := s.sim.Stats().NotModified
+	pass("2026-01-09T07:00:00Z")
+	for _, h := range watched {
+		if n := peersRequests(s.sim, h); n != 1 {
+			t.Errorf("%s: %d peers requests after peers_interval, want 1", h, n)
+		}
+	}
+	if got := s.sim.Stats().NotModified - before; got < int64(len(watched)) {
+		t.Errorf("%d peers lists answered 304, want at least the %d seeds'", got, len(watched))
+	}
+	rows := s.query(t, "SELECT host FROM checks WHERE peers_not_modified ORDER BY host")
+	for _, h := range watched {
+		if !slices.Contains(rows, h) {
+			t.Errorf("%s: no check recorded its peers list as not modified (rows %v)", h, rows)
+		}
+	}
+
+	if r := s.sim.Requests(blocked); len(r) > 0 {
+		t.Errorf("blocklisted %s was requested: %v", blocked, r)
+	}
+	if got := s.query(t, "SELECT count(*) FROM checks WHERE host = '"+blocked+"'"); got[0] != "0" {
+		t.Errorf("blocklisted %s was checked %s times", blocked, got[0])
+	}
+}
+
+// TestInvalidBlocklistFailsNamingFileAndLine: a typo in the blocklist must
+// not silently unblock a host, so the pass refuses to start.
+func TestInvalidBlocklistFailsNamingFileAndLine(t *testing.T) {
+	s := newSimSite(t, fedisim.Config{Instances: 20})
+	os.MkdirAll(filepath.Join(s.dir, "data"), 0o755)
+	list := filepath.Join(s.dir, "data", "blocklist.txt")
+	os.WriteFile(list, []byte("fine.social\nhttp://not a host/\n"), 0o644)
+	code, _, errs := s.crawl(t, "2026-01-01T00:00:00Z")
+	if code != exitFailure || !strings.Contains(errs, list) || !strings.Contains(errs, "line 2") {
+		t.Fatalf("exit %d, stderr:\n%s\nwant a failure naming %s and line 2", code, errs, list)
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, "data", "checks")); err == nil {
+		t.Error("checks were written although the pass refused to start")
+	}
+}

@@ -1,0 +1,135 @@
+package duck_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/duck"
+)
+
+// recordChecks writes the given checks as one pass's snapshot.
+func recordChecks(t *testing.T, s *duck.Store, pass string, checks ...observer.Check) {
+	t.Helper()
+	ctx := context.Background()
+	w, err := s.NewWriter(pass, duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		c.PassID = pass
+		if err := w.Record(ctx, observer.Result{Check: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func dueByHost(t *testing.T, s *duck.Store, now time.Time) map[string]duck.DueHost {
+	t.Helper()
+	out := map[string]duck.DueHost{}
+	for _, d := range due(t, s, now) {
+		out[d.Host] = d
+	}
+	return out
+}
+
+// TestPeersValidatorsFollowTheLatestListCheck: the due list hands the
+// crawler the validators of the latest check that read the peers list or
+// was told it had not changed, across incremental derivations, and none for
+// a list that came without them.
+func TestPeersValidatorsFollowTheLatestListCheck(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	aliveAt := func(host string, at time.Duration) observer.Check {
+		return observer.Check{Host: host, CheckedAt: t0.Add(at), Outcome: observer.OutcomeAlive, Software: "mastodon"}
+	}
+	fetched := func(c observer.Check, etag, lastModified string) observer.Check {
+		c.PeersFetched, c.PeersETag, c.PeersLastModified = true, etag, lastModified
+		return c
+	}
+	notModified := func(c observer.Check, etag, lastModified string) observer.Check {
+		c.PeersNotModified, c.PeersETag, c.PeersLastModified = true, etag, lastModified
+		return c
+	}
+	recordChecks(t, s, "p1",
+		fetched(aliveAt("etag.example", 0), `"v1"`, "Mon, 05 Jan 2026 12:00:00 GMT"),
+		fetched(aliveAt("paged.example", 0), `"old"`, ""),
+		fetched(aliveAt("kept.example", 0), `"k1"`, ""),
+	)
+	derive(t, s, config.Default().State, false)
+	views(t, s, t0)
+
+	// Eight days on: every list is due again, asked with its validators.
+	later := t0.Add(8 * day)
+	got := dueByHost(t, s, later)
+	if d := got["etag.example"]; !d.FetchPeers || d.PeersETag != `"v1"` || d.PeersLastModified != "Mon, 05 Jan 2026 12:00:00 GMT" {
+		t.Fatalf("etag.example after its first fetch: %+v", d)
+	}
+
+	recordChecks(t, s, "p2",
+		notModified(aliveAt("etag.example", 8*day), `"v1"`, "Mon, 05 Jan 2026 12:00:00 GMT"),
+		fetched(aliveAt("paged.example", 8*day), "", ""), // a list without validators replaces the old ones
+		aliveAt("kept.example", 8*day),                   // the list was not asked for: validators stay
+	)
+	if rep := derive(t, s, config.Default().State, false); rep.Full {
+		t.Fatalf("second derivation was full: %s", rep.FullReason)
+	}
+	views(t, s, later)
+	got = dueByHost(t, s, t0.Add(8*day+30*time.Hour))
+	want := map[string]duck.DueHost{
+		// A 304 counts as a fetch for the peers interval and keeps the validators.
+		"etag.example":  {Host: "etag.example", PeersETag: `"v1"`, PeersLastModified: "Mon, 05 Jan 2026 12:00:00 GMT"},
+		"paged.example": {Host: "paged.example"},
+		// Not fetched for 8 days: due, with the validators of the last fetch.
+		"kept.example": {Host: "kept.example", FetchPeers: true, PeersETag: `"k1"`},
+	}
+	for h, w := range want {
+		if got[h] != w {
+			t.Errorf("%s: due %+v, want %+v", h, got[h], w)
+		}
+	}
+}
+
+// TestBlocklistLeavesThePublishedLists: a blocklisted host (exact, or below
+// a "*.domain" entry, or the domain itself) is in neither live nor new, nor
+// in the counts made from them; the state keeps it.
+func TestBlocklistLeavesThePublishedLists(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	write(t, s, "p0", concat(
+		[]ev{discover("first.example", 0)},
+		[]ev{discover("kept.example", 20*day), alive("kept.example", 30*day)},
+		[]ev{discover("spam.example", 20*day), alive("spam.example", 30*day)},
+		[]ev{discover("a.farm.example", 20*day), alive("a.farm.example", 30*day)},
+		[]ev{discover("farm.example", 20*day), alive("farm.example", 30*day)},
+		[]ev{discover("notfarm.example", 20*day), alive("notfarm.example", 30*day)},
+	))
+	derive(t, s, config.Default().State, false)
+	now := t0.Add(31 * day)
+	if err := s.CreateViews(ctx, duck.ViewParams{Now: now, Blocklist: []string{"spam.example", "*.farm.example"}}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"kept.example", "notfarm.example"}
+	if got := hostsOf(collect(t, s.LiveInstances(ctx))); !slices.Equal(got, want) {
+		t.Errorf("live = %v, want %v", got, want)
+	}
+	newList := hostsOf(collect(t, s.NewInstances(ctx)))
+	slices.Sort(newList)
+	if !slices.Equal(newList, want) {
+		t.Errorf("new = %v, want %v", newList, want)
+	}
+	if got := texts(t, s, "SELECT value::VARCHAR FROM stats WHERE day IS NULL AND software IS NULL ORDER BY metric"); !slices.Equal(got, []string{"2", "2"}) {
+		t.Errorf("live and new counts = %v, want 2 and 2", got)
+	}
+	if got := texts(t, s, "SELECT count(*)::VARCHAR FROM state"); !slices.Equal(got, []string{"6"}) {
+		t.Errorf("state holds %v hosts, want all 6", got)
+	}
+	if got := texts(t, s, "SELECT kind || ' ' || entry FROM blocked ORDER BY ALL"); !slices.Equal(got, []string{"domain farm.example", "host spam.example"}) {
+		t.Errorf("blocked view = %v", got)
+	}
+}
