@@ -54,7 +54,10 @@ SELECT
     0::BIGINT AS peers_count,
     0::BIGINT AS new_peers_count,
     (i %% 1000)::BIGINT AS duration_ms,
-    'bench-' || lpad('%[1]d', 2, '0') AS pass_id
+    'bench-' || lpad('%[1]d', 2, '0') AS pass_id,
+    (CASE WHEN (i + %[1]d) %% 7 = 0 AND i %% 5 IN (0, 1) THEN 'W/"' || i::VARCHAR || '-' || %[1]d::VARCHAR || '"' END)::VARCHAR AS peers_etag,
+    NULL::VARCHAR AS peers_last_modified,
+    false AS peers_not_modified
 FROM range(%[2]d) t(i)
 WHERE i < 900000 OR (i - 900000) %% 30 <= %[1]d
 ORDER BY host`
@@ -71,7 +74,7 @@ ORDER BY host`
 // and kept under the system's temporary directory so later runs skip it.
 func benchData(b *testing.B) string {
 	b.Helper()
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("observer-bench-%d-%d-v1", benchHosts, benchDays))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("observer-bench-%d-%d-v2", benchHosts, benchDays))
 	done := filepath.Join(dir, "complete")
 	if _, err := os.Stat(done); err == nil {
 		return dir

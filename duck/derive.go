@@ -316,7 +316,10 @@ func (s *Store) snapshotSource(files []string, schemaTable, columns string) stri
 	for i, f := range files {
 		quoted[i] = sqlString(filepath.ToSlash(s.path(filepath.FromSlash(f))))
 	}
-	return fmt.Sprintf("SELECT %s FROM read_parquet([%s], union_by_name = true)", columns, strings.Join(quoted, ", "))
+	// Unioned by name with the empty schema table, so that a column added
+	// since the files were written reads as NULL even when no file has it.
+	return fmt.Sprintf("SELECT %s FROM (FROM %s UNION ALL BY NAME FROM read_parquet([%s], union_by_name = true))",
+		columns, schemaTable, strings.Join(quoted, ", "))
 }
 
 // lateChecks reports whether a new check is not later than its host's last

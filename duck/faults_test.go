@@ -3,6 +3,7 @@ package duck_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -153,4 +154,48 @@ func TestWriteQueryFormats(t *testing.T) {
 	if err := s.WriteQuery(ctx, &b, "SELECT 1", "xml"); err == nil {
 		t.Error("unknown format accepted")
 	}
+}
+
+// TestSnapshotsFromBeforeAColumnWasAddedStillDerive: checks written before
+// the peers validators existed (no file has those columns) read as NULL.
+func TestSnapshotsFromBeforeAColumnWasAddedStillDerive(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	write(t, s, "p0", []ev{alive("a.example", 0), discover("b.example", 0)})
+	file := filepath.Join(dir, "checks", "date=2026-01-05", "p0-00000.parquet")
+	old := filepath.Join(dir, "old.parquet")
+	db := openDuckDB(t)
+	if _, err := db.Exec("COPY (SELECT * EXCLUDE (peers_etag, peers_last_modified, peers_not_modified) FROM read_parquet('" +
+		filepath.ToSlash(file) + "')) TO '" + filepath.ToSlash(old) + "' (FORMAT parquet)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(old, file); err != nil {
+		t.Fatal(err)
+	}
+	if rep := derive(t, s, config.State{}, true); rep.Hosts != 2 {
+		t.Fatalf("derive = %+v", rep)
+	}
+	views(t, s, t0)
+	if got := stateOf(t, s, "a.example"); got != "live since d0" {
+		t.Fatalf("a.example: %s", got)
+	}
+	var d []duck.DueHost
+	if err := s.DueHosts(context.Background(), t0.Add(40*day), 7*day, func(h duck.DueHost) { d = append(d, h) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(d) != 2 || d[0].PeersETag != "" {
+		t.Fatalf("due = %+v", d)
+	}
+}
+
+// openDuckDB is a bare in-memory DuckDB, to write files as another
+// program (or an older observer) would.
+func openDuckDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -157,20 +157,28 @@ func (r *Rows) Close() error {
 }
 
 // Query runs one read-only statement: a SELECT (or a statement DuckDB
-// classifies as one, such as FROM x, WITH … SELECT, SHOW, DESCRIBE) or an
-// EXPLAIN. Anything else is refused before it runs.
+// classifies as one, such as FROM x, WITH … SELECT, SHOW, DESCRIBE).
+// Anything else is refused before it runs: a text of several statements
+// (the driver would run all but the last while preparing, so "COPY …;
+// SELECT 1" would write before any check), and EXPLAIN, whose ANALYZE form
+// runs the statement it explains.
 func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("duckdb connection: %w", err)
 	}
 	err = conn.Raw(func(raw any) error {
-		dc, ok := raw.(driver.ConnPrepareContext)
+		dc, ok := raw.(driver.Conn)
 		if !ok {
 			return fmt.Errorf("duckdb connection: unexpected driver type")
 		}
-		stmt, err := dc.PrepareContext(ctx, query)
+		// Prepare, unlike PrepareContext, refuses several statements
+		// without running any of them.
+		stmt, err := dc.Prepare(query)
 		if err != nil {
+			if strings.Contains(err.Error(), "multi-statement") {
+				return fmt.Errorf("only one statement is allowed here")
+			}
 			return err
 		}
 		defer stmt.Close()
@@ -182,7 +190,7 @@ func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, er
 		if err != nil {
 			return err
 		}
-		if typ != duckdb.STATEMENT_TYPE_SELECT && typ != duckdb.STATEMENT_TYPE_EXPLAIN {
+		if typ != duckdb.STATEMENT_TYPE_SELECT {
 			return fmt.Errorf("only read-only queries (SELECT) are allowed here")
 		}
 		return nil
