@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/fediverse-observer/observer/build"
+	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/lockfile"
+)
+
+// runBuild renders the site: derive, define the views, build into --out.
+func runBuild(ctx context.Context, e env, args []string) error {
+	fs := newFlagSet(e, "build", "[flags]")
+	var c common
+	c.register(fs)
+	out := fs.String("out", "public", "output `directory`, replaced as a whole by the new site")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if *out == "" {
+		return usagef("invalid -out: must not be empty")
+	}
+	cfg, log, err := c.setup(e)
+	if err != nil {
+		return err
+	}
+	lock, err := lockOutput(*out)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	_, err = buildSite(ctx, c, cfg, log, *out)
+	return err
+}
+
+// siteDir is the site directory (content/, layouts/, static/, themes/):
+// the config file's directory, so a site builds from anywhere, or the
+// current directory when no config file was named.
+func siteDir(configFile string) string {
+	if configFile == "" {
+		return "."
+	}
+	return filepath.Dir(configFile)
+}
+
+// configFileInUse is the config file the command reads: --config, or
+// observer.toml when it exists; "" when every setting is a default.
+func configFileInUse(c common) string {
+	if c.config != "" {
+		return c.config
+	}
+	if _, err := os.Stat("observer.toml"); err == nil {
+		return "observer.toml"
+	}
+	return ""
+}
+
+// lockOutput locks the output directory for one build (or one serve) at a
+// time. The lock file sits beside the directory, not in it: a build
+// replaces the directory as a whole. Two builds into the same directory
+// would each stage a site and swap it in; the second now fails at once,
+// naming the pid of the first.
+func lockOutput(out string) (*lockfile.Lock, error) {
+	out = filepath.Clean(out)
+	parent := filepath.Dir(out)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("output %s: %w", out, err)
+	}
+	lock, err := lockfile.Acquire(filepath.Join(parent, "."+filepath.Base(out)+".lock"))
+	if err != nil {
+		return nil, fmt.Errorf("output %s: %w", out, err)
+	}
+	return lock, nil
+}
+
+// buildSite derives, defines the views for the build time and renders the
+// site into out. It opens its own Store each time, so `observer serve`
+// rebuilds see new snapshots, a changed config and a changed blocklist.
+func buildSite(ctx context.Context, c common, cfg config.Config, log *slog.Logger, out string) (build.Report, error) {
+	now := c.at()
+	store, _, err := openViews(ctx, c, cfg, log, now, false)
+	if err != nil {
+		return build.Report{}, err
+	}
+	defer store.Close()
+	return build.Build(ctx, build.Options{
+		Config:  cfg,
+		SiteDir: siteDir(c.config),
+		OutDir:  out,
+		Data:    siteData{store},
+		Now:     now,
+		Version: version(),
+		Logger:  log,
+	})
+}
+
+// openViews opens the data directory (which must exist), folds new
+// snapshots into the derived state, defines the views for now with the
+// config's thresholds and the blocklist, and locks DuckDB down: from then
+// on only SELECTs run and only the data directory can be read.
+//
+// Deriving is safe while a crawl runs: the crawl's lock (data/.lock) guards
+// the snapshots' writers, derivations are serialised by their own lock
+// (data/derived/.lock), snapshot files appear atomically and a derivation
+// folds only the files that existed when it started (the rest are folded
+// next time). With staleOK, a data directory this process cannot write
+// (read-only mount, another user's files) is queried as of its last
+// derivation, with a warning, instead of failing. The views' parameters
+// are returned for ViewsSQL.
+func openViews(ctx context.Context, c common, cfg config.Config, log *slog.Logger, now time.Time, staleOK bool) (*duck.Store, duck.ViewParams, error) {
+	blocked, err := loadBlocklist(cfg, c.config)
+	if err != nil {
+		return nil, duck.ViewParams{}, err
+	}
+	params := duck.ViewParams{Now: now, State: cfg.State, Blocklist: blocked.Entries()}
+	store, err := duck.Open(ctx, c.data, duck.Options{Logger: log})
+	if err != nil {
+		return nil, params, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			store.Close()
+		}
+	}()
+	if _, err := store.Derive(ctx, duck.DeriveOptions{State: cfg.State}); err != nil {
+		if !staleOK || !notWritable(err) {
+			return nil, params, err
+		}
+		log.Warn("cannot derive (the data directory is not writable): answering from the last derivation, which may miss the newest snapshots", "err", err)
+	}
+	if err := store.CreateViews(ctx, params); err != nil {
+		return nil, params, err
+	}
+	if err := store.LockDown(ctx); err != nil {
+		return nil, params, err
+	}
+	ok = true
+	return store, params, nil
+}
+
+// notWritable reports whether err comes from a file system that refuses
+// writes.
+func notWritable(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+}
+
+// siteData is the Store as the builder's data source: the templates' sql
+// function gets rows as maps, through the Store's read-only Query.
+type siteData struct{ *duck.Store }
+
+func (d siteData) Query(ctx context.Context, query string, args ...any) ([]map[string]any, error) {
+	return d.Store.QueryMaps(ctx, query, args...)
+}
+
+var _ build.Data = siteData{}

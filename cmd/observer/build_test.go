@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fediverse-observer/observer/lockfile"
+)
+
+// writeFiles writes files (relative path -> content) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for rel, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// build runs `observer build` over the site at asOf into out.
+func (s *simSite) build(t *testing.T, out string) (int, string, string) {
+	t.Helper()
+	return runObserver(t, "build", "--quiet", "--config", s.config, "--data", s.data(), "--out", out, "--now", asOf)
+}
+
+// csvColumn runs a query and returns its first column.
+func (s *simSite) csvColumn(t *testing.T, q string) []string {
+	t.Helper()
+	code, out, errs := s.sql(t, "--format", "csv", q)
+	if code != exitOK {
+		t.Fatalf("%s: exit %d: %s", q, code, errs)
+	}
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var col []string
+	for _, r := range recs[1:] {
+		col = append(col, r[0])
+	}
+	return col
+}
+
+func TestBuildRendersTheSiteFromACrawl(t *testing.T) {
+	s := crawledSite(t)
+	live := s.csvColumn(t, "SELECT host FROM live ORDER BY host")
+	if len(live) < 10 {
+		t.Fatalf("only %d live hosts after two passes", len(live))
+	}
+	blocked := live[len(live)/2]
+	const topQuery = "select software, count(*) as n from live group by software order by n desc, software limit ?"
+	writeFiles(t, s.dir, map[string]string{
+		"observer.toml": "[site]\ntitle = \"Test Observer\"\nbase_url = \"https://observer.example/\"\n" +
+			"[crawl]\nseeds = \"seeds.txt\"\nblocklist = \"blocklist.txt\"\n",
+		"blocklist.txt":    blocked + "\n",
+		"content/top.md":   "---\ntitle: Top software\nlayout: top.html\n---\nThe most common.\n",
+		"layouts/top.html": `{{ define "main" }}<ul>{{ range sql "` + topQuery + `" 3 }}<li>{{ .software }}={{ .n }}</li>{{ end }}</ul>{{ end }}`,
+	})
+	out := filepath.Join(t.TempDir(), "public")
+	if code, stdout, errs := s.build(t, out); code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)
+	}
+
+	for _, f := range []string{"index.html", "live/index.html", "404.html", "live.txt", "live.csv", "live.json", "new.csv", "new.atom", "robots.txt", "sitemap.xml"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("%s missing: %v", f, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "index.html")); !bytes.Contains(b, []byte("Test Observer")) {
+		t.Errorf("index.html lacks the site's title")
+	}
+	// live.txt is the live view for the build time, less the blocklist.
+	b, err := os.ReadFile(filepath.Join(out, "live.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.DeleteFunc(slices.Clone(live), func(h string) bool { return h == blocked })
+	if got := strings.Fields(string(b)); !slices.Equal(got, want) {
+		t.Errorf("live.txt has %d hosts, want the %d live ones less %s", len(got), len(want), blocked)
+	}
+	// The templates' sql function reads the same views.
+	top, err := os.ReadFile(filepath.Join(out, "top", "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, rows, _ := s.sql(t, "--format", "csv", strings.Replace(topQuery, "?", "3", 1))
+	recs, _ := csv.NewReader(strings.NewReader(rows)).ReadAll()
+	if code != exitOK || len(recs) < 2 {
+		t.Fatalf("top software: exit %d, %q", code, rows)
+	}
+	for _, r := range recs[1:] {
+		if li := "<li>" + r[0] + "=" + r[1] + "</li>"; !bytes.Contains(top, []byte(li)) {
+			t.Errorf("top/index.html lacks %s:\n%s", li, top)
+		}
+	}
+
+	// Built again from the same data, nothing changes, and nothing is left
+	// beside the output but its lock file.
+	info, _ := os.Stat(filepath.Join(out, "index.html"))
+	if code, _, errs := s.build(t, out); code != exitOK {
+		t.Fatalf("second build: exit %d: %s", code, errs)
+	}
+	if again, _ := os.Stat(filepath.Join(out, "index.html")); !again.ModTime().Equal(info.ModTime()) {
+		t.Errorf("an unchanged index.html was rewritten")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(out))
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{".public.lock", "public"}) {
+		t.Errorf("beside the output: %v", names)
+	}
+}
+
+// bareSite is a site directory with a config and an empty data directory.
+func bareSite(t *testing.T) *simSite {
+	t.Helper()
+	dir := t.TempDir()
+	s := &simSite{dir: dir, config: filepath.Join(dir, "observer.toml")}
+	writeFiles(t, dir, map[string]string{"observer.toml": "[site]\ntitle = \"Bare\"\n"})
+	os.MkdirAll(s.data(), 0o755)
+	return s
+}
+
+func TestBuildTemplateErrorLeavesThePublishedSiteAlone(t *testing.T) {
+	s := bareSite(t)
+	out := filepath.Join(s.dir, "public")
+	if code, _, errs := s.build(t, out); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	before := stampTree(t, out)
+	index, _ := os.ReadFile(filepath.Join(out, "index.html"))
+
+	for _, tc := range []struct{ layout, want string }{
+		{`{{ define "main" }}{{ .Page.NoSuchField }}{{ end }}`, "NoSuchField"},
+		{`{{ define "main" }}{{ range sql "CREATE TABLE x AS SELECT 1" }}{{ end }}{{ end }}`, "only read-only"},
+		{`{{ define "main" }}{{ range sql "SELECT nope FROM live" }}{{ end }}{{ end }}`, "nope"},
+	} {
+		writeFiles(t, s.dir, map[string]string{"layouts/home.html": tc.layout})
+		code, _, errs := s.build(t, out)
+		if code != exitFailure || !strings.Contains(errs, "home.html") || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want a failure naming home.html and %s", tc.layout, code, errs, tc.want)
+		}
+		if after := stampTree(t, out); len(after) != len(before) {
+			t.Errorf("%s: the published site changed: %d files, was %d", tc.layout, len(after), len(before))
+		} else {
+			for p, st := range after {
+				if before[p] != st {
+					t.Errorf("%s: %s changed", tc.layout, p)
+				}
+			}
+		}
+		if b, _ := os.ReadFile(filepath.Join(out, "index.html")); !bytes.Equal(b, index) {
+			t.Errorf("%s: index.html changed", tc.layout)
+		}
+	}
+}
+
+func TestBuildIntoALockedOutputFailsNamingThePID(t *testing.T) {
+	s := bareSite(t)
+	out := filepath.Join(s.dir, "public")
+	l, err := lockfile.Acquire(filepath.Join(s.dir, ".public.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := s.build(t, out)
+	if code != exitFailure || !strings.Contains(errs, "locked by process "+strconv.Itoa(os.Getpid())) || !strings.Contains(errs, out) {
+		t.Fatalf("exit %d, stderr %q; want a failure naming the output and pid %d", code, errs, os.Getpid())
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a refused build wrote the output")
+	}
+	l.Release()
+	if code, _, errs := s.build(t, out); code != exitOK {
+		t.Fatalf("after the lock was released: exit %d: %s", code, errs)
+	}
+}
+
+func TestBuildRefusesBadInputBeforeWriting(t *testing.T) {
+	s := bareSite(t)
+	out := filepath.Join(s.dir, "public")
+	blocklist := filepath.Join(s.dir, "data", "blocklist.txt")
+	os.WriteFile(blocklist, []byte("good.social\nnot a host!\n"), 0o644)
+	code, _, errs := s.build(t, out)
+	if code != exitFailure || !strings.Contains(errs, blocklist) || !strings.Contains(errs, "line 2") {
+		t.Errorf("bad blocklist: exit %d, stderr %q; want a failure naming %s and line 2", code, errs, blocklist)
+	}
+	os.Remove(blocklist)
+
+	missing := filepath.Join(s.dir, "nodata")
+	code, _, errs = runObserver(t, "build", "--config", s.config, "--data", missing, "--out", out)
+	if code != exitFailure || !strings.Contains(errs, missing) {
+		t.Errorf("missing data dir: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = runObserver(t, "build", "--config", s.config, "--data", s.data(), "--out", out, "extra")
+	if code != exitUsage || !strings.Contains(errs, "extra") {
+		t.Errorf("extra argument: exit %d, stderr %q", code, errs)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("bad input wrote the output")
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fediverse-observer/observer/build"
+	"github.com/fediverse-observer/observer/duck"
+)
+
+// runServe is the live preview: it builds the site with the preview's own
+// address as base_url, serves it on 127.0.0.1 and rebuilds (re-reading the
+// config, re-deriving) whenever the content, layouts, static files, themes,
+// config, blocklist or data change.
+func runServe(ctx context.Context, e env, args []string) error {
+	fs := newFlagSet(e, "serve", "[flags]")
+	var c common
+	c.register(fs)
+	out := fs.String("out", "", "`directory` to build the preview into (default: a temporary directory removed on exit, so the preview's links never end up in public/)")
+	port := fs.Int("port", -1, "port to listen on at 127.0.0.1 (default from config: serve.port; 0 picks a free port)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if *port < -1 || *port > 65535 {
+		return usagef("invalid -port %d: want 0 to 65535", *port)
+	}
+	cfg, log, err := c.setup(e)
+	if err != nil {
+		return err
+	}
+	if *port < 0 {
+		*port = cfg.Serve.Port
+	}
+	// Changes are watched in the data directory: it must exist now.
+	if st, err := os.Stat(c.data); err != nil {
+		return fmt.Errorf("data directory %s: %w", c.data, err)
+	} else if !st.IsDir() {
+		return fmt.Errorf("data directory %s: not a directory", c.data)
+	}
+	dir := *out
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "observer-serve-")
+		if err != nil {
+			return fmt.Errorf("preview directory: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		dir = filepath.Join(tmp, "public")
+	}
+	lock, err := lockOutput(dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+
+	watch := build.WatchPaths(siteDir(c.config), configFileInUse(c), c.data)
+	if cfg.Crawl.Blocklist != "" {
+		watch = append(watch, resolve(cfg.Crawl.Blocklist, c.config))
+	}
+	return build.Serve(ctx, build.ServeOptions{
+		Port:   *port,
+		OutDir: dir,
+		Watch:  watch,
+		// What a rebuild writes itself: the derived state.
+		Ignore: []string{filepath.Join(c.data, duck.DerivedDir), filepath.Join(c.data, duck.TmpDir)},
+		Rebuild: func(ctx context.Context, baseURL string) error {
+			cfg, err := c.loadConfig()
+			if err != nil {
+				return err
+			}
+			cfg.Site.BaseURL = baseURL
+			_, err = buildSite(ctx, c, cfg, log, dir)
+			return err
+		},
+		Logger: log,
+		Ready: func(url string) {
+			fmt.Fprintf(e.stdout, "Serving the preview at %s (built into %s); Ctrl-C stops.\n", url, dir)
+		},
+	})
+}

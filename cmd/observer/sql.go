@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/fediverse-observer/observer/duck"
+)
+
+// runSQL answers one read-only query over the views (docs/data.md), or
+// prints the views' CREATE VIEW statements with --views. It derives first,
+// so the answer includes every snapshot on disk; see openViews for why that
+// is safe while a crawl runs.
+func runSQL(ctx context.Context, e env, args []string) error {
+	fs := newFlagSet(e, "sql", "[flags] [QUERY]   (the query comes from stdin when not given)")
+	var c common
+	c.register(fs)
+	format := fs.String("format", "table", "output format: "+strings.Join(duck.Formats, ", "))
+	views := fs.Bool("views", false, "print the CREATE VIEW statements (for the DuckDB CLI or any DuckDB client) instead of running a query")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if !slices.Contains(duck.Formats, *format) {
+		return usagef("invalid -format %q: want one of %s", *format, strings.Join(duck.Formats, ", "))
+	}
+	var query string
+	switch {
+	case fs.NArg() > 1:
+		return usagef("want one QUERY argument, got %d (quote the query)", fs.NArg())
+	case *views && fs.NArg() > 0:
+		return usagef("-views takes no QUERY")
+	case fs.NArg() == 1:
+		query = fs.Arg(0)
+	case !*views:
+		b, err := io.ReadAll(e.stdin)
+		if err != nil {
+			return fmt.Errorf("read the query from stdin: %w", err)
+		}
+		query = string(b)
+	}
+	if !*views && strings.TrimSpace(query) == "" {
+		return usagef("no query: give one as an argument or on stdin")
+	}
+	// The answer is the output: the derivation's progress is not news.
+	c.quiet = true
+	cfg, log, err := c.setup(e)
+	if err != nil {
+		return err
+	}
+	store, params, err := openViews(ctx, c, cfg, log, c.at(), true)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	if *views {
+		script, err := store.ViewsSQL(params)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(e.stdout, script)
+		return err
+	}
+	if err := store.WriteQuery(ctx, e.stdout, query, *format); err != nil {
+		return fmt.Errorf("query: %w", err)
+	}
+	return nil
+}
