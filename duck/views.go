@@ -33,19 +33,49 @@ type view struct {
 }
 
 // snapshotView reads one snapshot kind. union_by_name lets files written
-// before a column was added be read with NULL in it; a kind with no file yet
-// reads as the empty schema table.
+// before a column was added be read with NULL in it. A kind with no file yet
+// reads as an empty relation of the schema's columns, spelled out, so that
+// the view stands on its own in any DuckDB client (observer sql --views).
 func (s *Store) snapshotView(kind, schemaTable string) (view, error) {
 	ok, err := s.hasFiles(kind)
 	if err != nil {
 		return view{}, err
 	}
 	if !ok {
-		return view{kind, fmt.Sprintf("SELECT *, NULL::DATE AS date FROM %s", schemaTable)}, nil
+		empty, err := s.emptyRelation(schemaTable)
+		if err != nil {
+			return view{}, err
+		}
+		return view{kind, empty}, nil
 	}
 	return view{kind, fmt.Sprintf(
 		"SELECT * FROM read_parquet(%s, hive_partitioning = true, hive_types = {'date': DATE}, union_by_name = true)",
 		sqlString(s.glob(kind)))}, nil
+}
+
+// emptyRelation is a SELECT of no rows with the columns of schemaTable and
+// the hive partition column date.
+func (s *Store) emptyRelation(schemaTable string) (string, error) {
+	rows, err := s.db.Query("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? ORDER BY column_index", schemaTable)
+	if err != nil {
+		return "", fmt.Errorf("schema of %s: %w", schemaTable, err)
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			return "", fmt.Errorf("schema of %s: %w", schemaTable, err)
+		}
+		cols = append(cols, fmt.Sprintf("NULL::%s AS %s", typ, name))
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("schema of %s: %w", schemaTable, err)
+	}
+	if len(cols) == 0 {
+		return "", fmt.Errorf("schema of %s: no columns", schemaTable)
+	}
+	return "SELECT " + strings.Join(cols, ", ") + ", NULL::DATE AS date WHERE false", nil
 }
 
 // views lists the query surface in dependency order: the snapshots first,
@@ -87,8 +117,6 @@ func (s *Store) CreateViews(ctx context.Context, p ViewParams) error {
 
 // ViewsSQL is the CREATE VIEW script for the same views, with absolute paths,
 // for the DuckDB CLI or any other DuckDB client (`observer sql --views`).
-// Views that would read a snapshot kind with no file yet are written over
-// read_parquet all the same, so the script works once data exists.
 func (s *Store) ViewsSQL(p ViewParams) (string, error) {
 	vs, err := s.views(p)
 	if err != nil {

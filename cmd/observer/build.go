@@ -23,6 +23,7 @@ func runBuild(ctx context.Context, e env, args []string) error {
 	var c common
 	c.register(fs)
 	out := fs.String("out", "public", "output `directory`, replaced as a whole by the new site")
+	full := fs.Bool("full", false, "derive from scratch over every snapshot instead of folding only the new ones")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -41,7 +42,7 @@ func runBuild(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer lock.Release()
-	_, err = buildSite(ctx, c, cfg, log, *out)
+	_, err = buildSite(ctx, c, cfg, log, *out, *full)
 	return err
 }
 
@@ -88,9 +89,9 @@ func lockOutput(out string) (*lockfile.Lock, error) {
 // buildSite derives, defines the views for the build time and renders the
 // site into out. It opens its own Store each time, so `observer serve`
 // rebuilds see new snapshots, a changed config and a changed blocklist.
-func buildSite(ctx context.Context, c common, cfg config.Config, log *slog.Logger, out string) (build.Report, error) {
+func buildSite(ctx context.Context, c common, cfg config.Config, log *slog.Logger, out string, full bool) (build.Report, error) {
 	now := c.at()
-	store, _, err := openViews(ctx, c, cfg, log, now, false)
+	store, _, err := openViews(ctx, c, cfg, log, now, false, full)
 	if err != nil {
 		return build.Report{}, err
 	}
@@ -117,9 +118,10 @@ func buildSite(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 // folds only the files that existed when it started (the rest are folded
 // next time). With staleOK, a data directory this process cannot write
 // (read-only mount, another user's files) is queried as of its last
-// derivation, with a warning, instead of failing. The views' parameters
-// are returned for ViewsSQL.
-func openViews(ctx context.Context, c common, cfg config.Config, log *slog.Logger, now time.Time, staleOK bool) (*duck.Store, duck.ViewParams, error) {
+// derivation, with a warning, instead of failing. full derives from
+// scratch over every snapshot (--full) instead of folding only new files.
+// The views' parameters are returned for ViewsSQL.
+func openViews(ctx context.Context, c common, cfg config.Config, log *slog.Logger, now time.Time, staleOK, full bool) (*duck.Store, duck.ViewParams, error) {
 	blocked, err := loadBlocklist(cfg, c.config)
 	if err != nil {
 		return nil, duck.ViewParams{}, err
@@ -135,7 +137,7 @@ func openViews(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 			store.Close()
 		}
 	}()
-	if _, err := store.Derive(ctx, duck.DeriveOptions{State: cfg.State}); err != nil {
+	if _, err := store.Derive(ctx, duck.DeriveOptions{State: cfg.State, Full: full}); err != nil {
 		if !staleOK || !notWritable(err) {
 			return nil, params, err
 		}

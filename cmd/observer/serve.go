@@ -73,7 +73,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 				return err
 			}
 			cfg.Site.BaseURL = baseURL
-			_, err = buildSite(ctx, c, cfg, log, dir)
+			_, err = buildSite(ctx, c, cfg, log, dir, false)
 			return err
 		},
 		Logger: log,

@@ -19,6 +19,7 @@ func runSQL(ctx context.Context, e env, args []string) error {
 	var c common
 	c.register(fs)
 	format := fs.String("format", "table", "output format: "+strings.Join(duck.Formats, ", "))
+	full := fs.Bool("full", false, "derive from scratch over every snapshot instead of folding only the new ones")
 	views := fs.Bool("views", false, "print the CREATE VIEW statements (for the DuckDB CLI or any DuckDB client) instead of running a query")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -50,7 +51,7 @@ func runSQL(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, params, err := openViews(ctx, c, cfg, log, c.at(), true)
+	store, params, err := openViews(ctx, c, cfg, log, c.at(), true, *full)
 	if err != nil {
 		return err
 	}
