@@ -45,6 +45,13 @@ fuzz:
 	  done; \
 	done
 
+# The SIGKILL tests (crawl and build) with many more kills than make test's
+# few dozen.
+KILL_ITERATIONS ?= 400
+.PHONY: kill-test
+kill-test:
+	OBSERVER_KILL_ITERATIONS=$(KILL_ITERATIONS) $(GO) test -count 1 -run 'Kill' -timeout 60m -v ./cmd/observer
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
 
