@@ -52,8 +52,12 @@ KILL_ITERATIONS ?= 400
 kill-test:
 	OBSERVER_KILL_ITERATIONS=$(KILL_ITERATIONS) $(GO) test -count 1 -run 'Kill' -timeout 60m -v ./cmd/observer
 
+# Every benchmark once (the crawl pass at its small default size), then the
+# million-instance crawl pass (bench-crawl, about an hour per isolation mode
+# on 2 cores). docs/benchmarks.md says which command gives which figure.
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+	$(MAKE) bench-crawl
 
 clean:
 	rm -rf bin public
