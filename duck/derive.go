@@ -208,11 +208,14 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	rep.Full = full
 	rep.Files = len(newChecks) + len(newDiscoveries)
 
-	params := foldParams(st)
-	for _, name := range []string{"fold_runs.sql", "transitions.sql", "live_events.sql", "state.sql"} {
-		if _, err := conn.ExecContext(ctx, params.Replace(sqlFile(name))); err != nil {
-			return rep, fmt.Errorf("derive (%s): %w", strings.TrimSuffix(name, ".sql"), err)
-		}
+	buckets, err := foldBuckets(ctx, conn)
+	if err != nil {
+		return rep, err
+	}
+	parts, err := s.fold(ctx, conn, foldParams(st), buckets)
+	defer removeFiles(parts)
+	if err != nil {
+		return rep, err
 	}
 
 	next := &manifest{Rules: rules, DerivedAt: time.Now().UTC(), Checks: checks, Discoveries: discoveries}
@@ -234,7 +237,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	}
 	gen := fmt.Sprintf("%08d", next.Generation)
 	next.State = "state-" + gen + ".parquet"
-	if err := s.copyAtomically(ctx, conn, "SELECT * FROM fold_state ORDER BY host", filepath.Join(derived, next.State)); err != nil {
+	if err := s.copyAtomically(ctx, conn, "SELECT * FROM derived_state ORDER BY host", filepath.Join(derived, next.State)); err != nil {
 		return rep, fmt.Errorf("derive: write %s: %w", next.State, err)
 	}
 	for _, out := range []struct {
@@ -242,8 +245,8 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		list              *[]string
 		count             *int64
 	}{
-		{"fold_transitions", transitionsDir, "checked_at, host, to_state", &next.Transitions, &rep.Transitions},
-		{"fold_live_events", liveEventsDir, "day", &next.LiveEvents, nil},
+		{"derived_transitions", transitionsDir, "checked_at, host, to_state", &next.Transitions, &rep.Transitions},
+		{"derived_live_events", liveEventsDir, "day", &next.LiveEvents, nil},
 	} {
 		var n int64
 		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+out.table).Scan(&n); err != nil {
@@ -267,7 +270,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	}
 	s.collectGarbage(old, next)
 	rep.Generation = next.Generation
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_state").Scan(&rep.Hosts); err != nil {
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM derived_state").Scan(&rep.Hosts); err != nil {
 		return rep, fmt.Errorf("derive: count hosts: %w", err)
 	}
 	rep.Duration = time.Since(start)
@@ -276,20 +279,20 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	return rep, nil
 }
 
-// defineFoldInputs defines the fold's inputs on conn: new_checks and
-// new_discoveries over exactly the listed files, and carry, the previous
-// state (empty for a full derivation).
+// defineFoldInputs defines the fold's inputs on conn: new_checks_all and
+// new_discoveries_all over exactly the listed files, and carry_all, the
+// previous state (empty for a full derivation).
 func (s *Store) defineFoldInputs(ctx context.Context, conn *sql.Conn, full bool, old *manifest, checks, discoveries []string) error {
 	carry := "SELECT * FROM (" + sqlFile("state_empty.sql") + ")"
 	if !full {
 		carry = "SELECT * FROM read_parquet(" + sqlString(s.derivedPath(old.State)) + ")"
 	}
 	stmts := []string{
-		"CREATE OR REPLACE TEMP VIEW new_checks AS " + s.snapshotSource(checks, "checks_schema",
+		"CREATE OR REPLACE TEMP VIEW new_checks_all AS " + s.snapshotSource(checks, "checks_schema",
 			"host, checked_at, outcome, pass_id, moved_to, peers_fetched, peers_not_modified, peers_etag, peers_last_modified, software, version, users, active_month, open_registrations, name, description"),
-		"CREATE OR REPLACE TEMP VIEW new_discoveries AS " + s.snapshotSource(discoveries, "discoveries_schema",
+		"CREATE OR REPLACE TEMP VIEW new_discoveries_all AS " + s.snapshotSource(discoveries, "discoveries_schema",
 			"host, discovered_at, via"),
-		"CREATE OR REPLACE TEMP VIEW carry AS " + carry,
+		"CREATE OR REPLACE TEMP VIEW carry_all AS " + carry,
 	}
 	for _, stmt := range stmts {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
@@ -298,7 +301,7 @@ func (s *Store) defineFoldInputs(ctx context.Context, conn *sql.Conn, full bool,
 	}
 	// Reading the schema of every file now makes a corrupt or truncated file
 	// fail here, with DuckDB's message naming it, before any work is done.
-	for _, v := range []string{"new_checks", "new_discoveries", "carry"} {
+	for _, v := range []string{"new_checks_all", "new_discoveries_all", "carry_all"} {
 		if _, err := conn.ExecContext(ctx, "SELECT * FROM "+v+" LIMIT 0"); err != nil {
 			return fmt.Errorf("derive: read %s: %w", v, err)
 		}
@@ -328,8 +331,8 @@ func lateChecks(ctx context.Context, conn *sql.Conn) (bool, error) {
 	var late bool
 	err := conn.QueryRowContext(ctx, `
 		SELECT CASE
-		    WHEN (SELECT min(checked_at) FROM new_checks) > (SELECT max(last_checked_at) FROM carry) THEN false
-		    ELSE EXISTS (SELECT 1 FROM new_checks n JOIN carry c USING (host) WHERE n.checked_at <= c.last_checked_at)
+		    WHEN (SELECT min(checked_at) FROM new_checks_all) > (SELECT max(last_checked_at) FROM carry_all) THEN false
+		    ELSE EXISTS (SELECT 1 FROM new_checks_all n JOIN carry_all c USING (host) WHERE n.checked_at <= c.last_checked_at)
 		END`).Scan(&late)
 	if err != nil {
 		return false, fmt.Errorf("derive: %w", err)
@@ -337,12 +340,133 @@ func lateChecks(ctx context.Context, conn *sql.Conn) (bool, error) {
 	return late, nil
 }
 
+// Sizes of the fold's buckets of hosts. Each bucket is folded on its own, so
+// these bound the memory a derivation step needs (at the benchmark's 1 GB
+// memory_limit, about 1,000,000 hosts with one day of checks did not fit in
+// one piece): about foldBucketChecks new checks and foldBucketHosts known
+// hosts per bucket.
+// They are variables so that tests can fold in many small buckets.
+var (
+	foldBucketChecks int64 = 4_000_000
+	foldBucketHosts  int64 = 250_000
+)
+
+// foldBuckets is how many buckets of hosts the step folds in.
+func foldBuckets(ctx context.Context, conn *sql.Conn) (int64, error) {
+	var checks, hosts, discoveries int64
+	err := conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM new_checks_all),
+		(SELECT count(*) FROM carry_all), (SELECT count(*) FROM new_discoveries_all)`).Scan(&checks, &hosts, &discoveries)
+	if err != nil {
+		return 0, fmt.Errorf("derive: count inputs: %w", err)
+	}
+	// A host is discovered before it is checked, and a daily step checks
+	// each host about once, so this is about the number of hosts.
+	hosts = max(hosts+discoveries, checks)
+	n := max(1, (checks+foldBucketChecks-1)/foldBucketChecks, (hosts+foldBucketHosts-1)/foldBucketHosts)
+	return n, nil
+}
+
+// fold runs the fold's SQL once per bucket of hosts, writing each bucket's
+// state, transitions and live events into part files in data/tmp, and then
+// defines derived_state, derived_transitions and derived_live_events, the
+// step's results, over the parts. It returns the part files written, even on
+// error, for the caller to remove when the step ends (after a crash, the
+// next Open removes them).
+func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replacer, buckets int64) (files []string, err error) {
+	if _, err := conn.ExecContext(ctx, sqlFile("fold_observer.sql")); err != nil {
+		return nil, fmt.Errorf("derive (observer): %w", err)
+	}
+	split := map[string]string{}
+	for _, input := range []string{"new_checks", "new_discoveries", "carry"} {
+		if buckets == 1 {
+			break
+		}
+		dir := s.path(TmpDir, fmt.Sprintf("%d-split-%s", os.Getpid(), input))
+		files = append(files, dir)
+		os.RemoveAll(dir)
+		query := strings.NewReplacer("{{input}}", input+"_all", "{{buckets}}", strconv.FormatInt(buckets, 10)).Replace(sqlFile("fold_bucket.sql"))
+		// Uncompressed: the parts are read back once, soon.
+		copySQL := fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION uncompressed, PARTITION_BY (bucket))",
+			query, sqlString(filepath.ToSlash(dir)))
+		stepStart := time.Now()
+		if _, err := conn.ExecContext(ctx, copySQL); err != nil {
+			return files, fmt.Errorf("derive: split %s: %w", input, err)
+		}
+		s.log.Debug("derive split", "input", input, "buckets", buckets, "duration", time.Since(stepStart))
+		split[input] = dir
+	}
+	parts := map[string][]string{}
+	for b := range buckets {
+		for _, input := range []string{"new_checks", "new_discoveries", "carry"} {
+			view := "SELECT * FROM " + input + "_all"
+			if buckets > 1 {
+				view += " WHERE false" // an empty bucket has no files
+				matches, _ := filepath.Glob(filepath.Join(split[input], fmt.Sprintf("bucket=%d", b), "*.parquet"))
+				if len(matches) > 0 {
+					view = fmt.Sprintf("SELECT * FROM read_parquet(%s, hive_partitioning = false)",
+						sqlString(filepath.ToSlash(filepath.Join(split[input], fmt.Sprintf("bucket=%d", b), "*.parquet"))))
+				}
+			}
+			if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", input, view)); err != nil {
+				return files, fmt.Errorf("derive (bucket): %w", err)
+			}
+		}
+		for _, name := range []string{"fold_runs.sql", "transitions.sql", "live_events.sql", "state.sql"} {
+			stepStart := time.Now()
+			if _, err := conn.ExecContext(ctx, params.Replace(sqlFile(name))); err != nil {
+				return files, fmt.Errorf("derive (%s): %w", strings.TrimSuffix(name, ".sql"), err)
+			}
+			s.log.Debug("derive step", "bucket", b, "buckets", buckets, "step", name, "duration", time.Since(stepStart))
+		}
+		for _, table := range []string{"fold_state", "fold_transitions", "fold_live_events"} {
+			part := s.path(TmpDir, fmt.Sprintf("%d-part-%s-%04d.parquet", os.Getpid(), table, b))
+			files = append(files, part)
+			// Uncompressed: the parts are read back once, at once.
+			copySQL := fmt.Sprintf("COPY %s TO %s (FORMAT parquet, COMPRESSION uncompressed)", table, sqlString(filepath.ToSlash(part)))
+			if _, err := conn.ExecContext(ctx, copySQL); err != nil {
+				return files, fmt.Errorf("derive: write part of %s: %w", table, err)
+			}
+			parts[table] = append(parts[table], sqlString(filepath.ToSlash(part)))
+		}
+		// The bucket's tables are in parts now; dropping them frees their
+		// memory for the next bucket.
+		for _, table := range []string{"fold_state", "fold_transitions", "fold_live_events", "fold_run_states"} {
+			if _, err := conn.ExecContext(ctx, "DROP TABLE "+table); err != nil {
+				return files, fmt.Errorf("derive: %w", err)
+			}
+		}
+	}
+	for _, table := range []string{"fold_state", "fold_transitions", "fold_live_events"} {
+		view := strings.Replace(table, "fold_", "fold_parts_", 1)
+		stmt := fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS SELECT * FROM read_parquet([%s])", view, strings.Join(parts[table], ", "))
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return files, fmt.Errorf("derive: %w", err)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, sqlFile("fold_merge.sql")); err != nil {
+		return files, fmt.Errorf("derive (merge): %w", err)
+	}
+	return files, nil
+}
+
+func removeFiles(files []string) {
+	for _, f := range files {
+		os.RemoveAll(f)
+	}
+}
+
 func dropFoldTables(conn *sql.Conn) {
 	for _, stmt := range []string{
+		"DROP VIEW IF EXISTS derived_state", "DROP VIEW IF EXISTS derived_transitions",
+		"DROP VIEW IF EXISTS derived_live_events", "DROP VIEW IF EXISTS fold_parts_state",
+		"DROP VIEW IF EXISTS fold_parts_transitions", "DROP VIEW IF EXISTS fold_parts_live_events",
 		"DROP TABLE IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
 		"DROP TABLE IF EXISTS fold_transitions", "DROP TABLE IF EXISTS fold_run_states",
+		"DROP TABLE IF EXISTS fold_observer",
 		"DROP VIEW IF EXISTS fold_runs", "DROP VIEW IF EXISTS carry",
 		"DROP VIEW IF EXISTS new_checks", "DROP VIEW IF EXISTS new_discoveries",
+		"DROP VIEW IF EXISTS carry_all", "DROP VIEW IF EXISTS new_checks_all",
+		"DROP VIEW IF EXISTS new_discoveries_all",
 	} {
 		conn.ExecContext(context.Background(), stmt)
 	}

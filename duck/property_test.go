@@ -131,10 +131,16 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	short := config.Default().State
 	short.FailuresToDead, short.DeadAfter, short.ReviveAfter = 2, config.Duration(36*time.Hour), config.Duration(2*day)
 	for _, tc := range []struct {
-		seed uint64
-		st   config.State
-	}{{1, short}, {2, short}, {3, config.Default().State}} {
+		seed    uint64
+		st      config.State
+		buckets bool // fold in many small buckets of hosts
+	}{{1, short, false}, {2, short, false}, {3, config.Default().State, false}, {4, short, true}} {
 		t.Run(fmt.Sprintf("seed_%d", tc.seed), func(t *testing.T) {
+			if tc.buckets {
+				// Buckets of about 120 hosts or 500 checks: 300 hosts fold
+				// in a few buckets, and steps in different numbers.
+				defer duck.SetFoldBuckets(500, 120)()
+			}
 			rng := rand.New(rand.NewPCG(tc.seed, 42))
 			const days = 12
 			history := randomHistory(rng, 300, days)
@@ -158,7 +164,15 @@ func TestIncrementalEqualsFull(t *testing.T) {
 					if !derive(t, s, tc.st, true).Full {
 						t.Fatal("not full")
 					}
-					compareDumps(t, fmt.Sprintf("after day %d", d), inc, dump(t, s, dir))
+					full := dump(t, s, dir)
+					compareDumps(t, fmt.Sprintf("after day %d", d), inc, full)
+					if tc.buckets {
+						// The buckets add up to the fold of everything at once.
+						restore := duck.SetFoldBuckets(1<<40, 1<<40)
+						derive(t, s, tc.st, true)
+						restore()
+						compareDumps(t, fmt.Sprintf("after day %d, one bucket", d), full, dump(t, s, dir))
+					}
 				}
 			}
 		})

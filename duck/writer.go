@@ -298,7 +298,8 @@ func (s *Store) removeOrphanedTmp() {
 			continue
 		}
 		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			os.Remove(s.path(TmpDir, e.Name()))
+			// RemoveAll: a derivation's split inputs are directories.
+			os.RemoveAll(s.path(TmpDir, e.Name()))
 		}
 	}
 }

@@ -16,6 +16,8 @@
 --   dead, moved, opted_out: last_checked_at + inactive_interval ± inactive_jitter.
 -- The jitter is md5(host ':' checks), so it is deterministic and the same on
 -- every DuckDB version (hash() is not stable across versions).
+-- The observer's start (for the warmup rule) is over all hosts, not only this
+-- bucket's, so it comes from fold_observer.
 CREATE OR REPLACE TEMP TABLE fold_state AS
 WITH last_run AS (
     SELECT host, class, n, run_start, pre, end_state, last_row
@@ -79,8 +81,6 @@ WITH last_run AS (
     LEFT JOIN new_disc d USING (host)
     LEFT JOIN last_run lr USING (host)
     LEFT JOIN (SELECT host, max(checked_at) AS changed_at FROM fold_transitions GROUP BY host) t USING (host)
-), observer AS (
-    SELECT min(discovered_at) AS start FROM merged
 )
 SELECT
     host::VARCHAR AS host,
@@ -116,7 +116,7 @@ SELECT
     changed_at::TIMESTAMP AS changed_at,
     (CASE
         WHEN checks = 0 THEN
-            CASE WHEN discovered_at < (SELECT start FROM observer) + to_microseconds({{warmup_us}}) THEN discovered_at
+            CASE WHEN discovered_at < (SELECT start FROM fold_observer) + to_microseconds({{warmup_us}}) THEN discovered_at
                  ELSE discovered_at + to_microseconds((md5_number_lower(host || ':0') % {{discovery_delay_us}})::BIGINT) END
         WHEN state IN ('dead', 'moved', 'opted_out') THEN
             last_checked_at + to_microseconds({{inactive_us}}
