@@ -260,4 +260,8 @@ func testHostileServers(t *testing.T, isolation string, private map[string]strin
 			t.Errorf("the crawler's heap peaked at %d MiB with hostile servers", p>>20)
 		}
 	}
+
+	// Through to the built site: markup and formulas in names and
+	// descriptions arrive escaped or inert.
+	checkHostileSite(t, s, "2026-01-02T03:00:00Z")
 }
