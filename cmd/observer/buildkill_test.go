@@ -160,6 +160,9 @@ func TestKilledBuildLeavesTheOldSiteOrTheNew(t *testing.T) {
 			swapKills++
 		}
 
+		if _, err := os.Lstat(public); err != nil {
+			t.Fatalf("iteration %d, killed %s: the output is neither the old site nor the new one: %v", i, when, err)
+		}
 		got := readTree(t, public)
 		switch {
 		case sameTree(got, oldSite) && swapped:
