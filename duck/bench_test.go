@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
@@ -155,6 +157,14 @@ func peakRSSBytes(b *testing.B) float64 {
 
 // benchStoreOptions logs each derivation step when OBSERVER_BENCH_LOG is
 // set, to see where the time goes.
+// cpuSeconds is the process's user and system CPU time so far: on a shared
+// machine it varies less than the wall clock.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
 func benchStoreOptions() duck.Options {
 	if os.Getenv("OBSERVER_BENCH_LOG") == "" {
 		return duck.Options{}
@@ -182,6 +192,7 @@ func BenchmarkDeriveFull(b *testing.B) {
 	defer s.Close()
 	var rep duck.DeriveReport
 	resetPeakRSS()
+	cpu := cpuSeconds()
 	b.ResetTimer()
 	for b.Loop() {
 		if rep, err = s.Derive(ctx, benchOptions(true)); err != nil {
@@ -189,6 +200,7 @@ func BenchmarkDeriveFull(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/op")
 	b.ReportMetric(peakRSSBytes(b)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(rep.Hosts), "hosts")
 	b.ReportMetric(float64(rep.Transitions), "transitions")
@@ -227,6 +239,7 @@ func BenchmarkDeriveIncrementalDay(b *testing.B) {
 	link(b, benchDayFile(src, duck.ChecksDir, benchDays-1), benchDayFile(dir, duck.ChecksDir, benchDays-1))
 	var rep duck.DeriveReport
 	resetPeakRSS()
+	cpu := cpuSeconds()
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
@@ -246,6 +259,7 @@ func BenchmarkDeriveIncrementalDay(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/op")
 	b.ReportMetric(peakRSSBytes(b)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(rep.Transitions), "transitions")
 }
