@@ -61,6 +61,11 @@ type Crawl struct {
 	// AddressBudget caps requests to one IP address per pass.
 	AddressBudget int    `toml:"address_budget"`
 	Blocklist     string `toml:"blocklist"`
+	// DuckDBMemoryLimit bounds DuckDB's memory in the crawl process, which
+	// reads the due list and writes the snapshots (its memory_limit; past
+	// it, DuckDB spills to data/tmp). The derivation before the pass runs
+	// in a child process of its own with DuckDB's default limit.
+	DuckDBMemoryLimit string `toml:"duckdb_memory_limit"`
 }
 
 // State holds the thresholds of the instance state machine and the lists.
@@ -115,6 +120,9 @@ func Default() Config {
 			DomainBudget:  10,
 			AddressBudget: 50,
 			Blocklist:     "data/blocklist.txt",
+			// The orchestrator's memory goal is 1 GiB with a million hosts;
+			// DuckDB would otherwise keep far more (docs/benchmarks.md).
+			DuckDBMemoryLimit: "256MB",
 		},
 		State: State{
 			FailuresToDead:   6,

@@ -46,7 +46,13 @@ type Options struct {
 	// only read (sql, build) leave it false so a typo in --data is an error,
 	// not a fresh empty directory.
 	Create bool
-	Logger *slog.Logger
+	// MemoryLimit, if set, is DuckDB's memory_limit (e.g. "512MB") for this
+	// Store: DuckDB otherwise takes up to 80% of the machine's memory for
+	// its buffers and keeps it, which a crawl process, meant to stay small
+	// beside its checkers, cannot afford. Operators past it spill to
+	// data/tmp.
+	MemoryLimit string
+	Logger      *slog.Logger
 }
 
 // Open opens the data directory dir.
@@ -76,6 +82,17 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("start duckdb: %w", err)
 	}
 	s := &Store{dir: abs, connector: connector, db: sql.OpenDB(connector), log: logger}
+	if opts.MemoryLimit != "" {
+		for _, stmt := range []string{
+			"SET memory_limit = " + sqlString(opts.MemoryLimit),
+			"SET temp_directory = " + sqlString(filepath.ToSlash(filepath.Join(abs, TmpDir, "duckdb-spill"))),
+		} {
+			if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+				s.Close()
+				return nil, fmt.Errorf("duckdb memory limit %q: %w", opts.MemoryLimit, err)
+			}
+		}
+	}
 	if _, err := s.db.ExecContext(ctx, schemaSQL); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("create schema: %w", err)

@@ -75,7 +75,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 		return err
 	}
 
-	store, err := duck.Open(ctx, c.data, duck.Options{Create: true, Logger: log})
+	store, err := duck.Open(ctx, c.data, duck.Options{Create: true, Logger: log, MemoryLimit: cfg.Crawl.DuckDBMemoryLimit})
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	}
 	// The schedule lives in the derived state: fold in what earlier passes
 	// (and observer add) wrote, then read who is due.
-	if _, err := store.Derive(ctx, duck.DeriveOptions{State: cfg.State}); err != nil {
+	if err := deriveInChild(ctx, e, c); err != nil {
 		return err
 	}
 	if err := store.CreateViews(ctx, duck.ViewParams{Now: now, State: cfg.State, Blocklist: blocked.Entries()}); err != nil {

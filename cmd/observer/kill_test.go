@@ -16,10 +16,11 @@ import (
 
 // TestMain lets the test binary run as the observer command itself, so
 // tests can start real processes and kill them, and so that crawls with
-// --isolation process (the default) find their checker: the pool re-executes
-// this binary as `__checker`.
+// --isolation process (the default) find their checker and every crawl its
+// derivation: the pool re-executes this binary as `__checker`, the crawl as
+// `__derive`.
 func TestMain(m *testing.M) {
-	if os.Getenv("OBSERVER_TEST_MAIN") == "1" || (len(os.Args) > 1 && os.Args[1] == "__checker") {
+	if os.Getenv("OBSERVER_TEST_MAIN") == "1" || (len(os.Args) > 1 && (os.Args[1] == "__checker" || os.Args[1] == "__derive")) {
 		main()
 	}
 	os.Exit(m.Run())

@@ -50,6 +50,7 @@ func commands() []command {
 		{name: "new", summary: "new site DIR: create the skeleton of a new site", run: runNew},
 		{name: "version", summary: "print the version", run: runVersion},
 		{name: "__checker", summary: "(internal) a sandboxed checker process", run: runChecker, hidden: true},
+		{name: "__derive", summary: "(internal) the crawl's derivation, in a process of its own", run: runDerive, hidden: true},
 	}
 }
 

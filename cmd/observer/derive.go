@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/fediverse-observer/observer/duck"
+)
+
+// deriveInChild folds new snapshots into the derived state in a child
+// process (the hidden __derive subcommand) and waits for it. The crawl
+// process is the long-lived orchestrator: DuckDB keeps the memory a
+// derivation of a million hosts needed (around a gigabyte) for as long as
+// the process lives, so the derivation runs where that memory is returned
+// when it ends, and the crawl's own DuckDB only reads the due list and
+// writes snapshots, under crawl.duckdb_memory_limit.
+func deriveInChild(ctx context.Context, e env, c common) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("derive: find this program: %w", err)
+	}
+	args := []string{"__derive", "-data", c.data, "-log-format", c.logFormat}
+	if c.config != "" {
+		args = append(args, "-config", c.config)
+	}
+	if c.quiet {
+		args = append(args, "-quiet")
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Stdout, cmd.Stderr = e.stderr, e.stderr
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			// The child said why on stderr.
+			return fmt.Errorf("derive the state before the pass: exit code %d", exit.ExitCode())
+		}
+		return fmt.Errorf("derive the state before the pass: %w", err)
+	}
+	return nil
+}
+
+// runDerive is the hidden __derive subcommand: one derivation of the data
+// directory with the config's thresholds.
+func runDerive(ctx context.Context, e env, args []string) error {
+	fs := newFlagSet(e, "__derive", "[flags]")
+	var c common
+	c.register(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, log, err := c.setup(e)
+	if err != nil {
+		return err
+	}
+	store, err := duck.Open(ctx, c.data, duck.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	_, err = store.Derive(ctx, duck.DeriveOptions{State: cfg.State})
+	return err
+}
