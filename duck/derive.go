@@ -359,15 +359,19 @@ var (
 
 // foldBuckets is how many buckets of hosts the step folds in.
 func foldBuckets(ctx context.Context, conn *sql.Conn) (int64, error) {
-	var checks, hosts, discoveries int64
+	var checks, hosts, discoveries, checked int64
 	err := conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM new_checks_all),
-		(SELECT count(*) FROM carry_all), (SELECT count(*) FROM new_discoveries_all)`).Scan(&checks, &hosts, &discoveries)
+		(SELECT count(*) FROM carry_all), (SELECT count(*) FROM new_discoveries_all),
+		(SELECT approx_count_distinct(host) FROM new_checks_all)`).Scan(&checks, &hosts, &discoveries, &checked)
 	if err != nil {
 		return 0, fmt.Errorf("derive: count inputs: %w", err)
 	}
-	// A host is discovered before it is checked, and a daily step checks
-	// each host about once, so this is about the number of hosts.
-	hosts = max(hosts+discoveries, checks)
+	// Every host is carried or discovered (the crawler records a discovery
+	// before it checks a host), which bounds the hosts; checks of hosts seen
+	// nowhere else are counted too. The number of checks is not a bound on
+	// hosts to use here: thirty days of a million hosts are thirty million
+	// checks, and as many buckets cost a split each.
+	hosts = max(hosts+discoveries, checked)
 	n := max(1, (checks+foldBucketChecks-1)/foldBucketChecks, (hosts+foldBucketHosts-1)/foldBucketHosts)
 	return n, nil
 }
