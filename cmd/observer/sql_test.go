@@ -273,14 +273,7 @@ func TestSQLViewsLoadIntoAFreshDuckDB(t *testing.T) {
 			t.Errorf("no view %s in:\n%s", v, script)
 		}
 	}
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(script); err != nil {
-		t.Fatalf("the script does not load: %v\n%s", err, script)
-	}
+	db := loadViewsScript(t, script)
 	for _, v := range names {
 		var n int64
 		if err := db.QueryRow("SELECT count(*) FROM " + v).Scan(&n); err != nil {
@@ -383,14 +376,7 @@ func TestSQLViewsOfAnEmptyDataDirLoadIntoAFreshDuckDB(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(script); err != nil {
-		t.Fatalf("the script does not load: %v\n%s", err, script)
-	}
+	db := loadViewsScript(t, script)
 	for _, q := range []string{
 		"SELECT count(*) FROM checks WHERE outcome = 'alive' AND peers_not_modified",
 		"SELECT count(*) FROM discoveries WHERE via = 'seed'",
@@ -402,4 +388,19 @@ func TestSQLViewsOfAnEmptyDataDirLoadIntoAFreshDuckDB(t *testing.T) {
 			t.Errorf("%s: %d rows, %v", q, n, err)
 		}
 	}
+}
+
+// loadViewsScript runs an `observer sql --views` script in a fresh
+// in-memory DuckDB, as a user of the DuckDB CLI would.
+func loadViewsScript(t *testing.T, script string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(script); err != nil {
+		t.Fatalf("the script does not load: %v\n%s", err, script)
+	}
+	return db
 }
