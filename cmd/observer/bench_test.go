@@ -166,6 +166,7 @@ type passFigures struct {
 	treePeak   int64         // bytes: the largest peak resident set in the tree (rusage)
 	checkPeak  int64         // bytes: largest peak resident set of a checker process seen by sampling
 	checkProcs int           // checker processes seen by sampling
+	derivePeak int64         // bytes: peak resident set of the __derive child (the derivation before the pass)
 	loadMax    float64       // highest 1-minute load average seen during the pass
 
 	checks     int64
@@ -247,6 +248,7 @@ func runBenchPass(b *testing.B, data string, args []string) passFigures {
 		f.orchPeak = f.treePeak
 	}
 	f.checkPeak, f.checkProcs, f.loadMax = samp.checkPeak, samp.checkers, samp.loadMax
+	f.derivePeak = samp.derivePeak
 	return f
 }
 
@@ -292,10 +294,11 @@ func readStat(pid int) ([]string, error) {
 // per-process peak once a process is reaped, and rusage only gives the
 // largest of the whole tree.
 type sampler struct {
-	orchPeak  int64
-	checkPeak int64
-	checkers  int
-	loadMax   float64
+	orchPeak   int64
+	checkPeak  int64
+	derivePeak int64 // the __derive child, which runs before the checks
+	checkers   int
+	loadMax    float64
 }
 
 func (s *sampler) run(pid int, stop <-chan struct{}) {
@@ -314,6 +317,10 @@ func (s *sampler) run(pid int, stop <-chan struct{}) {
 			}
 			st, err := readStat(child)
 			if err != nil || st[1] != strconv.Itoa(pid) {
+				continue
+			}
+			if cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); strings.Contains(string(cmdline), "\x00__derive\x00") {
+				s.derivePeak = max(s.derivePeak, vmHWM(child))
 				continue
 			}
 			if !seen[child] {
@@ -450,6 +457,7 @@ func (f *passFigures) add(g passFigures) {
 	f.orchPeak = max(f.orchPeak, g.orchPeak)
 	f.treePeak = max(f.treePeak, g.treePeak)
 	f.checkPeak = max(f.checkPeak, g.checkPeak)
+	f.derivePeak = max(f.derivePeak, g.derivePeak)
 	f.known = max(f.known, g.known)
 }
 
@@ -468,6 +476,7 @@ func (f *passFigures) report(b *testing.B) {
 	b.ReportMetric(100*float64(f.simCPU)/float64(f.simCPU+f.treeCPU), "sim-cpu-%")
 	b.ReportMetric(mib(f.orchPeak), "orch-peak-MiB")
 	b.ReportMetric(mib(f.checkPeak), "checker-peak-MiB")
+	b.ReportMetric(mib(f.derivePeak), "derive-peak-MiB")
 	b.ReportMetric(float64(f.written)/checks, "bytes-written/check")
 	b.ReportMetric(float64(f.peers)/float64(f.passes), "peers-entries/pass")
 	b.ReportMetric(float64(f.known), "known-hosts")
@@ -486,8 +495,8 @@ func (f passFigures) String(iso string, conc, n int) string {
 	fmt.Fprintf(&b, "  CPU per check: crawl process %s, crawl process + checkers %s, simulator %s (%.0f%% of all); total %.1f s on %.1f s of wall clock\n",
 		perCheck(f.orchCPU), perCheck(f.treeCPU), perCheck(f.simCPU), 100*float64(f.simCPU)/float64(f.simCPU+f.treeCPU),
 		(f.treeCPU + f.simCPU).Seconds(), f.wall.Seconds())
-	fmt.Fprintf(&b, "  peak RSS: crawl process %d MiB, checker %d MiB (%d checker processes seen), largest in the tree %d MiB\n",
-		f.orchPeak>>20, f.checkPeak>>20, f.checkProcs, f.treePeak>>20)
+	fmt.Fprintf(&b, "  peak RSS: crawl process %d MiB, checker %d MiB (%d checker processes seen), derivation %d MiB, largest in the tree %d MiB\n",
+		f.orchPeak>>20, f.checkPeak>>20, f.checkProcs, f.derivePeak>>20, f.treePeak>>20)
 	fmt.Fprintf(&b, "  peers lists fetched %d, peers entries read %d, new hosts discovered %d; written %d bytes (%.0f bytes/check)\n",
 		f.fetched, f.peers, f.discovered, f.written, float64(f.written)/checks)
 	var outs []string
