@@ -136,21 +136,11 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	defer unlock()
 
 	if opts.MemoryLimit != "" {
-		spill := filepath.ToSlash(s.path(TmpDir, "duckdb-spill"))
-		stmts := []string{"SET memory_limit = " + sqlString(opts.MemoryLimit), "SET preserve_insertion_order = false"}
-		// DuckDB refuses to switch the temporary directory once it has been
-		// used, so a Store's second derivation must not set it again.
-		var current string
-		if err := s.db.QueryRowContext(ctx, "SELECT current_setting('temp_directory')").Scan(&current); err != nil {
-			return rep, fmt.Errorf("derive: temp_directory: %w", err)
+		if err := s.limitMemory(ctx, opts.MemoryLimit); err != nil {
+			return rep, fmt.Errorf("derive: %w", err)
 		}
-		if current != spill {
-			stmts = append(stmts, "SET temp_directory = "+sqlString(spill))
-		}
-		for _, stmt := range stmts {
-			if _, err := s.db.ExecContext(ctx, stmt); err != nil {
-				return rep, fmt.Errorf("derive: %s: %w", stmt, err)
-			}
+		if _, err := s.db.ExecContext(ctx, "SET preserve_insertion_order = false"); err != nil {
+			return rep, fmt.Errorf("derive: %w", err)
 		}
 	}
 

@@ -83,14 +83,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{dir: abs, connector: connector, db: sql.OpenDB(connector), log: logger}
 	if opts.MemoryLimit != "" {
-		for _, stmt := range []string{
-			"SET memory_limit = " + sqlString(opts.MemoryLimit),
-			"SET temp_directory = " + sqlString(filepath.ToSlash(filepath.Join(abs, TmpDir, "duckdb-spill"))),
-		} {
-			if _, err := s.db.ExecContext(ctx, stmt); err != nil {
-				s.Close()
-				return nil, fmt.Errorf("duckdb memory limit %q: %w", opts.MemoryLimit, err)
-			}
+		if err := s.limitMemory(ctx, opts.MemoryLimit); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("duckdb memory limit %q: %w", opts.MemoryLimit, err)
 		}
 	}
 	if _, err := s.db.ExecContext(ctx, schemaSQL); err != nil {
@@ -98,6 +93,28 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("create schema: %w", err)
 	}
 	return s, nil
+}
+
+// limitMemory sets DuckDB's memory_limit, past which operators spill into
+// data/tmp/duckdb-spill. DuckDB refuses to switch the temporary directory
+// once it has been used, so it is set only when it differs: a Store may be
+// limited more than once (every Derive with a MemoryLimit).
+func (s *Store) limitMemory(ctx context.Context, limit string) error {
+	spill := filepath.ToSlash(s.path(TmpDir, "duckdb-spill"))
+	stmts := []string{"SET memory_limit = " + sqlString(limit)}
+	var current string
+	if err := s.db.QueryRowContext(ctx, "SELECT current_setting('temp_directory')").Scan(&current); err != nil {
+		return fmt.Errorf("temp_directory: %w", err)
+	}
+	if current != spill {
+		stmts = append(stmts, "SET temp_directory = "+sqlString(spill))
+	}
+	for _, stmt := range stmts {
+		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("%s: %w", stmt, err)
+		}
+	}
+	return nil
 }
 
 // Close releases DuckDB.

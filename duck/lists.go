@@ -8,7 +8,7 @@ import (
 )
 
 // derivedViews lists the views over the materialised derived state: state,
-// transitions, blocked, live, new, stats_software, stats_daily and stats. They read
+// transitions, blocked, listable, live, new, stats_software, stats_daily and stats. They read
 // the Parquet files of the last derivation (never the snapshots), so they
 // show what the last Derive folded; `observer sql` and `observer build`
 // derive first. live and new are computed for p.Now.
@@ -56,7 +56,7 @@ func (s *Store) derivedViews(p ViewParams) ([]view, error) {
 		"{{blocklist_source}}", blocklistSource,
 	)
 	var out []view
-	for _, name := range []string{"state", "transitions", "blocked", "live", "new", "stats_software", "stats_daily", "stats"} {
+	for _, name := range []string{"state", "transitions", "blocked", "listable", "live", "new", "stats_software", "stats_daily", "stats"} {
 		out = append(out, view{name, strings.TrimSpace(r.Replace(sqlFile("view_" + name + ".sql")))})
 	}
 	return out, nil

@@ -5,9 +5,7 @@
 -- by host.
 SELECT host, state, software, version, users, active_month, open_registrations, name, description,
     discovered_at, first_alive_at, last_alive_at
-FROM state
+FROM listable
 WHERE last_alive_at >= {{now}} - to_microseconds({{live_window_us}})
   AND state NOT IN ('opted_out', 'moved')
-  AND NOT EXISTS (SELECT 1 FROM blocked b
-                  WHERE b.entry = host OR (b.kind = 'domain' AND ends_with(host, '.' || b.entry)))
 ORDER BY host

@@ -5,11 +5,9 @@
 -- already existed. Opted-out and blocklisted hosts are never listed.
 SELECT host, state, software, version, users, active_month, open_registrations, name, description,
     discovered_at, first_alive_at, last_alive_at
-FROM state
+FROM listable
 WHERE first_alive_at >= {{now}} - to_microseconds({{new_window_us}})
   AND first_alive_at <= {{now}}
   AND discovered_at >= (SELECT min(discovered_at) FROM state) + to_microseconds({{warmup_us}})
   AND state <> 'opted_out'
-  AND NOT EXISTS (SELECT 1 FROM blocked b
-                  WHERE b.entry = host OR (b.kind = 'domain' AND ends_with(host, '.' || b.entry)))
 ORDER BY first_alive_at DESC, host

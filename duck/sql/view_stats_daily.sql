@@ -16,12 +16,10 @@ WITH bounds AS (
     ) GROUP BY day
 ), news AS (
     SELECT first_alive_at::DATE AS day, count(*) AS new
-    FROM state, bounds
+    FROM listable, bounds
     WHERE first_alive_at IS NOT NULL
       AND discovered_at >= bounds.start + to_microseconds({{warmup_us}})
       AND state <> 'opted_out'
-      AND NOT EXISTS (SELECT 1 FROM blocked b
-                      WHERE b.entry = host OR (b.kind = 'domain' AND ends_with(host, '.' || b.entry)))
     GROUP BY ALL
 )
 SELECT days.day,
