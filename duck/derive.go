@@ -39,6 +39,11 @@ type DeriveOptions struct {
 	// MemoryLimit, if set, becomes DuckDB's memory_limit (e.g. "1GB") for
 	// this Store, and operators beyond it spill into data/tmp.
 	MemoryLimit string
+
+	// For tests: fold every host with windows (no fold_single), and split
+	// the windowed fold into buckets of this many checks (0: the default).
+	windowOnly       bool
+	foldBucketChecks int64
 }
 
 // DeriveReport says what a derivation did.
@@ -49,6 +54,8 @@ type DeriveReport struct {
 	Files       int    // snapshot files folded by this step
 	Hosts       int64  // hosts in the derived state
 	Transitions int64  // transitions found by this step
+	Windowed    int64  // hosts with new checks folded with windows (fold_runs)
+	Windowless  int64  // hosts with new checks folded without (fold_single)
 	Duration    time.Duration
 }
 
@@ -191,7 +198,9 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		if full {
 			break
 		}
+		lateStart := time.Now()
 		late, err := lateChecks(ctx, conn)
+		s.log.Debug("derive step", "step", "late checks", "duration", time.Since(lateStart))
 		if err != nil {
 			return rep, err
 		}
@@ -204,11 +213,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	rep.Full = full
 	rep.Files = len(newChecks) + len(newDiscoveries)
 
-	buckets, err := foldBuckets(ctx, conn)
-	if err != nil {
-		return rep, err
-	}
-	parts, err := s.fold(ctx, conn, foldParams(st), buckets)
+	parts, err := s.fold(ctx, conn, foldParams(st), opts, &rep)
 	defer removeFiles(parts)
 	if err != nil {
 		return rep, err
@@ -232,6 +237,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		next.Checks, next.Discoveries = checks, discoveries
 	}
 	gen := fmt.Sprintf("%08d", next.Generation)
+	writeStart := time.Now()
 	next.State = "state-" + gen + ".parquet"
 	if err := s.copyAtomically(ctx, conn, "SELECT * FROM derived_state ORDER BY host", filepath.Join(derived, next.State)); err != nil {
 		return rep, fmt.Errorf("derive: write %s: %w", next.State, err)
@@ -261,6 +267,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		}
 		*out.list = append(*out.list, rel)
 	}
+	s.log.Debug("derive step", "step", "write", "duration", time.Since(writeStart))
 	if err := s.writeManifest(next); err != nil {
 		return rep, err
 	}
@@ -271,7 +278,8 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	}
 	rep.Duration = time.Since(start)
 	s.log.Info("derived", "generation", rep.Generation, "full", rep.Full, "files", rep.Files,
-		"hosts", rep.Hosts, "transitions", rep.Transitions, "duration", rep.Duration)
+		"hosts", rep.Hosts, "transitions", rep.Transitions, "windowed", rep.Windowed, "windowless", rep.Windowless,
+		"duration", rep.Duration)
 	return rep, nil
 }
 
@@ -336,117 +344,125 @@ func lateChecks(ctx context.Context, conn *sql.Conn) (bool, error) {
 	return late, nil
 }
 
-// Sizes of the fold's buckets of hosts. Each bucket is folded on its own, so
-// these bound the memory a derivation step needs (at the benchmark's 1 GB
-// memory_limit, about 1,000,000 hosts with one day of checks did not fit in
-// one piece): about foldBucketChecks new checks and foldBucketHosts known
-// hosts per bucket.
-// They are variables so that tests can fold in many small buckets.
-var (
-	foldBucketChecks int64 = 4_000_000
-	foldBucketHosts  int64 = 250_000
-)
+// defaultFoldBucketChecks is how many checks the windowed fold (fold_runs)
+// sorts at once. Above it, the checks of the hosts it folds are split into
+// buckets of hosts, each folded on its own, which bounds the memory of the
+// sort: at the benchmark's 1 GB memory_limit, thirty million checks did not
+// fit in one piece. Hosts whose checks extend one run (most of them) never
+// reach the windowed fold, so a step splits only when many hosts change.
+const defaultFoldBucketChecks = 4_000_000
 
-// foldBuckets is how many buckets of hosts the step folds in.
-func foldBuckets(ctx context.Context, conn *sql.Conn) (int64, error) {
-	var checks, hosts, discoveries, checked int64
-	err := conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM new_checks_all),
-		(SELECT count(*) FROM carry_all), (SELECT count(*) FROM new_discoveries_all),
-		(SELECT approx_count_distinct(host) FROM new_checks_all)`).Scan(&checks, &hosts, &discoveries, &checked)
-	if err != nil {
-		return 0, fmt.Errorf("derive: count inputs: %w", err)
+// fold runs the fold's SQL for this step and defines derived_state,
+// derived_transitions and derived_live_events, the step's results. It
+// returns the temporary files it wrote, even on error, for the caller to
+// remove when the step ends (after a crash, the next Open removes them).
+func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replacer, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
+	exec := func(what, query string) error {
+		stepStart := time.Now()
+		if _, err := conn.ExecContext(ctx, query); err != nil {
+			return fmt.Errorf("derive (%s): %w", what, err)
+		}
+		s.log.Debug("derive step", "step", what, "duration", time.Since(stepStart))
+		return nil
 	}
-	// Every host is carried or discovered (the crawler records a discovery
-	// before it checks a host), which bounds the hosts; checks of hosts seen
-	// nowhere else are counted too. The number of checks is not a bound on
-	// hosts to use here: thirty days of a million hosts are thirty million
-	// checks, and as many buckets cost a split each.
-	hosts = max(hosts+discoveries, checked)
-	n := max(1, (checks+foldBucketChecks-1)/foldBucketChecks, (hosts+foldBucketHosts-1)/foldBucketHosts)
-	return n, nil
-}
+	// The span of days of the new checks sizes fold_hosts' bitstring of
+	// alive days.
+	var firstDay string
+	var days int64
+	spanStart := time.Now()
+	if err := conn.QueryRowContext(ctx, `SELECT coalesce(strftime(min(checked_at)::DATE, '%Y-%m-%d'), '2000-01-01'),
+		coalesce(date_diff('day', min(checked_at)::DATE, max(checked_at)::DATE) + 1, 1) FROM new_checks_all`).Scan(&firstDay, &days); err != nil {
+		return nil, fmt.Errorf("derive: span of the new checks: %w", err)
+	}
+	s.log.Debug("derive step", "step", "span", "duration", time.Since(spanStart))
+	windowless := "true"
+	if opts.windowOnly {
+		windowless = "false"
+	}
+	hostParams := strings.NewReplacer("{{first_day}}", firstDay, "{{days}}", strconv.FormatInt(days, 10), "{{windowless}}", windowless)
+	for _, name := range []string{"fold_hosts", "fold_observer", "fold_edges", "fold_single"} {
+		if err := exec(name, params.Replace(hostParams.Replace(sqlFile(name+".sql")))); err != nil {
+			return nil, err
+		}
+	}
 
-// fold runs the fold's SQL once per bucket of hosts, writing each bucket's
-// state, transitions and live events into part files in data/tmp, and then
-// defines derived_state, derived_transitions and derived_live_events, the
-// step's results, over the parts. It returns the part files written, even on
-// error, for the caller to remove when the step ends (after a crash, the
-// next Open removes them).
-func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replacer, buckets int64) (files []string, err error) {
-	if _, err := conn.ExecContext(ctx, sqlFile("fold_observer.sql")); err != nil {
-		return nil, fmt.Errorf("derive (observer): %w", err)
+	// The windowed fold, for the hosts fold_single left to it.
+	if err := exec("window checks", `CREATE OR REPLACE TEMP VIEW window_checks_all AS
+		SELECT host, checked_at, outcome, pass_id, moved_to FROM new_checks_all
+		WHERE host IN (SELECT host FROM fold_window_hosts)`); err != nil {
+		return nil, err
 	}
-	split := map[string]string{}
-	for _, input := range []string{"new_checks", "new_discoveries", "carry"} {
+	var windowChecks int64
+	if err := conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM window_checks_all),
+		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_single_runs)`).Scan(
+		&windowChecks, &rep.Windowed, &rep.Windowless); err != nil {
+		return nil, fmt.Errorf("derive: count checks to fold with windows: %w", err)
+	}
+	perBucket := opts.foldBucketChecks
+	if perBucket <= 0 {
+		perBucket = defaultFoldBucketChecks
+	}
+	buckets := max(1, (windowChecks+perBucket-1)/perBucket)
+	var split string
+	if buckets > 1 {
+		split = s.path(TmpDir, fmt.Sprintf("%d-split-window-checks", os.Getpid()))
+		files = append(files, split)
+		os.RemoveAll(split)
+		query := strings.NewReplacer("{{input}}", "window_checks_all", "{{buckets}}", strconv.FormatInt(buckets, 10)).Replace(sqlFile("fold_bucket.sql"))
+		// Uncompressed: the parts are read back once, soon.
+		if err := exec("split", fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION uncompressed, PARTITION_BY (bucket))",
+			query, sqlString(filepath.ToSlash(split)))); err != nil {
+			return files, err
+		}
+	}
+	if err := exec("carry", "CREATE OR REPLACE TEMP VIEW carry AS SELECT * FROM carry_all"); err != nil {
+		return files, err
+	}
+	var parts []string
+	for b := range buckets {
+		view := "SELECT * FROM window_checks_all"
+		if buckets > 1 {
+			view = "SELECT * FROM window_checks_all WHERE false" // an empty bucket has no files
+			glob := filepath.Join(split, fmt.Sprintf("bucket=%d", b), "*.parquet")
+			if matches, _ := filepath.Glob(glob); len(matches) > 0 {
+				view = fmt.Sprintf("SELECT * FROM read_parquet(%s, hive_partitioning = false)", sqlString(filepath.ToSlash(glob)))
+			}
+		}
+		if err := exec("bucket", "CREATE OR REPLACE TEMP VIEW new_checks AS "+view); err != nil {
+			return files, err
+		}
+		if err := exec("fold_runs", params.Replace(sqlFile("fold_runs.sql"))); err != nil {
+			return files, err
+		}
 		if buckets == 1 {
+			if err := exec("fold_runs", "CREATE OR REPLACE TEMP TABLE fold_window_runs AS SELECT * FROM fold_runs"); err != nil {
+				return files, err
+			}
 			break
 		}
-		dir := s.path(TmpDir, fmt.Sprintf("%d-split-%s", os.Getpid(), input))
-		files = append(files, dir)
-		os.RemoveAll(dir)
-		query := strings.NewReplacer("{{input}}", input+"_all", "{{buckets}}", strconv.FormatInt(buckets, 10)).Replace(sqlFile("fold_bucket.sql"))
-		// Uncompressed: the parts are read back once, soon.
-		copySQL := fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION uncompressed, PARTITION_BY (bucket))",
-			query, sqlString(filepath.ToSlash(dir)))
-		stepStart := time.Now()
-		if _, err := conn.ExecContext(ctx, copySQL); err != nil {
-			return files, fmt.Errorf("derive: split %s: %w", input, err)
+		part := s.path(TmpDir, fmt.Sprintf("%d-part-runs-%04d.parquet", os.Getpid(), b))
+		files = append(files, part)
+		// Uncompressed: the parts are read back once, at once.
+		if err := exec("fold_runs", fmt.Sprintf("COPY (SELECT * FROM fold_runs) TO %s (FORMAT parquet, COMPRESSION uncompressed)",
+			sqlString(filepath.ToSlash(part)))); err != nil {
+			return files, err
 		}
-		s.log.Debug("derive split", "input", input, "buckets", buckets, "duration", time.Since(stepStart))
-		split[input] = dir
+		parts = append(parts, sqlString(filepath.ToSlash(part)))
 	}
-	parts := map[string][]string{}
-	for b := range buckets {
-		for _, input := range []string{"new_checks", "new_discoveries", "carry"} {
-			view := "SELECT * FROM " + input + "_all"
-			if buckets > 1 {
-				view += " WHERE false" // an empty bucket has no files
-				matches, _ := filepath.Glob(filepath.Join(split[input], fmt.Sprintf("bucket=%d", b), "*.parquet"))
-				if len(matches) > 0 {
-					view = fmt.Sprintf("SELECT * FROM read_parquet(%s, hive_partitioning = false)",
-						sqlString(filepath.ToSlash(filepath.Join(split[input], fmt.Sprintf("bucket=%d", b), "*.parquet"))))
-				}
-			}
-			if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", input, view)); err != nil {
-				return files, fmt.Errorf("derive (bucket): %w", err)
-			}
-		}
-		for _, name := range []string{"fold_runs.sql", "transitions.sql", "live_events.sql", "state.sql"} {
-			stepStart := time.Now()
-			if _, err := conn.ExecContext(ctx, params.Replace(sqlFile(name))); err != nil {
-				return files, fmt.Errorf("derive (%s): %w", strings.TrimSuffix(name, ".sql"), err)
-			}
-			s.log.Debug("derive step", "bucket", b, "buckets", buckets, "step", name, "duration", time.Since(stepStart))
-		}
-		for _, table := range []string{"fold_state", "fold_transitions", "fold_live_events"} {
-			part := s.path(TmpDir, fmt.Sprintf("%d-part-%s-%04d.parquet", os.Getpid(), table, b))
-			files = append(files, part)
-			// Uncompressed: the parts are read back once, at once.
-			copySQL := fmt.Sprintf("COPY %s TO %s (FORMAT parquet, COMPRESSION uncompressed)", table, sqlString(filepath.ToSlash(part)))
-			if _, err := conn.ExecContext(ctx, copySQL); err != nil {
-				return files, fmt.Errorf("derive: write part of %s: %w", table, err)
-			}
-			parts[table] = append(parts[table], sqlString(filepath.ToSlash(part)))
-		}
-		// The bucket's tables are in parts now; dropping them frees their
-		// memory for the next bucket.
-		for _, table := range []string{"fold_state", "fold_transitions", "fold_live_events", "fold_run_states"} {
-			if _, err := conn.ExecContext(ctx, "DROP TABLE "+table); err != nil {
-				return files, fmt.Errorf("derive: %w", err)
-			}
+	if buckets > 1 {
+		if err := exec("fold_runs", fmt.Sprintf("CREATE OR REPLACE TEMP VIEW fold_window_runs AS SELECT * FROM read_parquet([%s])",
+			strings.Join(parts, ", "))); err != nil {
+			return files, err
 		}
 	}
-	for _, table := range []string{"fold_state", "fold_transitions", "fold_live_events"} {
-		view := strings.Replace(table, "fold_", "fold_parts_", 1)
-		stmt := fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS SELECT * FROM read_parquet([%s])", view, strings.Join(parts[table], ", "))
-		if _, err := conn.ExecContext(ctx, stmt); err != nil {
-			return files, fmt.Errorf("derive: %w", err)
+	for _, name := range []string{"run_states", "transitions", "live_events", "state"} {
+		if err := exec(name, params.Replace(sqlFile(name+".sql"))); err != nil {
+			return files, err
 		}
 	}
-	if _, err := conn.ExecContext(ctx, sqlFile("fold_merge.sql")); err != nil {
-		return files, fmt.Errorf("derive (merge): %w", err)
-	}
-	return files, nil
+	return files, exec("results", `CREATE OR REPLACE TEMP VIEW derived_state AS SELECT * FROM fold_state;
+		CREATE OR REPLACE TEMP VIEW derived_transitions AS SELECT * FROM fold_transitions;
+		CREATE OR REPLACE TEMP VIEW derived_live_events AS SELECT * FROM fold_live_events`)
 }
 
 func removeFiles(files []string) {
@@ -458,8 +474,11 @@ func removeFiles(files []string) {
 func dropFoldTables(conn *sql.Conn) {
 	for _, stmt := range []string{
 		"DROP VIEW IF EXISTS derived_state", "DROP VIEW IF EXISTS derived_transitions",
-		"DROP VIEW IF EXISTS derived_live_events", "DROP VIEW IF EXISTS fold_parts_state",
-		"DROP VIEW IF EXISTS fold_parts_transitions", "DROP VIEW IF EXISTS fold_parts_live_events",
+		"DROP VIEW IF EXISTS derived_live_events",
+		"DROP VIEW IF EXISTS fold_window_runs", "DROP TABLE IF EXISTS fold_window_runs",
+		"DROP VIEW IF EXISTS window_checks_all", "DROP TABLE IF EXISTS fold_hosts",
+		"DROP TABLE IF EXISTS fold_edges", "DROP TABLE IF EXISTS fold_single_paths",
+		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_single_runs",
 		"DROP TABLE IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
 		"DROP TABLE IF EXISTS fold_transitions", "DROP TABLE IF EXISTS fold_run_states",
 		"DROP TABLE IF EXISTS fold_observer",

@@ -1,9 +1,15 @@
 package duck
 
-// SetFoldBuckets makes the fold use buckets of about checks new checks and
-// hosts known hosts, and returns a function that restores the sizes.
-func SetFoldBuckets(checks, hosts int64) (restore func()) {
-	oldChecks, oldHosts := foldBucketChecks, foldBucketHosts
-	foldBucketChecks, foldBucketHosts = checks, hosts
-	return func() { foldBucketChecks, foldBucketHosts = oldChecks, oldHosts }
+// WindowOnly makes the fold take every host through the windowed fold
+// (fold_runs), never fold_single, so tests can compare the two.
+func WindowOnly(o DeriveOptions) DeriveOptions {
+	o.windowOnly = true
+	return o
+}
+
+// WithFoldBuckets makes the windowed fold split into buckets of about checks
+// checks.
+func WithFoldBuckets(o DeriveOptions, checks int64) DeriveOptions {
+	o.foldBucketChecks = checks
+	return o
 }

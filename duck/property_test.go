@@ -126,26 +126,42 @@ func compareDumps(t *testing.T, when string, inc, full map[string][]string) {
 
 // TestIncrementalEqualsFull folds random histories a day or two at a time
 // (some days in two files) and checks that the result is the same as a full
-// derivation over all files, for several seeds and thresholds.
+// derivation over all files, for several seeds and thresholds. Each full
+// derivation is also done with every host through the windowed fold: the
+// windowless fold_single must agree with it.
 func TestIncrementalEqualsFull(t *testing.T) {
 	short := config.Default().State
 	short.FailuresToDead, short.DeadAfter, short.ReviveAfter = 2, config.Duration(36*time.Hour), config.Duration(2*day)
 	for _, tc := range []struct {
 		seed    uint64
 		st      config.State
-		buckets bool // fold in many small buckets of hosts
-	}{{1, short, false}, {2, short, false}, {3, config.Default().State, false}, {4, short, true}} {
+		buckets bool // the windowed fold in many small buckets of hosts
+	}{{1, short, false}, {2, short, false}, {3, config.Default().State, false}, {4, short, true}, {5, config.Default().State, true}} {
 		t.Run(fmt.Sprintf("seed_%d", tc.seed), func(t *testing.T) {
-			if tc.buckets {
-				// Buckets of about 120 hosts or 500 checks: 300 hosts fold
-				// in a few buckets, and steps in different numbers.
-				defer duck.SetFoldBuckets(500, 120)()
+			opts := func(full bool) duck.DeriveOptions {
+				o := duck.DeriveOptions{State: tc.st, Full: full}
+				if tc.buckets {
+					// Buckets of about 500 checks: the windowed fold of
+					// 300 hosts splits in a few, and steps in different
+					// numbers.
+					o = duck.WithFoldBuckets(o, 500)
+				}
+				return o
+			}
+			deriveWith := func(s *duck.Store, o duck.DeriveOptions) duck.DeriveReport {
+				t.Helper()
+				rep, err := s.Derive(context.Background(), o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rep
 			}
 			rng := rand.New(rand.NewPCG(tc.seed, 42))
 			const days = 12
 			history := randomHistory(rng, 300, days)
 			dir := t.TempDir()
 			s := openStore(t, dir)
+			var windowed, windowless int64
 			for d := 0; d < days; {
 				step := 1 + rng.IntN(2)
 				for ; step > 0 && d < days; step-- {
@@ -155,26 +171,30 @@ func TestIncrementalEqualsFull(t *testing.T) {
 					write(t, s, fmt.Sprintf("d%02d-b", d), evs[cut:])
 					d++
 				}
-				rep := derive(t, s, tc.st, false)
+				rep := deriveWith(s, opts(false))
+				windowless += rep.Windowless
+				windowed += rep.Windowed
 				if rep.Full && rep.FullReason != "no previous derivation" {
 					t.Fatalf("day %d: unexpected full derivation: %s", d, rep.FullReason)
 				}
 				if d == days/2 || d == days {
 					inc := dump(t, s, dir)
-					if !derive(t, s, tc.st, true).Full {
+					if !deriveWith(s, opts(true)).Full {
 						t.Fatal("not full")
 					}
 					full := dump(t, s, dir)
 					compareDumps(t, fmt.Sprintf("after day %d", d), inc, full)
-					if tc.buckets {
-						// The buckets add up to the fold of everything at once.
-						restore := duck.SetFoldBuckets(1<<40, 1<<40)
-						derive(t, s, tc.st, true)
-						restore()
-						compareDumps(t, fmt.Sprintf("after day %d, one bucket", d), full, dump(t, s, dir))
+					if rep := deriveWith(s, duck.WindowOnly(duck.DeriveOptions{State: tc.st, Full: true})); rep.Windowless != 0 || rep.Windowed == 0 {
+						t.Fatalf("window only: %d hosts windowless, %d windowed", rep.Windowless, rep.Windowed)
 					}
+					compareDumps(t, fmt.Sprintf("after day %d, every host windowed in one bucket", d), full, dump(t, s, dir))
 				}
 			}
+			// Both folds must have had hosts to agree on.
+			if windowed == 0 || windowless == 0 {
+				t.Fatalf("incremental steps folded %d hosts with windows and %d without", windowed, windowless)
+			}
+			t.Logf("incremental steps folded %d hosts with windows and %d without", windowed, windowless)
 		})
 	}
 }

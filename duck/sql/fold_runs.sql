@@ -1,4 +1,6 @@
--- fold_runs: the runs of this derivation step. A run is a maximal sequence of
+-- fold_runs: the runs of this derivation step's hosts that fold_single could
+-- not fold without windows (the views new_checks and carry hold their new
+-- checks and carried state). A run is a maximal sequence of
 -- consecutive checks of one host (ordered by checked_at, then pass_id) with
 -- the same class: A alive, O opted_out, M moved (permanent redirect), T moving
 -- (temporary redirect), F any failure. Every state rule is a function of a
@@ -69,69 +71,3 @@ SELECT host, run_id,
     list(prev_alive::DATE + {{live_days}}) FILTER (WHERE live_break AND prev_alive IS NOT NULL) AS live_ends
 FROM flagged
 GROUP BY host, run_id;
-
--- fold_run_states: the state before, during and after each run. Within a run
--- the state is `before` until its crossing row and `after` from it on:
---   T: moving, then moved;
---   F: moved throughout if the host was moved before the run (a moved host
---      that fails stays moved); else dying (or discovered if never alive),
---      then dead;
---   A: reviving, then live, if the host was dead before the run; else live;
---   O: opted_out; M: moved.
--- The state before a run is the end state of the previous run (the carry's
--- pre_run_state for a run that continues the carried one, discovered for a
--- host's first run). F only needs to know whether that was moved (decided by
--- O/M/T runs alone), and A only whether it was dead (decided by F), so three
--- lags settle it without recursion.
-CREATE OR REPLACE TEMP TABLE fold_run_states AS
-WITH r AS (
-    -- Joined on host alone (carry has one row per host) and the carried
-    -- run picked after: with r.carry_run in the join condition DuckDB did
-    -- not use a hash join, and the carried fold took minutes per 250,000
-    -- hosts instead of about 2 s.
-    SELECT r.*, CASE WHEN r.carry_run THEN c.pre_run_state END AS carry_pre
-    FROM fold_runs r LEFT JOIN carry c ON c.host = r.host
-), s1 AS (
-    SELECT *,
-        CASE class WHEN 'O' THEN 'opted_out' WHEN 'M' THEN 'moved'
-                   WHEN 'T' THEN CASE WHEN cross_row IS NULL THEN 'moving' ELSE 'moved' END END AS e1
-    FROM r
-), s2 AS (
-    SELECT *,
-        CASE WHEN class = 'F' THEN
-            CASE WHEN (CASE WHEN carry_run THEN carry_pre ELSE lag(e1) OVER w END) = 'moved' THEN 'moved'
-                 WHEN cross_row IS NOT NULL THEN 'dead'
-                 WHEN first_row.ever_alive THEN 'dying'
-                 ELSE 'discovered' END
-            ELSE e1 END AS e2
-    FROM s1
-    WINDOW w AS (PARTITION BY host ORDER BY run_id)
-), s3 AS (
-    SELECT *,
-        CASE WHEN class = 'A' THEN
-            CASE WHEN (CASE WHEN carry_run THEN carry_pre ELSE lag(e2) OVER w END) = 'dead'
-                      AND cross_row IS NULL THEN 'reviving' ELSE 'live' END
-            ELSE e2 END AS end_state
-    FROM s2
-    WINDOW w AS (PARTITION BY host ORDER BY run_id)
-), s4 AS (
-    SELECT *,
-        CASE WHEN carry_run THEN carry_pre ELSE coalesce(lag(end_state) OVER w, 'discovered') END AS pre
-    FROM s3
-    WINDOW w AS (PARTITION BY host ORDER BY run_id)
-)
-SELECT host, run_id, class, carry_run, n, run_start, first_row, last_row, cross_row,
-    live_starts, live_ends, pre, end_state, before, after,
-    CASE WHEN cross_row IS NOT NULL AND cross_row.rn = first_row.rn THEN after ELSE before END AS start_state
-FROM (
-    SELECT *,
-        CASE class WHEN 'T' THEN 'moving'
-                   WHEN 'F' THEN CASE WHEN pre = 'moved' THEN 'moved' WHEN first_row.ever_alive THEN 'dying' ELSE 'discovered' END
-                   WHEN 'A' THEN CASE WHEN pre = 'dead' THEN 'reviving' ELSE 'live' END
-                   ELSE end_state END AS before,
-        CASE class WHEN 'T' THEN 'moved'
-                   WHEN 'F' THEN CASE WHEN pre = 'moved' THEN 'moved' ELSE 'dead' END
-                   WHEN 'A' THEN 'live'
-                   ELSE end_state END AS after
-    FROM s4
-);

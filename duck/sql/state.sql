@@ -16,35 +16,23 @@
 --   dead, moved, opted_out: last_checked_at + inactive_interval ± inactive_jitter.
 -- The jitter is md5(host ':' checks), so it is deterministic and the same on
 -- every DuckDB version (hash() is not stable across versions).
--- The observer's start (for the warmup rule) is over all hosts, not only this
--- bucket's, so it comes from fold_observer.
+-- The new checks' aggregates come from fold_hosts and fold_edges, the last
+-- run from fold_run_states, the observer's start from fold_observer.
 CREATE OR REPLACE TEMP TABLE fold_state AS
 WITH last_run AS (
     SELECT host, class, n, run_start, pre, end_state, last_row
     FROM fold_run_states
-    QUALIFY row_number() OVER (PARTITION BY host ORDER BY run_id DESC) = 1
+    WHERE is_last
 ), new_agg AS (
-    SELECT host,
-        count(*) AS checks,
-        min(checked_at) AS first_checked_at,
-        max(checked_at) FILTER (WHERE peers_fetched OR coalesce(peers_not_modified, false)) AS last_peers_at,
-        arg_max({'etag': peers_etag, 'last_modified': peers_last_modified}, row(checked_at, pass_id))
-            FILTER (WHERE peers_fetched OR coalesce(peers_not_modified, false)) AS peers_validators,
-        min(checked_at) FILTER (WHERE outcome = 'alive') AS first_alive_at,
-        max(checked_at) FILTER (WHERE outcome = 'alive') AS last_alive_at,
-        arg_max({'software': software, 'version': version, 'users': users, 'active_month': active_month,
-                 'open_registrations': open_registrations, 'name': name, 'description': description},
-                row(checked_at, pass_id, software, version, name)) FILTER (WHERE outcome = 'alive') AS facts,
-        arg_max({'target': moved_to}, row(checked_at, pass_id, moved_to))
-            FILTER (WHERE outcome IN ('moving', 'moved')) AS redirect
-    FROM new_checks
-    GROUP BY host
+    SELECT h.host, h.checks, h.first_checked_at, h.last_peers_at, h.first_alive_at, h.last_alive_at,
+        e.peers_validators, e.facts, e.redirect
+    FROM fold_hosts h JOIN fold_edges e USING (host)
 ), new_disc AS (
     SELECT host, min(discovered_at) AS via_at, arg_min(via, row(discovered_at, via)) AS via
-    FROM new_discoveries
+    FROM new_discoveries_all
     GROUP BY host
 ), hosts AS (
-    SELECT host FROM carry UNION SELECT host FROM new_agg UNION SELECT host FROM new_disc
+    SELECT host FROM carry_all UNION SELECT host FROM fold_hosts UNION SELECT host FROM new_disc
 ), merged AS (
     SELECT h.host,
         coalesce(lr.end_state, c.state, 'discovered') AS state,
@@ -76,7 +64,7 @@ WITH last_run AS (
         coalesce(lr.pre, c.pre_run_state) AS pre_run_state,
         coalesce(t.changed_at, c.changed_at) AS changed_at
     FROM hosts h
-    LEFT JOIN carry c USING (host)
+    LEFT JOIN carry_all c USING (host)
     LEFT JOIN new_agg a USING (host)
     LEFT JOIN new_disc d USING (host)
     LEFT JOIN last_run lr USING (host)

@@ -1,0 +1,35 @@
+-- fold_edges: for each host in fold_hosts, the columns of the few new checks
+-- the derived state and the windowless fold need: the facts of the last
+-- alive check, the validators of the last peers fetch, the target of the
+-- last redirect, and the first and last check themselves. Each is the check
+-- at a time fold_hosts found, so this is a join on (host, checked_at), not a
+-- sort; ties at the same time are broken as the windowed fold orders checks
+-- (by pass_id, then class, outcome and moved_to, NULLs last), and the facts
+-- by pass_id, software, version and name, so the result never depends on
+-- the order the files are read in.
+CREATE OR REPLACE TEMP TABLE fold_edges AS
+WITH at_edge AS (
+    SELECT n.*,
+        n.checked_at = h.first_checked_at AS is_first,
+        n.checked_at = h.last_checked_at AS is_last,
+        n.checked_at = h.last_alive_at AND n.outcome = 'alive' AS is_facts,
+        n.checked_at = h.last_peers_at AND (n.peers_fetched OR coalesce(n.peers_not_modified, false)) AS is_peers,
+        n.checked_at = h.last_redirect_at AND n.outcome IN ('moving', 'moved') AS is_redirect,
+        CASE n.outcome WHEN 'alive' THEN 'A' WHEN 'opted_out' THEN 'O' WHEN 'moved' THEN 'M'
+                       WHEN 'moving' THEN 'T' ELSE 'F' END AS class
+    FROM new_checks_all n
+    JOIN fold_hosts h ON n.host = h.host
+        AND n.checked_at IN (h.first_checked_at, h.last_checked_at, h.last_alive_at, h.last_peers_at, h.last_redirect_at)
+)
+SELECT host,
+    arg_min({'ts': checked_at, 'pass_id': pass_id, 'outcome': outcome, 'moved_to': moved_to},
+            row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_first) AS first_new,
+    arg_max({'ts': checked_at, 'pass_id': pass_id, 'outcome': outcome, 'moved_to': moved_to},
+            row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_last) AS last_new,
+    arg_max({'software': software, 'version': version, 'users': users, 'active_month': active_month,
+             'open_registrations': open_registrations, 'name': name, 'description': description},
+            row(pass_id, software, version, name)) FILTER (WHERE is_facts) AS facts,
+    arg_max({'etag': peers_etag, 'last_modified': peers_last_modified}, pass_id) FILTER (WHERE is_peers) AS peers_validators,
+    arg_max({'target': moved_to}, row(pass_id, moved_to)) FILTER (WHERE is_redirect) AS redirect
+FROM at_edge
+GROUP BY host

@@ -1,0 +1,28 @@
+-- fold_hosts: one row per host checked in this derivation step, summarising
+-- its new checks with plain aggregates: how many of each class, the first
+-- and last check, and the times of the checks that carry the state's facts
+-- (the last alive check, the last redirect, the last peers fetch). It is
+-- the only pass over every new check; fold_edges then fetches those checks'
+-- columns, and fold_single decides from it which hosts need the windowed
+-- fold (fold_runs) and which are folded without windows.
+--
+-- alive_days has a bit per day from {{first_day}} for {{days}} days, set on
+-- the days with an alive check, so a gap of more than live_days days between
+-- two alive checks shows as a run of zeros without ordering the checks.
+CREATE OR REPLACE TEMP TABLE fold_hosts AS
+SELECT host,
+    count(*) AS checks,
+    count(*) FILTER (WHERE outcome = 'alive') AS alive_checks,
+    count(*) FILTER (WHERE outcome = 'opted_out') AS opted_out_checks,
+    count(*) FILTER (WHERE outcome = 'moved') AS moved_checks,
+    count(*) FILTER (WHERE outcome = 'moving') AS moving_checks,
+    min(checked_at) AS first_checked_at,
+    max(checked_at) AS last_checked_at,
+    max(checked_at) FILTER (WHERE peers_fetched OR coalesce(peers_not_modified, false)) AS last_peers_at,
+    min(checked_at) FILTER (WHERE outcome = 'alive') AS first_alive_at,
+    max(checked_at) FILTER (WHERE outcome = 'alive') AS last_alive_at,
+    max(checked_at) FILTER (WHERE outcome IN ('moving', 'moved')) AS last_redirect_at,
+    bitstring_agg((checked_at::DATE - DATE '{{first_day}}')::INTEGER, 0, {{days}} - 1)
+        FILTER (WHERE outcome = 'alive') AS alive_days
+FROM new_checks_all
+GROUP BY host

@@ -1,0 +1,94 @@
+-- fold_single_runs: the runs (in fold_runs' shape) of the hosts whose new
+-- checks all extend one run, folded from fold_hosts and fold_edges without
+-- windows; fold_window_hosts: every other checked host, which fold_runs
+-- folds with windows. Most hosts are alive (or failing) at every check, so
+-- this keeps the sort of every check out of a derivation step.
+--
+-- A host is folded here when all its new checks have one class, the same as
+-- its carried run's (if it has carried checks), and where its run would
+-- cross its threshold is known without ordering its checks:
+--   F, T: the carried row already crossed (n > failures_to_dead and
+--     dead_after since the run began), or the run cannot cross in this step
+--     (too few checks, or the last is too early), or the first new check
+--     crosses;
+--   A: the threshold only matters after dead (reviving becomes live), and
+--     then as for F; and no two alive checks are more than live_days days
+--     apart (a gap opens a new stretch of the live list), seen in alive_days;
+--   O, M: they have no threshold.
+-- Every field means what it means in fold_runs; the property test folds the
+-- same histories both ways.
+CREATE OR REPLACE TEMP TABLE fold_single_paths AS
+WITH classed AS (
+    SELECT h.*, e.first_new, e.last_new,
+        CASE WHEN h.alive_checks = h.checks THEN 'A'
+             WHEN h.opted_out_checks = h.checks THEN 'O'
+             WHEN h.moved_checks = h.checks THEN 'M'
+             WHEN h.moving_checks = h.checks THEN 'T'
+             WHEN h.alive_checks + h.opted_out_checks + h.moved_checks + h.moving_checks = 0 THEN 'F' END AS class,
+        coalesce(c.checks, 0) > 0 AS carry_run,
+        c.run_class AS carry_class, c.run_n AS carry_n, c.run_start AS carry_start,
+        c.last_checked_at AS carry_ts, c.last_pass_id AS carry_pass_id, c.last_outcome AS carry_outcome,
+        c.last_alive_at AS carry_alive_at, c.pre_run_state AS carry_pre
+    FROM fold_hosts h
+    JOIN fold_edges e ON e.host = h.host
+    LEFT JOIN carry_all c ON c.host = h.host
+), placed AS (
+    SELECT *,
+        CASE WHEN carry_run THEN carry_n ELSE 0 END AS base_n,
+        CASE WHEN carry_run THEN carry_start ELSE first_checked_at END AS run_start,
+        CASE WHEN carry_run THEN carry_alive_at END AS prev_alive,
+        CASE class WHEN 'F' THEN to_microseconds({{dead_after_us}})
+                   WHEN 'T' THEN to_microseconds({{dead_after_us}})
+                   WHEN 'A' THEN to_microseconds({{revive_after_us}}) END AS cross_after,
+        CASE WHEN class IN ('F', 'T') THEN {{failures_to_dead}} ELSE 0 END AS cross_n,
+        -- A run of alive checks only has a threshold when it follows dead.
+        class IN ('F', 'T') OR (class = 'A' AND carry_run AND carry_pre = 'dead') AS has_threshold
+    FROM classed
+    WHERE class IS NOT NULL AND (NOT carry_run OR carry_class = class)
+), crossing AS (
+    SELECT *,
+        CASE WHEN NOT has_threshold THEN 'none'
+             WHEN carry_run AND carry_n > cross_n AND carry_ts >= run_start + cross_after THEN 'carry'
+             WHEN base_n + checks <= cross_n OR last_checked_at < run_start + cross_after THEN 'none'
+             WHEN base_n + 1 > cross_n AND first_checked_at >= run_start + cross_after THEN 'first'
+        END AS crossed_at,
+        class = 'A' AND (prev_alive IS NULL OR first_checked_at::DATE - prev_alive::DATE > {{live_days}}) AS first_breaks,
+        class = 'A' AND last_alive_at::DATE - first_alive_at::DATE > {{live_days}}
+            AND contains(trim(alive_days::VARCHAR, '0'), repeat('0', {{live_days}})) AS gap_inside
+    FROM placed
+)
+SELECT *, crossed_at IS NOT NULL AND NOT gap_inside AND {{windowless}} AS single
+FROM crossing;
+
+CREATE OR REPLACE TEMP TABLE fold_window_hosts AS
+SELECT host FROM fold_hosts
+WHERE host NOT IN (SELECT host FROM fold_single_paths WHERE single);
+
+CREATE OR REPLACE TEMP TABLE fold_single_runs AS
+WITH r AS (
+    SELECT *,
+        {'rn': 1::BIGINT, 'ts': carry_ts, 'pass_id': carry_pass_id, 'moved_to': NULL::VARCHAR,
+         'outcome': carry_outcome, 'is_carry': true, 'ever_alive': carry_alive_at IS NOT NULL} AS carry_row,
+        {'rn': 1 + carry_run::BIGINT, 'ts': first_new.ts, 'pass_id': first_new.pass_id, 'moved_to': first_new.moved_to,
+         'outcome': first_new.outcome, 'is_carry': false, 'ever_alive': prev_alive IS NOT NULL} AS first_new_row,
+        {'rn': checks + carry_run::BIGINT, 'ts': last_new.ts, 'pass_id': last_new.pass_id, 'moved_to': last_new.moved_to,
+         'outcome': last_new.outcome, 'is_carry': false,
+         'ever_alive': prev_alive IS NOT NULL OR (class = 'A' AND checks > 1)} AS last_new_row
+    FROM fold_single_paths
+    WHERE single
+)
+SELECT host,
+    1::BIGINT AS run_id,
+    class,
+    carry_run,
+    (base_n + checks)::BIGINT AS n,
+    run_start,
+    CASE WHEN carry_run THEN carry_row ELSE first_new_row END AS first_row,
+    last_new_row AS last_row,
+    CASE crossed_at WHEN 'carry' THEN carry_row WHEN 'first' THEN first_new_row END AS cross_row,
+    CASE WHEN first_breaks THEN [first_checked_at::DATE] END AS live_starts,
+    CASE WHEN first_breaks AND prev_alive IS NOT NULL THEN [prev_alive::DATE + {{live_days}}] END AS live_ends,
+    -- The state before the run, for run_states: the carry's, or none before
+    -- a host's first run.
+    CASE WHEN carry_run THEN carry_pre END AS carry_pre
+FROM r
