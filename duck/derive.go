@@ -239,7 +239,9 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	gen := fmt.Sprintf("%08d", next.Generation)
 	writeStart := time.Now()
 	next.State = "state-" + gen + ".parquet"
-	if err := s.copyAtomically(ctx, conn, "SELECT * FROM derived_state ORDER BY host", filepath.Join(derived, next.State)); err != nil {
+	// fold_state is a view, computed as it is written: materialising a
+	// million hosts first would cost as much again.
+	if err := s.copyAtomically(ctx, conn, "SELECT * FROM derived_state", filepath.Join(derived, next.State)); err != nil {
 		return rep, fmt.Errorf("derive: write %s: %w", next.State, err)
 	}
 	for _, out := range []struct {
@@ -273,7 +275,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	}
 	s.collectGarbage(old, next)
 	rep.Generation = next.Generation
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM derived_state").Scan(&rep.Hosts); err != nil {
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet("+sqlString(s.derivedPath(next.State))+")").Scan(&rep.Hosts); err != nil {
 		return rep, fmt.Errorf("derive: count hosts: %w", err)
 	}
 	rep.Duration = time.Since(start)
@@ -477,9 +479,9 @@ func dropFoldTables(conn *sql.Conn) {
 		"DROP VIEW IF EXISTS derived_live_events",
 		"DROP VIEW IF EXISTS fold_window_runs", "DROP TABLE IF EXISTS fold_window_runs",
 		"DROP VIEW IF EXISTS window_checks_all", "DROP TABLE IF EXISTS fold_hosts",
-		"DROP TABLE IF EXISTS fold_edges", "DROP TABLE IF EXISTS fold_single_paths",
+		"DROP TABLE IF EXISTS fold_edges",
 		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_single_runs",
-		"DROP TABLE IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
+		"DROP VIEW IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
 		"DROP TABLE IF EXISTS fold_transitions", "DROP TABLE IF EXISTS fold_run_states",
 		"DROP TABLE IF EXISTS fold_observer",
 		"DROP VIEW IF EXISTS fold_runs", "DROP VIEW IF EXISTS carry",

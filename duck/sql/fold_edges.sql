@@ -9,27 +9,38 @@
 -- the order the files are read in.
 CREATE OR REPLACE TEMP TABLE fold_edges AS
 WITH at_edge AS (
-    SELECT n.*,
+    SELECT n.*, h.checks,
         n.checked_at = h.first_checked_at AS is_first,
         n.checked_at = h.last_checked_at AS is_last,
         n.checked_at = h.last_alive_at AND n.outcome = 'alive' AS is_facts,
         n.checked_at = h.last_peers_at AND (n.peers_fetched OR coalesce(n.peers_not_modified, false)) AS is_peers,
         n.checked_at = h.last_redirect_at AND n.outcome IN ('moving', 'moved') AS is_redirect,
         CASE n.outcome WHEN 'alive' THEN 'A' WHEN 'opted_out' THEN 'O' WHEN 'moved' THEN 'M'
-                       WHEN 'moving' THEN 'T' ELSE 'F' END AS class
+                       WHEN 'moving' THEN 'T' ELSE 'F' END AS class,
+        {'ts': n.checked_at, 'pass_id': n.pass_id, 'outcome': n.outcome, 'moved_to': n.moved_to} AS check_row,
+        {'software': n.software, 'version': n.version, 'users': n.users, 'active_month': n.active_month,
+         'open_registrations': n.open_registrations, 'name': n.name, 'description': n.description} AS check_facts
     FROM new_checks_all n
     JOIN fold_hosts h ON n.host = h.host
         AND n.checked_at IN (h.first_checked_at, h.last_checked_at, h.last_alive_at, h.last_peers_at, h.last_redirect_at)
 )
+-- A host checked once in the step (nearly every host, in a daily step) has
+-- one check at every edge, so it needs no aggregate.
 SELECT host,
-    arg_min({'ts': checked_at, 'pass_id': pass_id, 'outcome': outcome, 'moved_to': moved_to},
-            row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_first) AS first_new,
-    arg_max({'ts': checked_at, 'pass_id': pass_id, 'outcome': outcome, 'moved_to': moved_to},
-            row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_last) AS last_new,
-    arg_max({'software': software, 'version': version, 'users': users, 'active_month': active_month,
-             'open_registrations': open_registrations, 'name': name, 'description': description},
-            row(pass_id, software, version, name)) FILTER (WHERE is_facts) AS facts,
-    arg_max({'etag': peers_etag, 'last_modified': peers_last_modified}, pass_id) FILTER (WHERE is_peers) AS peers_validators,
-    arg_max({'target': moved_to}, row(pass_id, moved_to)) FILTER (WHERE is_redirect) AS redirect
+    check_row AS first_new,
+    check_row AS last_new,
+    CASE WHEN is_facts THEN check_facts END AS facts,
+    CASE WHEN is_peers THEN {'etag': peers_etag, 'last_modified': peers_last_modified} END AS peers_validators,
+    CASE WHEN is_redirect THEN {'target': moved_to} END AS redirect
 FROM at_edge
+WHERE checks = 1
+UNION ALL
+SELECT host,
+    arg_min(check_row, row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_first),
+    arg_max(check_row, row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_last),
+    arg_max(check_facts, row(pass_id, software, version, name)) FILTER (WHERE is_facts),
+    arg_max({'etag': peers_etag, 'last_modified': peers_last_modified}, pass_id) FILTER (WHERE is_peers),
+    arg_max({'target': moved_to}, row(pass_id, moved_to)) FILTER (WHERE is_redirect)
+FROM at_edge
+WHERE checks > 1
 GROUP BY host

@@ -17,9 +17,10 @@
 --   O, M: they have no threshold.
 -- Every field means what it means in fold_runs; the property test folds the
 -- same histories both ways.
-CREATE OR REPLACE TEMP TABLE fold_single_paths AS
+CREATE OR REPLACE TEMP TABLE fold_single_runs AS
 WITH classed AS (
-    SELECT h.*, e.first_new, e.last_new,
+    SELECT h.host, h.checks, h.first_checked_at, h.last_checked_at, h.first_alive_at, h.last_alive_at,
+        h.alive_days, e.first_new, e.last_new,
         CASE WHEN h.alive_checks = h.checks THEN 'A'
              WHEN h.opted_out_checks = h.checks THEN 'O'
              WHEN h.moved_checks = h.checks THEN 'M'
@@ -56,16 +57,7 @@ WITH classed AS (
         class = 'A' AND last_alive_at::DATE - first_alive_at::DATE > {{live_days}}
             AND contains(trim(alive_days::VARCHAR, '0'), repeat('0', {{live_days}})) AS gap_inside
     FROM placed
-)
-SELECT *, crossed_at IS NOT NULL AND NOT gap_inside AND {{windowless}} AS single
-FROM crossing;
-
-CREATE OR REPLACE TEMP TABLE fold_window_hosts AS
-SELECT host FROM fold_hosts
-WHERE host NOT IN (SELECT host FROM fold_single_paths WHERE single);
-
-CREATE OR REPLACE TEMP TABLE fold_single_runs AS
-WITH r AS (
+), r AS (
     SELECT *,
         {'rn': 1::BIGINT, 'ts': carry_ts, 'pass_id': carry_pass_id, 'moved_to': NULL::VARCHAR,
          'outcome': carry_outcome, 'is_carry': true, 'ever_alive': carry_alive_at IS NOT NULL} AS carry_row,
@@ -74,8 +66,8 @@ WITH r AS (
         {'rn': checks + carry_run::BIGINT, 'ts': last_new.ts, 'pass_id': last_new.pass_id, 'moved_to': last_new.moved_to,
          'outcome': last_new.outcome, 'is_carry': false,
          'ever_alive': prev_alive IS NOT NULL OR (class = 'A' AND checks > 1)} AS last_new_row
-    FROM fold_single_paths
-    WHERE single
+    FROM crossing
+    WHERE crossed_at IS NOT NULL AND NOT gap_inside AND {{windowless}}
 )
 SELECT host,
     1::BIGINT AS run_id,
@@ -91,4 +83,8 @@ SELECT host,
     -- The state before the run, for run_states: the carry's, or none before
     -- a host's first run.
     CASE WHEN carry_run THEN carry_pre END AS carry_pre
-FROM r
+FROM r;
+
+CREATE OR REPLACE TEMP TABLE fold_window_hosts AS
+SELECT host FROM fold_hosts
+WHERE host NOT IN (SELECT host FROM fold_single_runs)

@@ -18,32 +18,32 @@
 -- every DuckDB version (hash() is not stable across versions).
 -- The new checks' aggregates come from fold_hosts and fold_edges, the last
 -- run from fold_run_states, the observer's start from fold_observer.
-CREATE OR REPLACE TEMP TABLE fold_state AS
-WITH last_run AS (
-    SELECT host, class, n, run_start, pre, end_state, last_row
-    FROM fold_run_states
-    WHERE is_last
-), new_agg AS (
-    SELECT h.host, h.checks, h.first_checked_at, h.last_peers_at, h.first_alive_at, h.last_alive_at,
-        e.peers_validators, e.facts, e.redirect
-    FROM fold_hosts h JOIN fold_edges e USING (host)
+CREATE OR REPLACE TEMP VIEW fold_state AS
+WITH checked AS (
+    -- The hosts with new checks: their aggregates, the facts of their
+    -- edges, their last run and their last change of state.
+    SELECT e.host, h.checks, h.first_checked_at, h.last_peers_at, h.first_alive_at, h.last_alive_at,
+        e.peers_validators, e.facts, e.redirect,
+        r.class, r.n, r.run_start, r.pre, r.end_state, r.last_row, t.changed_at
+    FROM fold_hosts h
+    JOIN fold_edges e ON e.host = h.host
+    JOIN fold_run_states r ON r.host = e.host AND r.is_last
+    LEFT JOIN (SELECT host, max(checked_at) AS changed_at FROM fold_transitions GROUP BY host) t ON t.host = e.host
 ), new_disc AS (
     SELECT host, min(discovered_at) AS via_at, arg_min(via, row(discovered_at, via)) AS via
     FROM new_discoveries_all
     GROUP BY host
-), hosts AS (
-    SELECT host FROM carry_all UNION SELECT host FROM fold_hosts UNION SELECT host FROM new_disc
 ), merged AS (
-    SELECT h.host,
-        coalesce(lr.end_state, c.state, 'discovered') AS state,
+    SELECT host,
+        coalesce(a.end_state, c.state, 'discovered') AS state,
         least(c.discovered_at, d.via_at, a.first_checked_at) AS discovered_at,
         CASE WHEN d.via_at IS NOT NULL AND (c.via_at IS NULL OR d.via_at < c.via_at OR (d.via_at = c.via_at AND d.via < c.via))
              THEN d.via ELSE c.via END AS via,
         least(c.via_at, d.via_at) AS via_at,
         least(c.first_checked_at, a.first_checked_at) AS first_checked_at,
-        coalesce(lr.last_row.ts, c.last_checked_at) AS last_checked_at,
-        coalesce(lr.last_row.pass_id, c.last_pass_id) AS last_pass_id,
-        coalesce(lr.last_row.outcome, c.last_outcome) AS last_outcome,
+        coalesce(a.last_row.ts, c.last_checked_at) AS last_checked_at,
+        coalesce(a.last_row.pass_id, c.last_pass_id) AS last_pass_id,
+        coalesce(a.last_row.outcome, c.last_outcome) AS last_outcome,
         coalesce(c.checks, 0) + coalesce(a.checks, 0) AS checks,
         least(c.first_alive_at, a.first_alive_at) AS first_alive_at,
         greatest(c.last_alive_at, a.last_alive_at) AS last_alive_at,
@@ -58,17 +58,14 @@ WITH last_run AS (
         CASE WHEN a.facts IS NOT NULL THEN a.facts.name ELSE c.name END AS name,
         CASE WHEN a.facts IS NOT NULL THEN a.facts.description ELSE c.description END AS description,
         CASE WHEN a.redirect IS NOT NULL THEN a.redirect.target ELSE c.redirect_to END AS redirect_to,
-        coalesce(lr.class, c.run_class) AS run_class,
-        coalesce(lr.n, c.run_n) AS run_n,
-        coalesce(lr.run_start, c.run_start) AS run_start,
-        coalesce(lr.pre, c.pre_run_state) AS pre_run_state,
-        coalesce(t.changed_at, c.changed_at) AS changed_at
-    FROM hosts h
-    LEFT JOIN carry_all c USING (host)
-    LEFT JOIN new_agg a USING (host)
-    LEFT JOIN new_disc d USING (host)
-    LEFT JOIN last_run lr USING (host)
-    LEFT JOIN (SELECT host, max(checked_at) AS changed_at FROM fold_transitions GROUP BY host) t USING (host)
+        coalesce(a.class, c.run_class) AS run_class,
+        coalesce(a.n, c.run_n) AS run_n,
+        coalesce(a.run_start, c.run_start) AS run_start,
+        coalesce(a.pre, c.pre_run_state) AS pre_run_state,
+        coalesce(a.changed_at, c.changed_at) AS changed_at
+    FROM carry_all c
+    FULL JOIN checked a USING (host)
+    FULL JOIN new_disc d USING (host)
 )
 SELECT
     host::VARCHAR AS host,
