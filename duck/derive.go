@@ -349,10 +349,12 @@ func lateChecks(ctx context.Context, conn *sql.Conn) (bool, error) {
 // defaultFoldBucketChecks is how many checks the windowed fold (fold_runs)
 // sorts at once. Above it, the checks of the hosts it folds are split into
 // buckets of hosts, each folded on its own, which bounds the memory of the
-// sort: at the benchmark's 1 GB memory_limit, thirty million checks did not
-// fit in one piece. Hosts whose checks extend one run (most of them) never
-// reach the windowed fold, so a step splits only when many hosts change.
-const defaultFoldBucketChecks = 4_000_000
+// sort: at the benchmark's 1 GB memory_limit, a window over thirty million
+// checks did not fit, and one over 4.4 million (the benchmark's full
+// derivation) peaks lower in one piece than split in two. Hosts whose checks
+// extend one run (most of them) never reach the windowed fold, so a step
+// splits only when many hosts change.
+const defaultFoldBucketChecks = 8_000_000
 
 // fold runs the fold's SQL for this step and defines derived_state,
 // derived_transitions and derived_live_events, the step's results. It

@@ -7,23 +7,26 @@
 -- (by pass_id, then class, outcome and moved_to, NULLs last), and the facts
 -- by pass_id, software, version and name, so the result never depends on
 -- the order the files are read in.
+-- at_edge(lo, hi): the new checks at the edges of the hosts with lo to hi
+-- new checks, and the flags saying which edges each is at.
+CREATE OR REPLACE TEMP MACRO at_edge(lo, hi) AS TABLE
+SELECT n.host, n.checked_at, n.outcome, n.pass_id, n.moved_to, n.peers_etag, n.peers_last_modified,
+    n.software, n.version, n.name,
+    n.checked_at = h.first_checked_at AS is_first,
+    n.checked_at = h.last_checked_at AS is_last,
+    n.checked_at = h.last_alive_at AND n.outcome = 'alive' AS is_facts,
+    n.checked_at = h.last_peers_at AND (n.peers_fetched OR coalesce(n.peers_not_modified, false)) AS is_peers,
+    n.checked_at = h.last_redirect_at AND n.outcome IN ('moving', 'moved') AS is_redirect,
+    CASE n.outcome WHEN 'alive' THEN 'A' WHEN 'opted_out' THEN 'O' WHEN 'moved' THEN 'M'
+                   WHEN 'moving' THEN 'T' ELSE 'F' END AS class,
+    {'ts': n.checked_at, 'pass_id': n.pass_id, 'outcome': n.outcome, 'moved_to': n.moved_to} AS check_row,
+    {'software': n.software, 'version': n.version, 'users': n.users, 'active_month': n.active_month,
+     'open_registrations': n.open_registrations, 'name': n.name, 'description': n.description} AS check_facts
+FROM new_checks_all n
+JOIN (SELECT * FROM fold_hosts WHERE checks BETWEEN lo AND hi) h ON n.host = h.host
+    AND n.checked_at IN (h.first_checked_at, h.last_checked_at, h.last_alive_at, h.last_peers_at, h.last_redirect_at);
+
 CREATE OR REPLACE TEMP TABLE fold_edges AS
-WITH at_edge AS (
-    SELECT n.*, h.checks,
-        n.checked_at = h.first_checked_at AS is_first,
-        n.checked_at = h.last_checked_at AS is_last,
-        n.checked_at = h.last_alive_at AND n.outcome = 'alive' AS is_facts,
-        n.checked_at = h.last_peers_at AND (n.peers_fetched OR coalesce(n.peers_not_modified, false)) AS is_peers,
-        n.checked_at = h.last_redirect_at AND n.outcome IN ('moving', 'moved') AS is_redirect,
-        CASE n.outcome WHEN 'alive' THEN 'A' WHEN 'opted_out' THEN 'O' WHEN 'moved' THEN 'M'
-                       WHEN 'moving' THEN 'T' ELSE 'F' END AS class,
-        {'ts': n.checked_at, 'pass_id': n.pass_id, 'outcome': n.outcome, 'moved_to': n.moved_to} AS check_row,
-        {'software': n.software, 'version': n.version, 'users': n.users, 'active_month': n.active_month,
-         'open_registrations': n.open_registrations, 'name': n.name, 'description': n.description} AS check_facts
-    FROM new_checks_all n
-    JOIN fold_hosts h ON n.host = h.host
-        AND n.checked_at IN (h.first_checked_at, h.last_checked_at, h.last_alive_at, h.last_peers_at, h.last_redirect_at)
-)
 -- A host checked once in the step (nearly every host, in a daily step) has
 -- one check at every edge, so it needs no aggregate.
 SELECT host,
@@ -32,8 +35,7 @@ SELECT host,
     CASE WHEN is_facts THEN check_facts END AS facts,
     CASE WHEN is_peers THEN {'etag': peers_etag, 'last_modified': peers_last_modified} END AS peers_validators,
     CASE WHEN is_redirect THEN {'target': moved_to} END AS redirect
-FROM at_edge
-WHERE checks = 1
+FROM at_edge(1, 1)
 UNION ALL
 SELECT host,
     arg_min(check_row, row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_first),
@@ -41,6 +43,5 @@ SELECT host,
     arg_max(check_facts, row(pass_id, software, version, name)) FILTER (WHERE is_facts),
     arg_max({'etag': peers_etag, 'last_modified': peers_last_modified}, pass_id) FILTER (WHERE is_peers),
     arg_max({'target': moved_to}, row(pass_id, moved_to)) FILTER (WHERE is_redirect)
-FROM at_edge
-WHERE checks > 1
+FROM at_edge(2, 9223372036854775807)
 GROUP BY host
