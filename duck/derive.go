@@ -40,10 +40,12 @@ type DeriveOptions struct {
 	// this Store, and operators beyond it spill into data/tmp.
 	MemoryLimit string
 
-	// For tests: fold every host with windows (no fold_single), and split
-	// the windowed fold into buckets of this many checks (0: the default).
+	// For tests: fold every host with windows (no fold_single), split the
+	// windowed fold into buckets of this many checks (0: the default), and
+	// keep retired files for this long (nil: defaultRetiredGrace).
 	windowOnly       bool
 	foldBucketChecks int64
+	retiredGrace     *time.Duration
 }
 
 // DeriveReport says what a derivation did.
@@ -70,6 +72,29 @@ type manifest struct {
 	LiveEvents  []string  `json:"live_events"`
 	Checks      []string  `json:"checks"` // folded snapshot files, relative to the data directory
 	Discoveries []string  `json:"discoveries"`
+	// Retired lists the files of earlier generations that readers may
+	// still be reading, with when they stopped being current; they are
+	// removed once that is longer ago than the retirement grace.
+	Retired []retired `json:"retired,omitempty"`
+}
+
+// retired is a set of derived files that stopped being current at At.
+type retired struct {
+	At    time.Time `json:"at"`
+	Files []string  `json:"files"`
+}
+
+// defaultRetiredGrace is how long derived files stay after they stop being
+// current. A reader (observer sql, a build, serve) reads the files named by
+// the manifest when it defined its views; removing them as soon as a newer
+// generation exists could pull them from under a query that spans two
+// derivations, so they stay for an hour (and the previous generation's
+// stay until the next step in any case).
+const defaultRetiredGrace = time.Hour
+
+// files lists every derived file the manifest names.
+func (m *manifest) files() []string {
+	return append(append([]string{m.State}, m.Transitions...), m.LiveEvents...)
 }
 
 // normalState returns st, or the defaults for the zero value, so callers
@@ -270,10 +295,15 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		*out.list = append(*out.list, rel)
 	}
 	s.log.Debug("derive step", "step", "write", "duration", time.Since(writeStart))
+	grace := defaultRetiredGrace
+	if opts.retiredGrace != nil {
+		grace = *opts.retiredGrace
+	}
+	next.Retired = retire(old, next, grace)
 	if err := s.writeManifest(next); err != nil {
 		return rep, err
 	}
-	s.collectGarbage(old, next)
+	s.collectGarbage(next)
 	rep.Generation = next.Generation
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet("+sqlString(s.derivedPath(next.State))+")").Scan(&rep.Hosts); err != nil {
 		return rep, fmt.Errorf("derive: count hosts: %w", err)
@@ -575,17 +605,46 @@ func (s *Store) writeManifest(m *manifest) error {
 	return nil
 }
 
-// collectGarbage removes derived files named by neither the new manifest nor
-// the previous one. The previous generation's files stay, so a reader that
-// defined its views just before this step can still read them.
-func (s *Store) collectGarbage(old, next *manifest) {
-	keep := map[string]bool{}
-	for _, m := range []*manifest{old, next} {
-		if m == nil {
-			continue
+// retire lists the files next keeps for readers: old's files that next no
+// longer names (retired now), and the files retired earlier less than grace
+// ago. The previous generation's files are always kept, whatever the grace,
+// so a reader that defined its views just before this step can finish.
+func retire(old, next *manifest, grace time.Duration) []retired {
+	if old == nil {
+		return nil
+	}
+	current := map[string]bool{}
+	for _, f := range next.files() {
+		current[f] = true
+	}
+	var out []retired
+	for _, r := range old.Retired {
+		if next.DerivedAt.Sub(r.At) < grace {
+			out = append(out, retired{r.At, slices.DeleteFunc(slices.Clone(r.Files), func(f string) bool { return current[f] })})
 		}
-		keep[m.State] = true
-		for _, f := range append(slices.Clone(m.Transitions), m.LiveEvents...) {
+	}
+	now := retired{At: next.DerivedAt}
+	for _, f := range old.files() {
+		if !current[f] {
+			now.Files = append(now.Files, f)
+		}
+	}
+	if len(now.Files) > 0 {
+		out = append(out, now)
+	}
+	return slices.DeleteFunc(out, func(r retired) bool { return len(r.Files) == 0 })
+}
+
+// collectGarbage removes the derived files that the manifest in force names
+// neither as current nor as retired: files retired longer ago than the grace,
+// and the orphans of a step that crashed before its manifest was written.
+func (s *Store) collectGarbage(next *manifest) {
+	keep := map[string]bool{}
+	for _, f := range next.files() {
+		keep[f] = true
+	}
+	for _, r := range next.Retired {
+		for _, f := range r.Files {
 			keep[f] = true
 		}
 	}

@@ -1,5 +1,7 @@
 package duck
 
+import "time"
+
 // WindowOnly makes the fold take every host through the windowed fold
 // (fold_runs), never fold_single, so tests can compare the two.
 func WindowOnly(o DeriveOptions) DeriveOptions {
@@ -11,5 +13,12 @@ func WindowOnly(o DeriveOptions) DeriveOptions {
 // checks.
 func WithFoldBuckets(o DeriveOptions, checks int64) DeriveOptions {
 	o.foldBucketChecks = checks
+	return o
+}
+
+// WithRetiredGrace makes the derivation keep retired files for grace
+// instead of the default hour.
+func WithRetiredGrace(o DeriveOptions, grace time.Duration) DeriveOptions {
+	o.retiredGrace = &grace
 	return o
 }

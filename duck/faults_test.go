@@ -199,3 +199,63 @@ func openDuckDB(t *testing.T) *sql.DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// TestRetiredFilesOutliveDerivations: a reader that defined its views at
+// one generation can still query them after two more derivations (the
+// files it reads are retired, not removed, for an hour), and retired files
+// do go once their grace is over, except the previous generation's.
+func TestRetiredFilesOutliveDerivations(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	write(t, s, "p0", []ev{discover("a.example", 0), alive("a.example", 0)})
+	derive(t, s, config.State{}, false)
+	reader := openStore(t, dir)
+	views(t, reader, t0.Add(day))
+	readAll := func() error {
+		for _, q := range []string{"SELECT count(*) FROM state", "SELECT count(*) FROM transitions", "SELECT count(*) FROM stats"} {
+			rows, err := reader.Query(context.Background(), q)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+			}
+			err = rows.Err()
+			rows.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := readAll(); err != nil {
+		t.Fatal(err)
+	}
+	stateFiles := func() []string {
+		m, _ := filepath.Glob(filepath.Join(dir, duck.DerivedDir, "state-*.parquet"))
+		return m
+	}
+	// Two full derivations replace every file the reader's views name.
+	write(t, s, "p1", []ev{fail("a.example", day)})
+	derive(t, s, config.State{}, true)
+	write(t, s, "p2", []ev{alive("a.example", 2*day)})
+	derive(t, s, config.State{}, true)
+	if got := len(stateFiles()); got != 3 {
+		t.Fatalf("%d state files after three generations within the grace, want 3", got)
+	}
+	if err := readAll(); err != nil {
+		t.Fatalf("reader of generation 1 after generation 3: %v", err)
+	}
+	// With no grace, the next step keeps only its own files and the
+	// previous generation's.
+	write(t, s, "p3", []ev{alive("a.example", 3*day)})
+	if _, err := s.Derive(context.Background(), duck.WithRetiredGrace(duck.DeriveOptions{Full: true}, 0)); err != nil {
+		t.Fatal(err)
+	}
+	got := stateFiles()
+	if len(got) != 2 || !strings.HasSuffix(got[0], "state-00000003.parquet") || !strings.HasSuffix(got[1], "state-00000004.parquet") {
+		t.Fatalf("state files = %v, want generations 3 and 4", got)
+	}
+	if err := readAll(); err == nil {
+		t.Fatal("the reader of generation 1 still reads after its files were collected: the test proves nothing")
+	}
+}
