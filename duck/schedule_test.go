@@ -2,6 +2,8 @@ package duck_test
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"testing"
@@ -109,6 +111,18 @@ func TestSchedule(t *testing.T) {
 	t.Run("inactive_interval_with_jitter", func(t *testing.T) {
 		lo := checkAt + st.InactiveInterval.D() - st.InactiveJitter.D()
 		assertJitter(t, "dead", next, hosts("dead"), lo, lo+2*st.InactiveJitter.D())
+	})
+	t.Run("jitter_is_md5_of_host_and_checks", func(t *testing.T) {
+		// docs/data.md: the jitter is the low 64 bits of md5("host:checks")
+		// modulo the jitter's range, the same on any DuckDB version.
+		for _, h := range hosts("live") {
+			sum := md5.Sum([]byte(h + ":1"))
+			span := uint64(2*st.ActiveJitter.D().Microseconds() + 1)
+			jitter := time.Duration(binary.LittleEndian.Uint64(sum[8:])%span)*time.Microsecond - st.ActiveJitter.D()
+			if want := checkAt + st.ActiveInterval.D() + jitter; next[h] != want {
+				t.Errorf("%s due at +%s, want +%s", h, next[h], want)
+			}
+		}
 	})
 	t.Run("jitter_is_deterministic", func(t *testing.T) {
 		again := openStore(t, t.TempDir())

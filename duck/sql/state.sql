@@ -99,15 +99,19 @@ SELECT
     run_start::TIMESTAMP AS run_start,
     pre_run_state::VARCHAR AS pre_run_state,
     changed_at::TIMESTAMP AS changed_at,
+    -- In integer microseconds, with an unsigned modulus: md5_number_lower is
+    -- a UBIGINT, and a signed one made the remainder a HUGEINT, which cost
+    -- more than the md5 itself.
     (CASE
         WHEN checks = 0 THEN
             CASE WHEN discovered_at < (SELECT start FROM fold_observer) + to_microseconds({{warmup_us}}) THEN discovered_at
-                 ELSE discovered_at + to_microseconds((md5_number_lower(host || ':0') % {{discovery_delay_us}})::BIGINT) END
+                 ELSE make_timestamp(epoch_us(discovered_at)
+                     + (md5_number_lower(host || ':0') % ({{discovery_delay_us}})::UBIGINT)::BIGINT) END
         WHEN state IN ('dead', 'moved', 'opted_out') THEN
-            last_checked_at + to_microseconds({{inactive_us}}
-                + (md5_number_lower(host || ':' || checks) % (2 * {{inactive_jitter_us}} + 1))::BIGINT - {{inactive_jitter_us}})
+            make_timestamp(epoch_us(last_checked_at) + {{inactive_us}}
+                + (md5_number_lower(host || ':' || checks) % (2 * {{inactive_jitter_us}} + 1)::UBIGINT)::BIGINT - {{inactive_jitter_us}})
         ELSE
-            last_checked_at + to_microseconds({{active_us}}
-                + (md5_number_lower(host || ':' || checks) % (2 * {{active_jitter_us}} + 1))::BIGINT - {{active_jitter_us}})
+            make_timestamp(epoch_us(last_checked_at) + {{active_us}}
+                + (md5_number_lower(host || ':' || checks) % (2 * {{active_jitter_us}} + 1)::UBIGINT)::BIGINT - {{active_jitter_us}})
     END)::TIMESTAMP AS next_check_at
 FROM merged
