@@ -162,13 +162,16 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 }
 
 // watcher wraps fsnotify, which watches single directories, to follow whole
-// trees and single files.
+// trees and single files, and paths that do not exist yet (a site without a
+// static/ folder, say): for those it watches the nearest existing parent
+// until they appear.
 type watcher struct {
-	fw    *fsnotify.Watcher
-	roots []string        // directories watched with their subdirectories
-	files map[string]bool // single files (their directory is watched)
-	skip  []string        // absolute paths never watched: the output and opts.Ignore
-	log   *slog.Logger
+	fw      *fsnotify.Watcher
+	roots   []string        // directories watched with their subdirectories
+	files   map[string]bool // single files (their directory is watched)
+	pending map[string]bool // paths to watch once they exist
+	skip    []string        // absolute paths never watched: the output and opts.Ignore
+	log     *slog.Logger
 }
 
 func newWatcher(paths, skip []string, log *slog.Logger) (*watcher, error) {
@@ -176,7 +179,7 @@ func newWatcher(paths, skip []string, log *slog.Logger) (*watcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("file watcher: %w", err)
 	}
-	w := &watcher{fw: fw, files: map[string]bool{}, log: log}
+	w := &watcher{fw: fw, files: map[string]bool{}, pending: map[string]bool{}, log: log}
 	for _, p := range skip {
 		if abs, err := filepath.Abs(p); err == nil {
 			w.skip = append(w.skip, abs)
@@ -187,23 +190,71 @@ func newWatcher(paths, skip []string, log *slog.Logger) (*watcher, error) {
 		if err != nil {
 			continue
 		}
-		st, err := os.Stat(abs)
-		switch {
-		case err != nil:
-			log.Debug("not watching a missing path", "path", abs)
-		case st.IsDir():
-			w.roots = append(w.roots, abs)
-			w.addTree(abs)
-		default:
-			// Editors save by renaming a new file over the old one, which
-			// ends a watch on the file itself; watch its directory instead.
-			w.files[abs] = true
-			if err := fw.Add(filepath.Dir(abs)); err != nil {
-				log.Warn("cannot watch", "path", abs, "err", err)
-			}
+		if !w.activate(abs) {
+			log.Debug("watching for a path that does not exist yet", "path", abs)
+			w.pending[abs] = true
+			w.watchNearestParent(abs)
 		}
 	}
 	return w, nil
+}
+
+// activate starts watching p if it exists: a directory with its tree, a
+// file through its directory.
+func (w *watcher) activate(p string) bool {
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return false
+	case st.IsDir():
+		w.roots = append(w.roots, p)
+		w.addTree(p)
+	default:
+		// Editors save by renaming a new file over the old one, which ends
+		// a watch on the file itself; watch its directory instead.
+		w.files[p] = true
+		if err := w.fw.Add(filepath.Dir(p)); err != nil {
+			w.log.Warn("cannot watch", "path", p, "err", err)
+		}
+	}
+	return true
+}
+
+// watchNearestParent watches the deepest existing directory above p, where
+// the creation of p (or of the next folder on the way to it) shows.
+func (w *watcher) watchNearestParent(p string) {
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			if err := w.fw.Add(d); err != nil {
+				w.log.Warn("cannot watch", "path", d, "err", err)
+			}
+			return
+		}
+		if d == filepath.Dir(d) {
+			return
+		}
+	}
+}
+
+// appeared handles the creation of p for the pending paths: it reports
+// whether one of them now exists (and is watched); for a folder on the way
+// to one, it watches that folder instead of its parent.
+func (w *watcher) appeared(p string) bool {
+	found := false
+	for want := range w.pending {
+		if want != p && !strings.HasPrefix(want, p+string(filepath.Separator)) {
+			continue
+		}
+		// Checked whatever p is: MkdirAll may have made the whole path
+		// before this watch saw its first folder.
+		if w.activate(want) {
+			delete(w.pending, want)
+			found = true
+		} else {
+			w.watchNearestParent(want)
+		}
+	}
+	return found
 }
 
 func (w *watcher) addTree(root string) {
@@ -239,6 +290,9 @@ func (w *watcher) relevant(ev fsnotify.Event) bool {
 		return false
 	}
 	p := ev.Name
+	if ev.Has(fsnotify.Create) && len(w.pending) > 0 && w.appeared(p) {
+		return true
+	}
 	if w.files[p] {
 		return true
 	}

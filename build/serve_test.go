@@ -48,6 +48,11 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	defer cancel()
 
 	site := smallSite(t)
+	// Without static/ at the start: it is created below, after Serve
+	// started, and must be watched from then on.
+	if err := os.RemoveAll(filepath.Join(site, "static")); err != nil {
+		t.Fatal(err)
+	}
 	cfgFile := filepath.Join(site, "observer.toml")
 	writeTree(t, site, map[string]string{"observer.toml": "[site]\ntitle = \"Preview\"\n"})
 	out := filepath.Join(t.TempDir(), "public")
@@ -187,6 +192,26 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	for {
 		waitEvent()
 		if _, body := get(t, base+"live.txt"); strings.Contains(body, "zeta.example") {
+			break
+		}
+	}
+
+	// A folder the site did not have when Serve started (static/) is
+	// watched once it appears, however deep the first file in it is.
+	if err := os.MkdirAll(filepath.Join(site, "static", "files"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	replaceFile(t, filepath.Join(site, "static", "files", "hello.txt"), "hello")
+	for {
+		waitEvent()
+		if status, body := get(t, base+"files/hello.txt"); status == 200 && body == "hello" {
+			break
+		}
+	}
+	replaceFile(t, filepath.Join(site, "static", "files", "hello.txt"), "hello again")
+	for {
+		waitEvent()
+		if _, body := get(t, base+"files/hello.txt"); body == "hello again" {
 			break
 		}
 	}
