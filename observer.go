@@ -184,4 +184,14 @@ type Pass struct {
 	Errors     int64             `json:"errors"`     // checks that failed on our side: error, checker_failed
 	NotStarted int64             `json:"not_started"`
 	CutShort   string            `json:"cut_short,omitempty"` // why the pass ended early, if it did
+
+	// Left out of the due list: blocklisted hosts, and new hosts over their
+	// registrable domain's budget (they stay due).
+	Blocklisted      int64 `json:"blocklisted"`
+	OverDomainBudget int64 `json:"over_domain_budget"`
+	// Per-address politeness, for tuning crawl.address_budget.
+	SkippedAddressBudget   int64 `json:"skipped_address_budget"`   // due hosts not checked: their address's budget was used up
+	Addresses              int64 `json:"addresses"`                // distinct addresses requests went to
+	BusiestAddressRequests int64 `json:"busiest_address_requests"` // requests to the busiest address
+	AddressesOverBudget    int64 `json:"addresses_over_budget"`    // addresses that had hosts skipped
 }

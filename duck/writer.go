@@ -165,6 +165,8 @@ func (s *Store) WritePass(ctx context.Context, p observer.Pass) error {
 		for _, o := range observer.Outcomes() {
 			row = append(row, p.ByOutcome[o])
 		}
+		row = append(row, p.Blocklisted, p.OverDomainBudget, p.SkippedAddressBudget, p.Addresses,
+			p.BusiestAddressRequests, p.AddressesOverBudget)
 		return a.AppendRow(row...)
 	})
 }

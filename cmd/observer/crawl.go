@@ -219,6 +219,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 		cut = cutShortError{fmt.Sprintf("%d due hosts left for a later pass (budget reached)", sum.NotStarted)}
 	}
 	record := passRecord(sum, len(due), cut)
+	record.Blocklisted, record.OverDomainBudget = int64(blockedDue), int64(overBudget)
 	if err := store.WritePass(context.WithoutCancel(ctx), record); err != nil {
 		return errors.Join(runErr, fmt.Errorf("record pass: %w", err))
 	}
@@ -240,6 +241,11 @@ func passRecord(sum crawl.Summary, due int, cut error) observer.Pass {
 		Discovered: int64(sum.Discovered),
 		Bytes:      sum.Bytes,
 		NotStarted: int64(sum.NotStarted),
+
+		SkippedAddressBudget:   int64(sum.SkippedAddressBudget),
+		Addresses:              int64(sum.Addresses),
+		BusiestAddressRequests: int64(sum.BusiestAddressRequests),
+		AddressesOverBudget:    int64(sum.AddressesOverBudget),
 	}
 	for o, n := range sum.ByOutcome {
 		p.ByOutcome[o] = int64(n)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/fedisim"
 )
 
@@ -84,6 +85,11 @@ func TestPassesArePoliteAboutPeersListsAndTheBlocklist(t *testing.T) {
 	if got := s.query(t, "SELECT count(*) FROM checks WHERE host = '"+blocked+"'"); got[0] != "0" {
 		t.Errorf("blocklisted %s was checked %s times", blocked, got[0])
 	}
+	// Each pass records what it left out: the blocklisted seed, due (never
+	// checked) in all three; and its politeness figures, never NULL.
+	if got := s.query(t, "SELECT count(*) || ' ' || sum(blocklisted) || ' ' || count(*) FILTER (WHERE addresses IS NULL OR over_domain_budget IS NULL) FROM passes"); got[0] != "3 3 0" {
+		t.Errorf("passes, blocklisted, passes without politeness figures = %s, want 3 3 0", got[0])
+	}
 }
 
 // TestInvalidBlocklistFailsNamingFileAndLine: a typo in the blocklist must
@@ -99,5 +105,14 @@ func TestInvalidBlocklistFailsNamingFileAndLine(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.dir, "data", "checks")); err == nil {
 		t.Error("checks were written although the pass refused to start")
+	}
+}
+
+// TestPassRecordKeepsThePolitenessFigures: the summary's per-address
+// figures reach the data/passes row, each in its own column.
+func TestPassRecordKeepsThePolitenessFigures(t *testing.T) {
+	p := passRecord(crawl.Summary{PassID: "p", SkippedAddressBudget: 2, Addresses: 3, BusiestAddressRequests: 5, AddressesOverBudget: 7}, 11, nil)
+	if got := [...]int64{p.SkippedAddressBudget, p.Addresses, p.BusiestAddressRequests, p.AddressesOverBudget, p.Due}; got != [...]int64{2, 3, 5, 7, 11} {
+		t.Fatalf("skipped, addresses, busiest, over budget, due = %v", got)
 	}
 }

@@ -61,5 +61,16 @@ CREATE TABLE passes_schema (
     too_large       BIGINT NOT NULL,
     blocked_address BIGINT NOT NULL,
     checker_failed  BIGINT NOT NULL,
-    error           BIGINT NOT NULL
+    error           BIGINT NOT NULL,
+    -- Added later, so NULL in older files: what the pass left out of its due
+    -- list (blocklisted hosts, new hosts over their domain's budget) and
+    -- per-address politeness (hosts skipped for their address's budget,
+    -- addresses requested, the busiest one's requests, addresses over
+    -- budget), for tuning the budgets with SQL.
+    blocklisted              BIGINT,
+    over_domain_budget       BIGINT,
+    skipped_address_budget   BIGINT,
+    addresses                BIGINT,
+    busiest_address_requests BIGINT,
+    addresses_over_budget    BIGINT
 );
