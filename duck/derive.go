@@ -420,17 +420,35 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 		}
 	}
 
-	// The windowed fold, for the hosts fold_single left to it.
+	files, err = s.foldWindowed(ctx, conn, exec, params, opts, rep)
+	if err != nil {
+		return files, err
+	}
+	for _, name := range []string{"run_states", "transitions", "live_events", "state"} {
+		if err := exec(name, params.Replace(sqlFile(name+".sql"))); err != nil {
+			return files, err
+		}
+	}
+	return files, exec("results", `CREATE OR REPLACE TEMP VIEW derived_state AS SELECT * FROM fold_state;
+		CREATE OR REPLACE TEMP VIEW derived_transitions AS SELECT * FROM fold_transitions;
+		CREATE OR REPLACE TEMP VIEW derived_live_events AS SELECT * FROM fold_live_events`)
+}
+
+// foldWindowed runs the windowed fold (fold_runs) over the hosts fold_single
+// left to it, in buckets of hosts when their checks are many, and defines
+// fold_window_runs over the result. It returns the temporary files it wrote.
+func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what, query string) error,
+	params *strings.Replacer, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
 	if err := exec("window checks", `CREATE OR REPLACE TEMP VIEW window_checks_all AS
 		SELECT host, checked_at, outcome, pass_id, moved_to FROM new_checks_all
 		WHERE host IN (SELECT host FROM fold_window_hosts)`); err != nil {
-		return nil, err
+		return files, err
 	}
 	var windowChecks int64
 	if err := conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM window_checks_all),
 		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_single_runs)`).Scan(
 		&windowChecks, &rep.Windowed, &rep.Windowless); err != nil {
-		return nil, fmt.Errorf("derive: count checks to fold with windows: %w", err)
+		return files, fmt.Errorf("derive: count checks to fold with windows: %w", err)
 	}
 	perBucket := opts.foldBucketChecks
 	if perBucket <= 0 {
@@ -489,14 +507,7 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 			return files, err
 		}
 	}
-	for _, name := range []string{"run_states", "transitions", "live_events", "state"} {
-		if err := exec(name, params.Replace(sqlFile(name+".sql"))); err != nil {
-			return files, err
-		}
-	}
-	return files, exec("results", `CREATE OR REPLACE TEMP VIEW derived_state AS SELECT * FROM fold_state;
-		CREATE OR REPLACE TEMP VIEW derived_transitions AS SELECT * FROM fold_transitions;
-		CREATE OR REPLACE TEMP VIEW derived_live_events AS SELECT * FROM fold_live_events`)
+	return files, nil
 }
 
 func removeFiles(files []string) {

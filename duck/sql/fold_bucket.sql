@@ -1,11 +1,9 @@
--- One of the fold's inputs ({{input}}: new_checks_all, new_discoveries_all or
--- carry_all) with the bucket of hosts each row belongs to, of {{buckets}}
--- buckets, by a hash of the host. Every window and aggregate of the fold is
--- per host, so the buckets fold independently and their results are simply
--- concatenated; only the observer's start (fold_observer) is global. Folding
--- in buckets bounds the memory a derivation step needs by the size of a
--- bucket instead of the size of the whole history. Derive writes each input
--- once, split by bucket, so that each bucket reads only its own rows instead
--- of every bucket scanning all the snapshots. hash() differs between DuckDB
--- versions, which does not matter: buckets live for one derivation step.
+-- The checks the windowed fold sorts ({{input}}) with the bucket of hosts
+-- each belongs to, of {{buckets}} buckets, by a hash of the host. Every
+-- window of fold_runs is per host, so the buckets fold independently and
+-- their runs are simply concatenated. Folding in buckets bounds the memory
+-- of the sort by the size of a bucket; Derive writes the checks once, split
+-- by bucket, so that each bucket reads only its own rows. hash() differs
+-- between DuckDB versions, which does not matter: buckets live for one
+-- derivation step.
 SELECT *, hash(host) % {{buckets}} AS bucket FROM {{input}}
