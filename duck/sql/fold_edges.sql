@@ -7,6 +7,7 @@
 -- (by pass_id, then class, outcome and moved_to, NULLs last), and the facts
 -- by pass_id, software, version and name, so the result never depends on
 -- the order the files are read in.
+
 -- at_edge(lo, hi): the new checks at the edges of the hosts with lo to hi
 -- new checks, and the flags saying which edges each is at.
 CREATE OR REPLACE TEMP MACRO at_edge(lo, hi) AS TABLE
