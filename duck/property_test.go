@@ -20,8 +20,9 @@ import (
 // randomHistory generates days of checks for hosts: each host is discovered
 // on a random day and then follows a random mode (alive, failing, moving,
 // moved, opted out, flapping) that changes now and then, checked zero to
-// three times a day at random moments, with gaps. Day d's events come first
-// in the result's d-th slice.
+// three times a day at random moments, with gaps, and now and then two
+// checks at the same instant. Day d's events come first in the result's d-th
+// slice.
 func randomHistory(rng *rand.Rand, hosts, days int) [][]ev {
 	out := make([][]ev, days)
 	modes := []observer.Outcome{observer.OutcomeAlive, observer.OutcomeUnreachable, observer.OutcomeMoving,
@@ -54,6 +55,13 @@ func randomHistory(rng *rand.Rand, hosts, days int) [][]ev {
 					target = fmt.Sprintf("t%d.example", rng.IntN(3))
 				}
 				out[d] = append(out[d], ev{h, a, o, target})
+				if rng.IntN(25) == 0 {
+					// A twin: another check of the host at the same instant
+					// (a pass never writes one, but files could hold one),
+					// which every fold must order the same way.
+					twin := []observer.Outcome{observer.OutcomeAlive, observer.OutcomeHTTPError, observer.OutcomeUnreachable}[rng.IntN(3)]
+					out[d] = append(out[d], ev{h, a, twin, ""})
+				}
 			}
 		}
 	}
