@@ -376,6 +376,13 @@ func lateChecks(ctx context.Context, conn *sql.Conn) (bool, error) {
 	return late, nil
 }
 
+// maxAliveDays is the longest span of days, in one derivation step, for
+// which fold_hosts keeps each host's alive days as a bitstring (a million
+// hosts × 2048 days is 256 MB). Beyond it (a full derivation of years, or a
+// pass run with a --now far off), alive hosts with runs longer than the live
+// window go to the windowed fold.
+const maxAliveDays = 2048
+
 // defaultFoldBucketChecks is how many checks the windowed fold (fold_runs)
 // sorts at once. Above it, the checks of the hosts it folds are split into
 // buckets of hosts, each folded on its own, which bounds the memory of the
@@ -413,7 +420,11 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 	if opts.windowOnly {
 		windowless = "false"
 	}
-	hostParams := strings.NewReplacer("{{first_day}}", firstDay, "{{days}}", strconv.FormatInt(days, 10), "{{windowless}}", windowless)
+	aliveDays := fmt.Sprintf("bitstring_agg((checked_at::DATE - DATE '%s')::INTEGER, 0, %d) FILTER (WHERE outcome = 'alive')", firstDay, days-1)
+	if days > maxAliveDays {
+		aliveDays = "NULL::BITSTRING"
+	}
+	hostParams := strings.NewReplacer("{{alive_days}}", aliveDays, "{{windowless}}", windowless)
 	for _, name := range []string{"fold_hosts", "fold_observer", "fold_edges", "fold_single"} {
 		if err := exec(name, params.Replace(hostParams.Replace(sqlFile(name+".sql")))); err != nil {
 			return nil, err

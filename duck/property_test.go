@@ -206,3 +206,26 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		})
 	}
 }
+
+// TestChecksSpanningYears: when a step's checks span more days than the
+// alive-days bitstring covers, alive hosts with long runs are folded with
+// windows instead, with the same result.
+func TestChecksSpanningYears(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	evs := []ev{discover("a.example", 0), alive("a.example", 0), alive("a.example", 3000*day), alive("a.example", 3001*day),
+		discover("b.example", 2990*day), discover("c.example", 0), fail("c.example", 0)}
+	evs = append(evs, series(alive, "b.example", 2990*day, day, 12)...)
+	write(t, s, "p0", evs)
+	rep := derive(t, s, config.Default().State, true)
+	// a and b are alive in runs longer than the live window: windowed; c,
+	// failing once, needs no bitstring.
+	if rep.Windowed != 2 || rep.Windowless != 1 {
+		t.Fatalf("windowed %d, windowless %d; want 2 and 1", rep.Windowed, rep.Windowless)
+	}
+	got := dump(t, s, dir)
+	if _, err := s.Derive(context.Background(), duck.WindowOnly(duck.DeriveOptions{Full: true})); err != nil {
+		t.Fatal(err)
+	}
+	compareDumps(t, "spanning years", got, dump(t, s, dir))
+}

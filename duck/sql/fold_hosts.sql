@@ -6,9 +6,12 @@
 -- columns, and fold_single decides from it which hosts need the windowed
 -- fold (fold_runs) and which are folded without windows.
 --
--- alive_days has a bit per day from {{first_day}} for {{days}} days, set on
--- the days with an alive check, so a gap of more than live_days days between
--- two alive checks shows as a run of zeros without ordering the checks.
+-- alive_days has a bit per day of the step's checks, set on the days with an
+-- alive check, so a gap of more than live_days days between two alive checks
+-- shows as a run of zeros without ordering the checks. Derive makes it NULL
+-- when the checks span years (a bit per day per host would not fit in
+-- memory), which sends every alive host with a long run to the windowed
+-- fold instead.
 CREATE OR REPLACE TEMP TABLE fold_hosts AS
 SELECT host,
     count(*) AS checks,
@@ -22,7 +25,6 @@ SELECT host,
     min(checked_at) FILTER (WHERE outcome = 'alive') AS first_alive_at,
     max(checked_at) FILTER (WHERE outcome = 'alive') AS last_alive_at,
     max(checked_at) FILTER (WHERE outcome IN ('moving', 'moved')) AS last_redirect_at,
-    bitstring_agg((checked_at::DATE - DATE '{{first_day}}')::INTEGER, 0, {{days}} - 1)
-        FILTER (WHERE outcome = 'alive') AS alive_days
+    {{alive_days}} AS alive_days
 FROM new_checks_all
 GROUP BY host
