@@ -445,9 +445,10 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 		CREATE OR REPLACE TEMP VIEW derived_live_events AS SELECT * FROM fold_live_events`)
 }
 
-// foldWindowed runs the windowed fold (fold_runs) over the hosts fold_single
-// left to it, in buckets of hosts when their checks are many, and defines
-// fold_window_runs over the result. It returns the temporary files it wrote.
+// foldWindowed runs the windowed fold (fold_runs, then the states of its runs
+// in window_states) over the hosts fold_single left to it, in buckets of
+// hosts when their checks are many, and defines fold_window_run_states over
+// the result. It returns the temporary files it wrote.
 func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what, query string) error,
 	params *strings.Replacer, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
 	if err := exec("window checks", `CREATE OR REPLACE TEMP VIEW window_checks_all AS
@@ -481,6 +482,9 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 	if err := exec("carry", "CREATE OR REPLACE TEMP VIEW carry AS SELECT * FROM carry_all"); err != nil {
 		return files, err
 	}
+	if err := exec("run_rules", sqlFile("run_rules.sql")); err != nil {
+		return files, err
+	}
 	var parts []string
 	for b := range buckets {
 		view := "SELECT * FROM window_checks_all"
@@ -497,8 +501,11 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 		if err := exec("fold_runs", params.Replace(sqlFile("fold_runs.sql"))); err != nil {
 			return files, err
 		}
+		if err := exec("window_states", sqlFile("window_states.sql")); err != nil {
+			return files, err
+		}
 		if buckets == 1 {
-			if err := exec("fold_runs", "CREATE OR REPLACE TEMP TABLE fold_window_runs AS SELECT * FROM fold_runs"); err != nil {
+			if err := exec("window_states", "CREATE OR REPLACE TEMP TABLE fold_window_run_states AS SELECT * FROM fold_window_states"); err != nil {
 				return files, err
 			}
 			break
@@ -506,14 +513,14 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 		part := s.path(TmpDir, fmt.Sprintf("%d-part-runs-%04d.parquet", os.Getpid(), b))
 		files = append(files, part)
 		// Uncompressed: the parts are read back once, at once.
-		if err := exec("fold_runs", fmt.Sprintf("COPY (SELECT * FROM fold_runs) TO %s (FORMAT parquet, COMPRESSION uncompressed)",
+		if err := exec("window_states", fmt.Sprintf("COPY (SELECT * FROM fold_window_states) TO %s (FORMAT parquet, COMPRESSION uncompressed)",
 			sqlString(filepath.ToSlash(part)))); err != nil {
 			return files, err
 		}
 		parts = append(parts, sqlString(filepath.ToSlash(part)))
 	}
 	if buckets > 1 {
-		if err := exec("fold_runs", fmt.Sprintf("CREATE OR REPLACE TEMP VIEW fold_window_runs AS SELECT * FROM read_parquet([%s])",
+		if err := exec("window_states", fmt.Sprintf("CREATE OR REPLACE TEMP VIEW fold_window_run_states AS SELECT * FROM read_parquet([%s])",
 			strings.Join(parts, ", "))); err != nil {
 			return files, err
 		}
@@ -531,7 +538,8 @@ func dropFoldTables(conn *sql.Conn) {
 	for _, stmt := range []string{
 		"DROP VIEW IF EXISTS derived_state", "DROP VIEW IF EXISTS derived_transitions",
 		"DROP VIEW IF EXISTS derived_live_events",
-		"DROP VIEW IF EXISTS fold_window_runs", "DROP TABLE IF EXISTS fold_window_runs",
+		"DROP VIEW IF EXISTS fold_window_run_states", "DROP TABLE IF EXISTS fold_window_run_states",
+		"DROP VIEW IF EXISTS fold_window_states",
 		"DROP VIEW IF EXISTS window_checks_all", "DROP TABLE IF EXISTS fold_hosts",
 		"DROP TABLE IF EXISTS fold_edges",
 		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_single_runs",
