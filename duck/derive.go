@@ -501,6 +501,9 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 		if err := exec("fold_runs", params.Replace(sqlFile("fold_runs.sql"))); err != nil {
 			return files, err
 		}
+		if err := exec("fold_runs", "CREATE OR REPLACE TEMP TABLE fold_bucket_runs AS SELECT * FROM fold_runs"); err != nil {
+			return files, err
+		}
 		if err := exec("window_states", sqlFile("window_states.sql")); err != nil {
 			return files, err
 		}
@@ -539,7 +542,7 @@ func dropFoldTables(conn *sql.Conn) {
 		"DROP VIEW IF EXISTS derived_state", "DROP VIEW IF EXISTS derived_transitions",
 		"DROP VIEW IF EXISTS derived_live_events",
 		"DROP VIEW IF EXISTS fold_window_run_states", "DROP TABLE IF EXISTS fold_window_run_states",
-		"DROP VIEW IF EXISTS fold_window_states",
+		"DROP VIEW IF EXISTS fold_window_states", "DROP TABLE IF EXISTS fold_bucket_runs",
 		"DROP VIEW IF EXISTS window_checks_all", "DROP TABLE IF EXISTS fold_hosts",
 		"DROP TABLE IF EXISTS fold_edges",
 		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_single_runs",

@@ -1,7 +1,9 @@
--- fold_window_states: the windowed runs of this bucket (fold_runs) with the
--- state before each (pre), at its end (end_state), and whether it is its
--- host's last run (is_last), by the rules of run_rules.sql with three lags.
--- Per host, so it is computed bucket by bucket with fold_runs.
+-- fold_window_states: the windowed runs of this bucket (fold_bucket_runs,
+-- fold_runs materialised: its sorts and these in one query did not fit the
+-- benchmark's memory) with the state before each (pre), at its end
+-- (end_state), and whether it is its host's last run (is_last), by the rules
+-- of run_rules.sql with three lags. Per host, so it is computed bucket by
+-- bucket with fold_runs.
 CREATE OR REPLACE TEMP VIEW fold_window_states AS
 WITH r AS (
     -- Joined on host alone (carry has one row per host) and the carried
@@ -9,7 +11,7 @@ WITH r AS (
     -- not use a hash join, and the carried fold took minutes per 250,000
     -- hosts instead of about 2 s.
     SELECT r.*, CASE WHEN r.carry_run THEN c.pre_run_state END AS carry_pre
-    FROM fold_runs r LEFT JOIN carry_all c ON c.host = r.host
+    FROM fold_bucket_runs r LEFT JOIN carry_all c ON c.host = r.host
 ), s1 AS (
     SELECT *, run_e1(class, cross_row IS NOT NULL) AS e1 FROM r
 ), s2 AS (
