@@ -89,8 +89,13 @@ type retired struct {
 // the manifest when it defined its views; removing them as soon as a newer
 // generation exists could pull them from under a query that spans two
 // derivations, so they stay for an hour (and the previous generation's
-// stay until the next step in any case).
-const defaultRetiredGrace = time.Hour
+// stay until the next step in any case), but only the last maxRetired
+// generations' of them: `observer serve` during a crawl derives every time
+// the crawl flushes, and an hour of those would be hundreds of states.
+const (
+	defaultRetiredGrace = time.Hour
+	maxRetired          = 4
+)
 
 // files lists every derived file the manifest names.
 func (m *manifest) files() []string {
@@ -665,7 +670,8 @@ func retire(old, next *manifest, grace time.Duration) []retired {
 	if len(now.Files) > 0 {
 		out = append(out, now)
 	}
-	return slices.DeleteFunc(out, func(r retired) bool { return len(r.Files) == 0 })
+	out = slices.DeleteFunc(out, func(r retired) bool { return len(r.Files) == 0 })
+	return out[max(0, len(out)-maxRetired):]
 }
 
 // collectGarbage removes the derived files that the manifest in force names

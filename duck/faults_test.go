@@ -5,10 +5,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
@@ -202,8 +204,9 @@ func openDuckDB(t *testing.T) *sql.DB {
 
 // TestRetiredFilesOutliveDerivations: a reader that defined its views at
 // one generation can still query them after two more derivations (the
-// files it reads are retired, not removed, for an hour), and retired files
-// do go once their grace is over, except the previous generation's.
+// files it reads are retired, not removed, for an hour, four generations at
+// most), and retired files do go once their grace is over, except the
+// previous generation's.
 func TestRetiredFilesOutliveDerivations(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
@@ -245,15 +248,23 @@ func TestRetiredFilesOutliveDerivations(t *testing.T) {
 	if err := readAll(); err != nil {
 		t.Fatalf("reader of generation 1 after generation 3: %v", err)
 	}
+	// Within the grace, only the last four retired generations stay.
+	for i := 3; i <= 5; i++ {
+		write(t, s, fmt.Sprintf("p%d", i), []ev{alive("a.example", time.Duration(i)*day)})
+		derive(t, s, config.State{}, true)
+	}
+	if got := stateFiles(); len(got) != 5 || !strings.HasSuffix(got[0], "state-00000002.parquet") {
+		t.Fatalf("state files after six generations = %v, want generations 2 to 6", got)
+	}
 	// With no grace, the next step keeps only its own files and the
 	// previous generation's.
-	write(t, s, "p3", []ev{alive("a.example", 3*day)})
+	write(t, s, "p6", []ev{alive("a.example", 6*day)})
 	if _, err := s.Derive(context.Background(), duck.WithRetiredGrace(duck.DeriveOptions{Full: true}, 0)); err != nil {
 		t.Fatal(err)
 	}
 	got := stateFiles()
-	if len(got) != 2 || !strings.HasSuffix(got[0], "state-00000003.parquet") || !strings.HasSuffix(got[1], "state-00000004.parquet") {
-		t.Fatalf("state files = %v, want generations 3 and 4", got)
+	if len(got) != 2 || !strings.HasSuffix(got[0], "state-00000006.parquet") || !strings.HasSuffix(got[1], "state-00000007.parquet") {
+		t.Fatalf("state files = %v, want generations 6 and 7", got)
 	}
 	if err := readAll(); err == nil {
 		t.Fatal("the reader of generation 1 still reads after its files were collected: the test proves nothing")
