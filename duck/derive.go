@@ -271,7 +271,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	next.State = "state-" + gen + ".parquet"
 	// fold_state is a view, computed as it is written: materialising a
 	// million hosts first would cost as much again.
-	if err := s.copyAtomically(ctx, conn, "SELECT * FROM derived_state", filepath.Join(derived, next.State)); err != nil {
+	if err := s.copyAtomically(ctx, conn, "SELECT * FROM fold_state", filepath.Join(derived, next.State)); err != nil {
 		return rep, fmt.Errorf("derive: write %s: %w", next.State, err)
 	}
 	for _, out := range []struct {
@@ -279,8 +279,8 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		list              *[]string
 		count             *int64
 	}{
-		{"derived_transitions", transitionsDir, "checked_at, host, to_state", &next.Transitions, &rep.Transitions},
-		{"derived_live_events", liveEventsDir, "day", &next.LiveEvents, nil},
+		{"fold_transitions", transitionsDir, "checked_at, host, to_state", &next.Transitions, &rep.Transitions},
+		{"fold_live_events", liveEventsDir, "day", &next.LiveEvents, nil},
 	} {
 		var n int64
 		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+out.table).Scan(&n); err != nil {
@@ -398,8 +398,8 @@ const maxAliveDays = 2048
 // splits only when many hosts change.
 const defaultFoldBucketChecks = 8_000_000
 
-// fold runs the fold's SQL for this step and defines derived_state,
-// derived_transitions and derived_live_events, the step's results. It
+// fold runs the fold's SQL for this step, which defines fold_state,
+// fold_transitions and fold_live_events, the step's results. It
 // returns the temporary files it wrote, even on error, for the caller to
 // remove when the step ends (after a crash, the next Open removes them).
 func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replacer, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
@@ -445,9 +445,7 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 			return files, err
 		}
 	}
-	return files, exec("results", `CREATE OR REPLACE TEMP VIEW derived_state AS SELECT * FROM fold_state;
-		CREATE OR REPLACE TEMP VIEW derived_transitions AS SELECT * FROM fold_transitions;
-		CREATE OR REPLACE TEMP VIEW derived_live_events AS SELECT * FROM fold_live_events`)
+	return files, nil
 }
 
 // foldWindowed runs the windowed fold (fold_runs, then the states of its runs
@@ -483,9 +481,6 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 			query, sqlString(filepath.ToSlash(split)))); err != nil {
 			return files, err
 		}
-	}
-	if err := exec("carry", "CREATE OR REPLACE TEMP VIEW carry AS SELECT * FROM carry_all"); err != nil {
-		return files, err
 	}
 	if err := exec("run_rules", sqlFile("run_rules.sql")); err != nil {
 		return files, err
@@ -544,8 +539,6 @@ func removeFiles(files []string) {
 
 func dropFoldTables(conn *sql.Conn) {
 	for _, stmt := range []string{
-		"DROP VIEW IF EXISTS derived_state", "DROP VIEW IF EXISTS derived_transitions",
-		"DROP VIEW IF EXISTS derived_live_events",
 		"DROP VIEW IF EXISTS fold_window_run_states", "DROP TABLE IF EXISTS fold_window_run_states",
 		"DROP VIEW IF EXISTS fold_window_states", "DROP TABLE IF EXISTS fold_bucket_runs",
 		"DROP VIEW IF EXISTS window_checks_all", "DROP TABLE IF EXISTS fold_hosts",
@@ -554,8 +547,7 @@ func dropFoldTables(conn *sql.Conn) {
 		"DROP VIEW IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
 		"DROP TABLE IF EXISTS fold_transitions", "DROP TABLE IF EXISTS fold_run_states",
 		"DROP TABLE IF EXISTS fold_observer",
-		"DROP VIEW IF EXISTS fold_runs", "DROP VIEW IF EXISTS carry",
-		"DROP VIEW IF EXISTS new_checks", "DROP VIEW IF EXISTS new_discoveries",
+		"DROP VIEW IF EXISTS fold_runs", "DROP VIEW IF EXISTS new_checks",
 		"DROP VIEW IF EXISTS carry_all", "DROP VIEW IF EXISTS new_checks_all",
 		"DROP VIEW IF EXISTS new_discoveries_all",
 	} {

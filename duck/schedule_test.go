@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -129,7 +130,7 @@ func TestSchedule(t *testing.T) {
 		write(t, again, "other-pass", evs)
 		derive(t, again, st, true)
 		views(t, again, t0)
-		if got := nextChecks(t, again, t0); !mapsEqual(got, next) {
+		if got := nextChecks(t, again, t0); !maps.Equal(got, next) {
 			t.Fatal("the same history scheduled differently")
 		}
 	})
@@ -169,16 +170,4 @@ func TestSchedule(t *testing.T) {
 			}
 		}
 	})
-}
-
-func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -93,12 +94,12 @@ func TestKilledBuildLeavesTheOldSiteOrTheNew(t *testing.T) {
 		}
 		took = max(took, time.Since(start))
 		got := readTree(t, public)
-		if newSite != nil && !sameTree(got, newSite) {
+		if newSite != nil && !maps.Equal(got, newSite) {
 			t.Fatalf("two builds of the same data and content differ: %s", diffTree(newSite, got))
 		}
 		newSite = got
 	}
-	if sameTree(oldSite, newSite) {
+	if maps.Equal(oldSite, newSite) {
 		t.Fatal("the old and the new site are the same: the test would prove nothing")
 	}
 	for _, f := range []string{"live.txt", "about/index.html", "gone.txt", "added.txt"} {
@@ -165,11 +166,11 @@ func TestKilledBuildLeavesTheOldSiteOrTheNew(t *testing.T) {
 		}
 		got := readTree(t, public)
 		switch {
-		case sameTree(got, oldSite) && swapped:
+		case maps.Equal(got, oldSite) && swapped:
 			t.Fatalf("iteration %d, killed %s: the old site came back", i, when)
-		case sameTree(got, oldSite):
+		case maps.Equal(got, oldSite):
 			sawOld++
-		case sameTree(got, newSite):
+		case maps.Equal(got, newSite):
 			sawNew++
 		default:
 			t.Fatalf("iteration %d, killed %s: %s is neither the old site (%s) nor the new one (%s)",
@@ -186,7 +187,7 @@ func TestKilledBuildLeavesTheOldSiteOrTheNew(t *testing.T) {
 		if code, out, errs := runObserver(t, args...); code != exitOK {
 			t.Fatalf("iteration %d, killed %s: the next build: exit %d\n%s\n%s", i, when, code, out, errs)
 		}
-		if got := readTree(t, public); !sameTree(got, newSite) {
+		if got := readTree(t, public); !maps.Equal(got, newSite) {
 			t.Fatalf("iteration %d: the build after the kill is not the new site: %s", i, diffTree(newSite, got))
 		}
 		if after := besideOutput(t, work); !slices.Equal(after, leftovers) {
@@ -266,18 +267,6 @@ func readTree(t *testing.T, dir string) map[string]string {
 		t.Fatalf("read %s: %v", dir, err)
 	}
 	return m
-}
-
-func sameTree(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // diffTree names the files that differ between want and got, a few at most.

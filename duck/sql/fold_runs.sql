@@ -1,13 +1,13 @@
 -- fold_runs: the runs of this derivation step's hosts that fold_single could
--- not fold without windows (the views new_checks and carry hold their new
--- checks and carried state). A run is a maximal sequence of
+-- not fold without windows (the view new_checks holds a bucket's new checks
+-- of them, carry_all the carried state). A run is a maximal sequence of
 -- consecutive checks of one host (ordered by checked_at, then pass_id) with
 -- the same class: A alive, O opted_out, M moved (permanent redirect), T moving
 -- (temporary redirect), F any failure. Every state rule is a function of a
 -- check's position n in its run, the run's start and the state before the
 -- run, so the fold is window functions, not recursion.
 --
--- Incremental and full derivation are the same SQL: the carry table holds one
+-- Incremental and full derivation are the same SQL: the carry holds one
 -- row per host summarising its past (its current run's class, length n and
 -- start, the state before that run, its last alive time), which stands in for
 -- the host's old checks as the first row of its history. Full derivation runs
@@ -25,7 +25,7 @@ WITH src AS (
     SELECT host, last_checked_at AS ts, last_pass_id AS pass_id, run_class AS class,
            last_outcome AS outcome, NULL::VARCHAR AS moved_to,
            true AS is_carry, run_n AS base_n, run_start AS base_start, last_alive_at AS alive_ts
-    FROM carry
+    FROM carry_all
     WHERE checks > 0 AND host IN (SELECT host FROM new_checks)
     UNION ALL
     SELECT host, checked_at, pass_id,
