@@ -545,7 +545,7 @@ func dropFoldTables(conn *sql.Conn) {
 		"DROP TABLE IF EXISTS fold_edges",
 		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_single_runs",
 		"DROP VIEW IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
-		"DROP TABLE IF EXISTS fold_transitions", "DROP TABLE IF EXISTS fold_run_states",
+		"DROP TABLE IF EXISTS fold_transitions", "DROP VIEW IF EXISTS fold_run_states",
 		"DROP TABLE IF EXISTS fold_observer",
 		"DROP VIEW IF EXISTS fold_runs", "DROP VIEW IF EXISTS new_checks",
 		"DROP VIEW IF EXISTS carry_all", "DROP VIEW IF EXISTS new_checks_all",

@@ -5,7 +5,7 @@
 -- pre is the state before the run, end_state the state after it, before and
 -- after the states before and from its crossing row, start_state the state
 -- at its first check, and is_last marks each host's last run.
-CREATE OR REPLACE TEMP TABLE fold_run_states AS
+CREATE OR REPLACE TEMP VIEW fold_run_states AS
 WITH single AS (
     SELECT host, run_id, class, carry_run, n, run_start, first_row, last_row, cross_row, live_starts, live_ends,
         CASE WHEN carry_run THEN carry_pre ELSE 'discovered' END AS pre,
