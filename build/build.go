@@ -57,6 +57,11 @@ type Options struct {
 	// User-Agent (.Site.UserAgent).
 	Version string
 	Logger  *slog.Logger
+	// OutputLocked says the caller holds the output's lock (observer build
+	// and serve do), so no other build can be staging beside it: a staging
+	// directory found there is a killed build's and is removed at once.
+	// Without it, only those older than an hour are.
+	OutputLocked bool
 }
 
 // Report counts what a build did.
@@ -127,7 +132,7 @@ func Build(ctx context.Context, opts Options) (Report, error) {
 	}
 	rep.Pages = len(pages)
 
-	out, err := newOutput(opts.OutDir)
+	out, err := newOutput(opts.OutDir, opts.OutputLocked)
 	if err != nil {
 		return rep, fmt.Errorf("build: %w", err)
 	}

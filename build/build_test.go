@@ -764,4 +764,15 @@ func TestStaleStagingIsRemoved(t *testing.T) {
 	if _, err := os.Stat(fresh); err != nil {
 		t.Errorf("a recent staging directory (maybe a concurrent build's) was removed: %v", err)
 	}
+
+	// A caller holding the output's lock knows no build is running beside
+	// it, so the recent one goes too.
+	_, err = build.Build(context.Background(), build.Options{Config: testConfig(), SiteDir: t.TempDir(),
+		OutDir: filepath.Join(parent, "public"), Data: smallData(), Now: now, OutputLocked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(fresh); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a build holding the lock left a killed build's staging directory: %v", err)
+	}
 }

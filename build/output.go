@@ -37,7 +37,9 @@ type output struct {
 	committed bool
 }
 
-func newOutput(dir string) (*output, error) {
+// newOutput prepares the staging directory. locked says no other build
+// can be writing beside dir (see Options.OutputLocked).
+func newOutput(dir string, locked bool) (*output, error) {
 	dir = filepath.Clean(dir)
 	if st, err := os.Lstat(dir); err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("output %s exists and is not a directory", dir)
@@ -46,7 +48,7 @@ func newOutput(dir string) (*output, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("create output parent: %w", err)
 	}
-	removeStale(parent, "."+filepath.Base(dir)+".build-")
+	removeStale(parent, "."+filepath.Base(dir)+".build-", locked)
 	stage, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".build-")
 	if err != nil {
 		return nil, fmt.Errorf("create staging directory: %w", err)
@@ -59,12 +61,15 @@ func newOutput(dir string) (*output, error) {
 	return &output{dir: dir, stage: stage, files: map[string]string{}}, nil
 }
 
-// staleAfter is how old a staging directory must be before a build takes it
-// for the leftover of a crashed build (rather than a concurrent build's) and
-// removes it.
+// staleAfter is how old a staging directory must be before a build that does
+// not hold the output's lock takes it for the leftover of a crashed build
+// (rather than a concurrent build's) and removes it.
 const staleAfter = time.Hour
 
-func removeStale(parent, prefix string) {
+// removeStale removes the staging directories of crashed builds: every one
+// when the caller holds the output's lock (only a dead build can have left
+// one), else those older than staleAfter.
+func removeStale(parent, prefix string, locked bool) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return
@@ -73,7 +78,7 @@ func removeStale(parent, prefix string) {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
 			continue
 		}
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAfter {
+		if info, err := e.Info(); err == nil && (locked || time.Since(info.ModTime()) > staleAfter) {
 			os.RemoveAll(filepath.Join(parent, e.Name()))
 		}
 	}

@@ -104,6 +104,8 @@ func buildSite(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 		Now:     now,
 		Version: version(),
 		Logger:  log,
+		// Both callers, observer build and serve, hold lockOutput.
+		OutputLocked: true,
 	})
 }
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -190,7 +189,9 @@ func TestKilledBuildLeavesTheOldSiteOrTheNew(t *testing.T) {
 		if got := readTree(t, public); !maps.Equal(got, newSite) {
 			t.Fatalf("iteration %d: the build after the kill is not the new site: %s", i, diffTree(newSite, got))
 		}
-		if after := besideOutput(t, work); !slices.Equal(after, leftovers) {
+		// It holds the output's lock, so whatever staging directory it
+		// finds is the killed build's, and it removes it.
+		if after := besideOutput(t, work); len(after) > 0 {
 			t.Fatalf("iteration %d: the build after the kill left %v beside the output (before it: %v)", i, after, leftovers)
 		}
 	}
