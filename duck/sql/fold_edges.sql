@@ -6,13 +6,18 @@
 -- sort; ties at the same time are broken as the windowed fold orders checks
 -- (by pass_id, then class, outcome and moved_to, NULLs last), and the facts
 -- by pass_id, software, version and name, so the result never depends on
--- the order the files are read in.
+-- the order the files are read in. Each row repeats its host's fold_hosts
+-- row, so that fold_single and the derived state read one table instead of
+-- joining two (a join of a million rows to a million costs more than the
+-- columns).
 
 -- at_edge(lo, hi): the new checks at the edges of the hosts with lo to hi
 -- new checks, and the flags saying which edges each is at.
 CREATE OR REPLACE TEMP MACRO at_edge(lo, hi) AS TABLE
 SELECT n.host, n.checked_at, n.outcome, n.pass_id, n.moved_to, n.peers_etag, n.peers_last_modified,
     n.software, n.version, n.name,
+    h.checks, h.alive_checks, h.opted_out_checks, h.moved_checks, h.moving_checks,
+    h.first_checked_at, h.last_checked_at, h.last_peers_at, h.first_alive_at, h.last_alive_at, h.alive_days,
     n.checked_at = h.first_checked_at AS is_first,
     n.checked_at = h.last_checked_at AS is_last,
     n.checked_at = h.last_alive_at AND n.outcome = 'alive' AS is_facts,
@@ -30,7 +35,8 @@ JOIN (SELECT * FROM fold_hosts WHERE checks BETWEEN lo AND hi) h ON n.host = h.h
 CREATE OR REPLACE TEMP TABLE fold_edges AS
 -- A host checked once in the step (nearly every host, in a daily step) has
 -- one check at every edge, so it needs no aggregate.
-SELECT host,
+SELECT host, checks, alive_checks, opted_out_checks, moved_checks, moving_checks,
+    first_checked_at, last_checked_at, last_peers_at, first_alive_at, last_alive_at, alive_days,
     check_row AS first_new,
     check_row AS last_new,
     CASE WHEN is_facts THEN check_facts END AS facts,
@@ -38,7 +44,10 @@ SELECT host,
     CASE WHEN is_redirect THEN {'target': moved_to} END AS redirect
 FROM at_edge(1, 1)
 UNION ALL
-SELECT host,
+SELECT host, any_value(checks), any_value(alive_checks), any_value(opted_out_checks),
+    any_value(moved_checks), any_value(moving_checks), any_value(first_checked_at),
+    any_value(last_checked_at), any_value(last_peers_at), any_value(first_alive_at),
+    any_value(last_alive_at), any_value(alive_days),
     arg_min(check_row, row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_first),
     arg_max(check_row, row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_last),
     arg_max(check_facts, row(pass_id, software, version, name)) FILTER (WHERE is_facts),

@@ -1,7 +1,7 @@
 -- fold_single_runs: the runs (in fold_runs' shape) of the hosts whose new
--- checks all extend one run, folded from fold_hosts and fold_edges without
--- windows; fold_window_hosts: every other checked host, which fold_runs
--- folds with windows. Most hosts are alive (or failing) at every check, so
+-- checks all extend one run, folded from fold_edges (which carries
+-- fold_hosts' aggregates) without windows; fold_window_hosts: every other
+-- checked host, which fold_runs folds with windows. Most hosts are alive (or failing) at every check, so
 -- this keeps the sort of every check out of a derivation step.
 --
 -- A host is folded here when all its new checks have one class, the same as
@@ -19,20 +19,19 @@
 -- same histories both ways.
 CREATE OR REPLACE TEMP TABLE fold_single_runs AS
 WITH classed AS (
-    SELECT h.host, h.checks, h.first_checked_at, h.last_checked_at, h.first_alive_at, h.last_alive_at,
-        h.alive_days, e.first_new, e.last_new,
-        CASE WHEN h.alive_checks = h.checks THEN 'A'
-             WHEN h.opted_out_checks = h.checks THEN 'O'
-             WHEN h.moved_checks = h.checks THEN 'M'
-             WHEN h.moving_checks = h.checks THEN 'T'
-             WHEN h.alive_checks + h.opted_out_checks + h.moved_checks + h.moving_checks = 0 THEN 'F' END AS class,
+    SELECT e.host, e.checks, e.first_checked_at, e.last_checked_at, e.first_alive_at, e.last_alive_at,
+        e.alive_days, e.first_new, e.last_new,
+        CASE WHEN e.alive_checks = e.checks THEN 'A'
+             WHEN e.opted_out_checks = e.checks THEN 'O'
+             WHEN e.moved_checks = e.checks THEN 'M'
+             WHEN e.moving_checks = e.checks THEN 'T'
+             WHEN e.alive_checks + e.opted_out_checks + e.moved_checks + e.moving_checks = 0 THEN 'F' END AS class,
         coalesce(c.checks, 0) > 0 AS carry_run,
         c.run_class AS carry_class, c.run_n AS carry_n, c.run_start AS carry_start,
         c.last_checked_at AS carry_ts, c.last_pass_id AS carry_pass_id, c.last_outcome AS carry_outcome,
         c.last_alive_at AS carry_alive_at, c.pre_run_state AS carry_pre
-    FROM fold_hosts h
-    JOIN fold_edges e ON e.host = h.host
-    LEFT JOIN carry_all c ON c.host = h.host
+    FROM fold_edges e
+    LEFT JOIN carry_all c ON c.host = e.host
 ), placed AS (
     SELECT *,
         CASE WHEN carry_run THEN carry_n ELSE 0 END AS base_n,

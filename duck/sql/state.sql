@@ -16,17 +16,17 @@
 --   dead, moved, opted_out: last_checked_at + inactive_interval ± inactive_jitter.
 -- The jitter is md5(host ':' checks), so it is deterministic and the same on
 -- every DuckDB version (hash() is not stable across versions).
--- The new checks' aggregates come from fold_hosts and fold_edges, the last
+-- The new checks' aggregates come from fold_edges (which repeats fold_hosts'
+-- row of each host), the last
 -- run from fold_run_states, the observer's start from fold_observer.
 CREATE OR REPLACE TEMP VIEW fold_state AS
 WITH checked AS (
     -- The hosts with new checks: their aggregates, the facts of their
     -- edges, their last run and their last change of state.
-    SELECT e.host, h.checks, h.first_checked_at, h.last_peers_at, h.first_alive_at, h.last_alive_at,
+    SELECT e.host, e.checks, e.first_checked_at, e.last_peers_at, e.first_alive_at, e.last_alive_at,
         e.peers_validators, e.facts, e.redirect,
         r.class, r.n, r.run_start, r.pre, r.end_state, r.last_row, t.changed_at
-    FROM fold_hosts h
-    JOIN fold_edges e ON e.host = h.host
+    FROM fold_edges e
     JOIN fold_run_states r ON r.host = e.host AND r.is_last
     LEFT JOIN (SELECT host, max(checked_at) AS changed_at FROM fold_transitions GROUP BY host) t ON t.host = e.host
 ), new_disc AS (
