@@ -435,6 +435,12 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 			return nil, err
 		}
 	}
+	// From here on fold_edges stands in for fold_hosts (it repeats its rows),
+	// and a million hosts' aggregates held while the state is written are
+	// what pushed the full derivation's peak over 1.5 GiB.
+	if err := exec("free fold_hosts", "DROP TABLE fold_hosts"); err != nil {
+		return nil, err
+	}
 
 	files, err = s.foldWindowed(ctx, conn, exec, params, opts, rep)
 	if err != nil {
@@ -527,6 +533,10 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 			strings.Join(parts, ", "))); err != nil {
 			return files, err
 		}
+	}
+	// The last bucket's runs are in fold_window_run_states now.
+	if err := exec("free fold_bucket_runs", "DROP TABLE fold_bucket_runs"); err != nil {
+		return files, err
 	}
 	return files, nil
 }
