@@ -31,6 +31,17 @@ CREATE OR REPLACE TEMP MACRO run_end(class, crossed, e2, prev_e2) AS
     CASE WHEN class = 'A' THEN
         CASE WHEN prev_e2 = 'dead' AND NOT crossed THEN 'reviving' ELSE 'live' END
     ELSE e2 END;
+-- The same rules over a run's inputs as one value (run_inputs), with those
+-- of the runs before it (NULL where there is none), for window_states.sql:
+-- the state before a run is the carry's for the carried run, else the end
+-- state of the run before it.
+CREATE OR REPLACE TEMP MACRO run_inputs(class, crossed, ever_alive, carry_run, carry_pre) AS
+    {'class': class, 'crossed': crossed, 'ever_alive': ever_alive, 'carry_run': carry_run, 'carry_pre': carry_pre};
+CREATE OR REPLACE TEMP MACRO run_e1_of(x) AS run_e1(x.class, x.crossed);
+CREATE OR REPLACE TEMP MACRO run_e2_of(x, x1) AS
+    run_e2(x.class, x.crossed, x.ever_alive, run_e1_of(x), CASE WHEN x.carry_run THEN x.carry_pre ELSE run_e1_of(x1) END);
+CREATE OR REPLACE TEMP MACRO run_end_of(x, x1, x2) AS
+    run_end(x.class, x.crossed, run_e2_of(x, x1), CASE WHEN x.carry_run THEN x.carry_pre ELSE run_e2_of(x1, x2) END);
 -- The state of a run's checks before its crossing row ...
 CREATE OR REPLACE TEMP MACRO run_before(class, pre, ever_alive, end_state) AS
     CASE class WHEN 'T' THEN 'moving'
