@@ -1,8 +1,9 @@
 -- fold_single_runs: the runs (in fold_runs' shape) of the hosts whose new
 -- checks all extend one run, folded from fold_edges (which carries
 -- fold_hosts' aggregates) without windows; fold_window_hosts: every other
--- checked host, which fold_runs folds with windows. Most hosts are alive (or failing) at every check, so
--- this keeps the sort of every check out of a derivation step.
+-- checked host, which fold_runs folds with windows. Most hosts are alive
+-- (or failing) at every check, so this keeps the sort of every check out of
+-- a derivation step.
 --
 -- A host is folded here when all its new checks have one class, the same as
 -- its carried run's (if it has carried checks), and where its run would

@@ -16,9 +16,9 @@
 --   dead, moved, opted_out: last_checked_at + inactive_interval ± inactive_jitter.
 -- The jitter is md5(host ':' checks), so it is deterministic and the same on
 -- every DuckDB version (hash() is not stable across versions).
--- The new checks' aggregates come from fold_edges (which repeats fold_hosts'
--- row of each host), the last
--- run from fold_run_states, the observer's start from fold_observer.
+-- The new checks' aggregates come from fold_edges (which repeats each host's
+-- fold_hosts row), the last run from fold_run_states, the observer's start
+-- from fold_observer.
 CREATE OR REPLACE TEMP VIEW fold_state AS
 WITH checked AS (
     -- The hosts with new checks: their aggregates, the facts of their
