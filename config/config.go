@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -64,7 +65,7 @@ type Crawl struct {
 	// DuckDBMemoryLimit bounds DuckDB's memory in the crawl process, which
 	// reads the due list and writes the snapshots (its memory_limit; past
 	// it, DuckDB spills to data/tmp). The derivation before the pass runs
-	// in a child process of its own with DuckDB's default limit.
+	// in a child process of its own, under state.memory_limit.
 	DuckDBMemoryLimit string `toml:"duckdb_memory_limit"`
 }
 
@@ -91,6 +92,12 @@ type State struct {
 	// DiscoveryDelay: new discoveries are due at a random time within this
 	// delay, except during the observer's first Warmup, when they are due at once.
 	DiscoveryDelay Duration `toml:"discovery_delay"`
+	// MemoryLimit bounds DuckDB's memory while it derives the states and
+	// answers queries (a crawl's derivation before its pass, build, sql,
+	// serve), e.g. "1GB"; past it, DuckDB spills to data/tmp. Empty means
+	// DuckDB's default, 80% of the machine's memory. A million hosts × 30
+	// days derive within 1GB (docs/benchmarks.md).
+	MemoryLimit string `toml:"memory_limit"`
 }
 
 // Serve configures the live preview.
@@ -196,8 +203,23 @@ func (c Config) Validate() error {
 		return fmt.Errorf("state.failures_to_dead must not be negative")
 	case c.Site.Theme == "" || strings.ContainsAny(c.Site.Theme, `/\`) || c.Site.Theme == "." || c.Site.Theme == "..":
 		return fmt.Errorf("site.theme must be a directory name, got %q", c.Site.Theme)
+	case !validMemorySize(c.Crawl.DuckDBMemoryLimit):
+		return fmt.Errorf("crawl.duckdb_memory_limit must be a size like 256MB or 1GiB, got %q", c.Crawl.DuckDBMemoryLimit)
+	case !validMemorySize(c.State.MemoryLimit):
+		return fmt.Errorf("state.memory_limit must be a size like 1GB or 512MiB, got %q", c.State.MemoryLimit)
 	}
 	return nil
+}
+
+// memorySize is what DuckDB's memory_limit accepts, less its rarely used
+// spellings: a number and a unit of 1000^i (KB…TB) or 1024^i (KiB…TiB).
+var memorySize = regexp.MustCompile(`^[0-9]+(\.[0-9]+)? ?([KMGT]i?B)$`)
+
+// validMemorySize reports whether s is empty (no limit) or a size DuckDB
+// takes, so that a typo is refused with the setting's name, before any
+// DuckDB message about a SET statement the user never wrote.
+func validMemorySize(s string) bool {
+	return s == "" || memorySize.MatchString(s)
 }
 
 // UserAgent is the header the crawler sends: product token, version and a

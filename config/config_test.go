@@ -66,11 +66,25 @@ func TestInvalidValues(t *testing.T) {
 		{"[site]\ntheme = \"../etc\"", "site.theme"},
 		{"[crawl]\nproduct_token = \"a b\"", "product_token"},
 		{"[site\n", "line 1"},
+		{"[state]\nmemory_limit = \"80%\"", "state.memory_limit"},
+		{"[state]\nmemory_limit = \"1G\"", "state.memory_limit"},
+		{"[crawl]\nduckdb_memory_limit = \"lots\"", "crawl.duckdb_memory_limit"},
 	} {
 		cfg := config.Default()
 		err := config.Parse([]byte(tc.toml), &cfg)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: want error containing %q, got %v", tc.toml, tc.want, err)
+		}
+	}
+}
+
+func TestMemoryLimits(t *testing.T) {
+	for _, v := range []string{"", "1GB", "512MiB", "1.5GB", "300 MB", "2TiB"} {
+		cfg := config.Default()
+		if err := config.Parse([]byte("[state]\nmemory_limit = \""+v+"\""), &cfg); err != nil {
+			t.Errorf("%q: %v", v, err)
+		} else if cfg.State.MemoryLimit != v {
+			t.Errorf("%q: read as %q", v, cfg.State.MemoryLimit)
 		}
 	}
 }

@@ -179,6 +179,10 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		if _, err := s.db.ExecContext(ctx, "SET preserve_insertion_order = false"); err != nil {
 			return rep, fmt.Errorf("derive: %w", err)
 		}
+		// The setting is global: queries run on this Store after the
+		// derivation (observer sql, a build) keep the order of what they
+		// read, as without a limit.
+		defer s.db.ExecContext(context.Background(), "RESET preserve_insertion_order")
 	}
 
 	old, err := s.readManifest()

@@ -15,8 +15,8 @@ import (
 // process is the long-lived orchestrator: DuckDB keeps the memory a
 // derivation of a million hosts needed (around a gigabyte) for as long as
 // the process lives, so the derivation runs where that memory is returned
-// when it ends, and the crawl's own DuckDB only reads the due list and
-// writes snapshots, under crawl.duckdb_memory_limit.
+// when it ends (under state.memory_limit), and the crawl's own DuckDB only
+// reads the due list and writes snapshots, under crawl.duckdb_memory_limit.
 func deriveInChild(ctx context.Context, e env, c common) error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -60,6 +60,6 @@ func runDerive(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer store.Close()
-	_, err = store.Derive(ctx, duck.DeriveOptions{State: cfg.State})
+	_, err = store.Derive(ctx, duck.DeriveOptions{State: cfg.State, MemoryLimit: cfg.State.MemoryLimit})
 	return err
 }

@@ -404,3 +404,30 @@ func loadViewsScript(t *testing.T, script string) *sql.DB {
 	}
 	return db
 }
+
+// state.memory_limit bounds DuckDB while it derives and answers, and the
+// derivation's own setting (no insertion order) does not leak into the
+// query.
+func TestSQLRunsUnderTheConfiguredMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "observer.toml")
+	if err := os.WriteFile(cfg, []byte("[state]\nmemory_limit = \"300MB\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := "SELECT current_setting('memory_limit') AS m, current_setting('preserve_insertion_order') AS p"
+	code, out, errs := runObserver(t, "sql", "--config", cfg, "--data", dir, "--format", "csv", q)
+	if code != exitOK || out != "m,p\n286.1 MiB,true\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "derived", "manifest.json")); err != nil {
+		t.Fatalf("sql did not derive: %v", err)
+	}
+
+	if err := os.WriteFile(cfg, []byte("[state]\nmemory_limit = \"lots\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runObserver(t, "sql", "--config", cfg, "--data", dir, q)
+	if code == exitOK || !strings.Contains(errs, "state.memory_limit") || !strings.Contains(errs, cfg) {
+		t.Fatalf("a bad limit: exit %d, stderr %q", code, errs)
+	}
+}
