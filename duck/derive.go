@@ -205,6 +205,14 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		full, rep.FullReason = true, "no previous derivation"
 	case old.Rules != rules:
 		full, rep.FullReason = true, "state thresholds or the state's schema changed"
+	default:
+		// data/derived is a cache of the snapshots: a damaged file of it (a
+		// disk error, a hand edit) is rebuilt from them, not an error.
+		if err := s.readable(ctx, old); err != nil {
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			full, rep.FullReason = true, "a derived file is unreadable: "+first
+			s.log.Warn("derive: rebuilding the derived state from the snapshots", "reason", rep.FullReason)
+		}
 	}
 
 	conn, err := s.db.Conn(ctx)
@@ -368,6 +376,27 @@ func (s *Store) snapshotSource(files []string, schemaTable, columns string) stri
 	// since the files were written reads as NULL even when no file has it.
 	return fmt.Sprintf("SELECT %s FROM (FROM %s UNION ALL BY NAME FROM read_parquet([%s], union_by_name = true))",
 		columns, schemaTable, strings.Join(quoted, ", "))
+}
+
+// readable reads the footers of the derived files m names (each footer
+// holds its rows and columns), which fails, naming the file, for a missing,
+// truncated or foreign file, without reading their data: one query per kind
+// of file, as the kinds differ in columns.
+func (s *Store) readable(ctx context.Context, m *manifest) error {
+	for _, files := range [][]string{{m.State}, m.Transitions, m.LiveEvents} {
+		if len(files) == 0 {
+			continue
+		}
+		quoted := make([]string, len(files))
+		for i, f := range files {
+			quoted[i] = sqlString(s.derivedPath(f))
+		}
+		var n int64
+		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(["+strings.Join(quoted, ", ")+"])").Scan(&n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lateChecks reports whether a new check is not later than its host's last

@@ -270,3 +270,64 @@ func TestRetiredFilesOutliveDerivations(t *testing.T) {
 		t.Fatal("the reader of generation 1 still reads after its files were collected: the test proves nothing")
 	}
 }
+
+// data/derived is a cache of the snapshots: a damaged file in it is rebuilt
+// from them, whether or not there are new snapshots to fold.
+func TestDamagedDerivedFilesAreRebuilt(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		damage   func(m map[string]any) string // the file to damage, relative to data/derived
+		newFiles bool
+	}{
+		{"state truncated, nothing new", func(m map[string]any) string { return m["state"].(string) }, false},
+		{"state truncated, a new file", func(m map[string]any) string { return m["state"].(string) }, true},
+		{"transitions damaged", func(m map[string]any) string { return m["transitions"].([]any)[0].(string) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir)
+			write(t, s, "p0", []ev{alive("a.example", 0), alive("b.example", 0)})
+			derive(t, s, config.State{}, false)
+			write(t, s, "p1", []ev{fail("a.example", day), alive("b.example", day)})
+			if rep := derive(t, s, config.State{}, false); rep.Full {
+				t.Fatalf("second step not incremental: %+v", rep)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "derived", "manifest.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			bad := filepath.Join(dir, "derived", filepath.FromSlash(tc.damage(m)))
+			real, err := os.ReadFile(bad)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(bad, real[:len(real)/2], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tc.newFiles {
+				write(t, s, "p2", []ev{alive("a.example", 2*day)})
+			}
+
+			rep := derive(t, s, config.State{}, false)
+			if !rep.Full || !strings.Contains(rep.FullReason, "unreadable") || !strings.Contains(rep.FullReason, filepath.Base(bad)) {
+				t.Fatalf("want a full derivation naming %s, got %+v", filepath.Base(bad), rep)
+			}
+			views(t, s, t0.Add(3*day))
+			want := "dying since d1"
+			wantTransitions := "discovered>live d0,live>dying d1"
+			if tc.newFiles {
+				want, wantTransitions = "live since d2", wantTransitions+",dying>live d2"
+			}
+			if got := stateOf(t, s, "a.example"); got != want {
+				t.Fatalf("a.example: %s, want %s", got, want)
+			}
+			if got := strings.Join(transitionsOf(t, s, "a.example"), ","); got != wantTransitions {
+				t.Fatalf("a.example's transitions: %s, want %s", got, wantTransitions)
+			}
+		})
+	}
+}
