@@ -186,6 +186,14 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	}
 
 	old, err := s.readManifest()
+	var damaged *damagedManifestError
+	if errors.As(err, &damaged) {
+		// The manifest is the cache's index; without it the cache is
+		// rebuilt from the snapshots, like a damaged file of it.
+		rep.FullReason = err.Error()
+		s.log.Warn("derive: rebuilding the derived state from the snapshots", "reason", rep.FullReason)
+		old, err = nil, nil
+	}
 	if err != nil {
 		return rep, err
 	}
@@ -201,6 +209,8 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	full := opts.Full
 	switch {
 	case full:
+	case old == nil && rep.FullReason != "":
+		full = true
 	case old == nil:
 		full, rep.FullReason = true, "no previous derivation"
 	case old.Rules != rules:
@@ -648,12 +658,22 @@ func (s *Store) readManifest() (*manifest, error) {
 	}
 	var m manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("read %s: %w (delete data/derived to rebuild it)", path, err)
+		return nil, &damagedManifestError{path, err.Error()}
 	}
 	if m.State == "" || m.Generation < 1 {
-		return nil, fmt.Errorf("read %s: no state file named (delete data/derived to rebuild it)", path)
+		return nil, &damagedManifestError{path, "no state file named"}
 	}
 	return &m, nil
+}
+
+// damagedManifestError says the manifest could be read but not understood.
+// A derivation rebuilds the derived state then; readers report it.
+type damagedManifestError struct {
+	path, why string
+}
+
+func (e *damagedManifestError) Error() string {
+	return fmt.Sprintf("read %s: %s (the next derivation rebuilds data/derived)", e.path, e.why)
 }
 
 // writeManifest replaces the manifest atomically: written into data/tmp,

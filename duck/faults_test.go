@@ -331,3 +331,36 @@ func TestDamagedDerivedFilesAreRebuilt(t *testing.T) {
 		})
 	}
 }
+
+// The manifest is the index of that cache: damaged, it is rebuilt too.
+func TestDamagedManifestIsRebuilt(t *testing.T) {
+	for name, content := range map[string]string{
+		"not JSON":      `{"generation": 2, "sta`,
+		"no state file": `{"generation": 2}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir)
+			write(t, s, "p0", []ev{alive("a.example", 0)})
+			derive(t, s, config.State{}, false)
+			write(t, s, "p1", []ev{fail("a.example", day)})
+			derive(t, s, config.State{}, false)
+			if err := os.WriteFile(filepath.Join(dir, "derived", "manifest.json"), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rep := derive(t, s, config.State{}, false)
+			if !rep.Full || !strings.Contains(rep.FullReason, "manifest.json") || rep.Generation != 1 {
+				t.Fatalf("want a full derivation naming the manifest, got %+v", rep)
+			}
+			views(t, s, t0.Add(2*day))
+			if got := strings.Join(transitionsOf(t, s, "a.example"), ","); got != "discovered>live d0,live>dying d1" {
+				t.Fatalf("transitions after the rebuild: %s", got)
+			}
+			// Only the rebuilt generation's files are left.
+			states, _ := filepath.Glob(filepath.Join(dir, "derived", "state-*.parquet"))
+			if len(states) != 1 {
+				t.Fatalf("state files after the rebuild: %v", states)
+			}
+		})
+	}
+}
