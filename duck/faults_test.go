@@ -190,6 +190,41 @@ func TestSnapshotsFromBeforeAColumnWasAddedStillDerive(t *testing.T) {
 	}
 }
 
+// A file from a newer observer has columns this one does not know (the
+// schema only grows at the end): they are carried by the checks view and
+// ignored by the derivation, and the rest of the file reads as usual.
+func TestSnapshotsFromANewerSchemaStillDerive(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	write(t, s, "p0", []ev{alive("a.example", 0), fail("b.example", 0)})
+	file := filepath.Join(dir, "checks", "date=2026-01-05", "p0-00000.parquet")
+	newer := filepath.Join(dir, "newer.parquet")
+	db := openDuckDB(t)
+	if _, err := db.Exec("COPY (SELECT *, 'v9' AS future_signal, 42::BIGINT AS future_count FROM read_parquet('" +
+		filepath.ToSlash(file) + "')) TO '" + filepath.ToSlash(newer) + "' (FORMAT parquet)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(newer, file); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s, "p1", []ev{alive("a.example", day), alive("b.example", day)})
+	if rep := derive(t, s, config.State{}, false); rep.Hosts != 2 || rep.Files != 2 {
+		t.Fatalf("derive = %+v", rep)
+	}
+	views(t, s, t0.Add(2*day))
+	if got := transitionsOf(t, s, "b.example"); strings.Join(got, ",") != "discovered>live d1" {
+		t.Fatalf("b.example: %v", got)
+	}
+	rows, err := s.QueryMaps(context.Background(),
+		"SELECT host, future_signal FROM checks WHERE host = 'a.example' ORDER BY checked_at")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0]["future_signal"] != "v9" || rows[1]["future_signal"] != nil {
+		t.Fatalf("checks of a.example: %v", rows)
+	}
+}
+
 // openDuckDB is a bare in-memory DuckDB, to write files as another
 // program (or an older observer) would.
 func openDuckDB(t *testing.T) *sql.DB {
