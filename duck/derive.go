@@ -41,11 +41,13 @@ type DeriveOptions struct {
 	MemoryLimit string
 
 	// For tests: fold every host with windows (no fold_single), split the
-	// windowed fold into buckets of this many checks (0: the default), and
-	// keep retired files for this long (nil: defaultRetiredGrace).
+	// windowed fold into buckets of this many checks (0: the default), keep
+	// retired files for this long (nil: defaultRetiredGrace), and merge the
+	// transitions and live events files beyond this many (0: the default).
 	windowOnly       bool
 	foldBucketChecks int64
 	retiredGrace     *time.Duration
+	maxDerivedParts  int
 }
 
 // DeriveReport says what a derivation did.
@@ -96,6 +98,14 @@ const (
 	defaultRetiredGrace = time.Hour
 	maxRetired          = 4
 )
+
+// defaultMaxDerivedParts is how many transitions (and live events) files a
+// derivation lets accumulate, one per incremental step that found any,
+// before its own file takes them all in: a crawl derives twice a day, and
+// `observer serve` at every flush of a crawl, so without it readers would
+// open thousands of small files. A merge rewrites every transition once per
+// this many steps.
+const defaultMaxDerivedParts = 32
 
 // files lists every derived file the manifest names.
 func (m *manifest) files() []string {
@@ -296,13 +306,21 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	if err := s.copyAtomically(ctx, conn, "SELECT * FROM fold_state", filepath.Join(derived, next.State)); err != nil {
 		return rep, fmt.Errorf("derive: write %s: %w", next.State, err)
 	}
+	maxParts := opts.maxDerivedParts
+	if maxParts <= 0 {
+		maxParts = defaultMaxDerivedParts
+	}
 	for _, out := range []struct {
 		table, dir, order string
 		list              *[]string
 		count             *int64
+		// merge gives the rows of one file from those of several (%s).
+		merge string
 	}{
-		{"fold_transitions", transitionsDir, "checked_at, host, to_state", &next.Transitions, &rep.Transitions},
-		{"fold_live_events", liveEventsDir, "day", &next.LiveEvents, nil},
+		{"fold_transitions", transitionsDir, "checked_at, host, to_state", &next.Transitions, &rep.Transitions,
+			"SELECT * FROM %s"},
+		{"fold_live_events", liveEventsDir, "day", &next.LiveEvents, nil,
+			"SELECT day, sum(delta)::BIGINT AS delta FROM %s GROUP BY day HAVING sum(delta) <> 0"},
 	} {
 		var n int64
 		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+out.table).Scan(&n); err != nil {
@@ -315,7 +333,15 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 			continue
 		}
 		rel := out.dir + "/" + gen + ".parquet"
-		query := fmt.Sprintf("SELECT * FROM %s ORDER BY %s", out.table, out.order)
+		source := out.table
+		if len(*out.list) >= maxParts {
+			// This step's file takes in the earlier ones (which are
+			// retired), so the files readers open stay few.
+			source = fmt.Sprintf("(SELECT * FROM %s UNION ALL BY NAME SELECT * FROM read_parquet(%s))",
+				out.table, s.derivedList(*out.list))
+			*out.list = nil
+		}
+		query := fmt.Sprintf("SELECT * FROM (%s) ORDER BY %s", fmt.Sprintf(out.merge, source), out.order)
 		if err := s.copyAtomically(ctx, conn, query, filepath.Join(derived, filepath.FromSlash(rel))); err != nil {
 			return rep, fmt.Errorf("derive: write %s: %w", rel, err)
 		}

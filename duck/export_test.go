@@ -22,3 +22,10 @@ func WithRetiredGrace(o DeriveOptions, grace time.Duration) DeriveOptions {
 	o.retiredGrace = &grace
 	return o
 }
+
+// WithDerivedParts makes the derivation merge its transitions and live
+// events files once there are more than parts of them.
+func WithDerivedParts(o DeriveOptions, parts int) DeriveOptions {
+	o.maxDerivedParts = parts
+	return o
+}

@@ -6,8 +6,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -398,4 +400,78 @@ func TestDamagedManifestIsRebuilt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Each incremental step that finds transitions adds a file; past a limit,
+// the step's file takes in the earlier ones, and what the views show does
+// not change.
+func TestTransitionsAndLiveEventsFilesAreMerged(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	opts := duck.WithRetiredGrace(duck.WithDerivedParts(duck.DeriveOptions{}, 3), 0)
+	var merged bool
+	for d := range 8 {
+		// a.example flaps every day, so every step has transitions and
+		// live events.
+		e := alive("a.example", time.Duration(d)*day)
+		if d%2 == 1 {
+			e = fail("a.example", time.Duration(d)*day)
+		}
+		write(t, s, fmt.Sprintf("p%d", d), []ev{e, alive(fmt.Sprintf("h%d.example", d), time.Duration(d)*day)})
+		rep, err := s.Derive(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Transitions == 0 {
+			t.Fatalf("day %d: no transitions", d)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "derived", "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Transitions []string `json:"transitions"`
+			LiveEvents  []string `json:"live_events"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Transitions) > 3 || len(m.LiveEvents) > 3 {
+			t.Fatalf("day %d: %d transitions files, %d live events files", d, len(m.Transitions), len(m.LiveEvents))
+		}
+		merged = merged || len(m.Transitions) < d+1
+		files, _ := filepath.Glob(filepath.Join(dir, "derived", "transitions", "*.parquet"))
+		if len(files) > 3+len(m.Transitions) { // at most the previous generation's kept
+			t.Fatalf("day %d: %d transitions files on disk, manifest names %d", d, len(files), len(m.Transitions))
+		}
+	}
+	if !merged {
+		t.Fatal("the files were never merged")
+	}
+	views(t, s, t0.Add(9*day))
+	inc := dumpRelations(t, s)
+	derive(t, s, config.State{}, true)
+	views(t, s, t0.Add(9*day))
+	if full := dumpRelations(t, s); !maps.EqualFunc(inc, full, slices.Equal) {
+		t.Fatalf("merged incremental:\n%v\nfull:\n%v", inc, full)
+	}
+}
+
+// dumpRelations renders the transitions and the daily counts as lines.
+func dumpRelations(t *testing.T, s *duck.Store) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for name, q := range map[string]string{
+		"transitions": "SELECT * FROM transitions ORDER BY ALL",
+		"stats_daily": "SELECT * FROM stats_daily ORDER BY ALL",
+	} {
+		rows, err := s.QueryMaps(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			out[name] = append(out[name], fmt.Sprint(r))
+		}
+	}
+	return out
 }

@@ -151,8 +151,10 @@ func TestIncrementalEqualsFull(t *testing.T) {
 				if tc.buckets {
 					// Buckets of about 500 checks: the windowed fold of
 					// 300 hosts splits in a few, and steps in different
-					// numbers.
+					// numbers. And at most two transitions and live events
+					// files: most steps merge them.
 					o = duck.WithFoldBuckets(o, 500)
+					o = duck.WithDerivedParts(o, 2)
 				}
 				return o
 			}
