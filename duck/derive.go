@@ -3,7 +3,6 @@ package duck
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,18 +13,6 @@ import (
 	"time"
 
 	"github.com/fediverse-observer/observer/config"
-)
-
-// The materialised derived state under data/derived. Every file carries the
-// generation of the derivation step that wrote it; manifest.json, replaced
-// last and atomically, names the files of the current generation, so a crash
-// at any point leaves the previous generation in force and the next step
-// simply redoes the work (overwriting the orphans of the crashed one).
-const (
-	manifestFile   = "manifest.json"
-	transitionsDir = "transitions"
-	liveEventsDir  = "live_events"
-	lockFileName   = ".lock"
 )
 
 // DeriveOptions configures Derive.
@@ -63,42 +50,6 @@ type DeriveReport struct {
 	Duration    time.Duration
 }
 
-// manifest records which snapshot files the derived state folds, and where
-// that state is.
-type manifest struct {
-	Generation  int64     `json:"generation"`
-	DerivedAt   time.Time `json:"derived_at"`
-	Rules       string    `json:"rules"` // the thresholds the fold used; a change forces a full rebuild
-	State       string    `json:"state"` // paths relative to data/derived
-	Transitions []string  `json:"transitions"`
-	LiveEvents  []string  `json:"live_events"`
-	Checks      []string  `json:"checks"` // folded snapshot files, relative to the data directory
-	Discoveries []string  `json:"discoveries"`
-	// Retired lists the files of earlier generations that readers may
-	// still be reading, with when they stopped being current; they are
-	// removed once that is longer ago than the retirement grace.
-	Retired []retired `json:"retired,omitempty"`
-}
-
-// retired is a set of derived files that stopped being current at At.
-type retired struct {
-	At    time.Time `json:"at"`
-	Files []string  `json:"files"`
-}
-
-// defaultRetiredGrace is how long derived files stay after they stop being
-// current. A reader (observer sql, a build, serve) reads the files named by
-// the manifest when it defined its views; removing them as soon as a newer
-// generation exists could pull them from under a query that spans two
-// derivations, so they stay for an hour (and the previous generation's
-// stay until the next step in any case), but only the last maxRetired
-// generations' of them: `observer serve` during a crawl derives every time
-// the crawl flushes, and an hour of those would be hundreds of states.
-const (
-	defaultRetiredGrace = time.Hour
-	maxRetired          = 4
-)
-
 // defaultMaxDerivedParts is how many transitions (and live events) files a
 // derivation lets accumulate, one per incremental step that found any,
 // before its own file takes them all in: a crawl derives twice a day, and
@@ -106,11 +57,6 @@ const (
 // open thousands of small files. A merge rewrites every transition once per
 // this many steps.
 const defaultMaxDerivedParts = 32
-
-// files lists every derived file the manifest names.
-func (m *manifest) files() []string {
-	return append(append([]string{m.State}, m.Transitions...), m.LiveEvents...)
-}
 
 // normalState returns st, or the defaults for the zero value, so callers
 // that only set Now (tests, tools) get the documented behaviour.
@@ -161,9 +107,9 @@ func foldParams(st config.State) *strings.Replacer {
 
 // Derive folds the snapshot files not yet folded into the derived state
 // under data/derived, or rebuilds it from every snapshot when opts.Full is
-// set (or when there is no previous state, its thresholds differ, or a new
-// file holds a check older than its host's last folded check, which the fold
-// could not place in order). Only the files listed at the start are folded,
+// set (or when there is no previous state, its thresholds differ, a file of
+// it or its manifest is damaged, or a new file holds a check older than its
+// host's last folded check, which the fold could not place in order). Only the files listed at the start are folded,
 // so a crawl writing meanwhile loses nothing: its later files are folded next
 // time. Derivations of one data directory are serialised by a lock file.
 func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, error) {
@@ -414,27 +360,6 @@ func (s *Store) snapshotSource(files []string, schemaTable, columns string) stri
 		columns, schemaTable, strings.Join(quoted, ", "))
 }
 
-// readable reads the footers of the derived files m names (each footer
-// holds its rows and columns), which fails, naming the file, for a missing,
-// truncated or foreign file, without reading their data: one query per kind
-// of file, as the kinds differ in columns.
-func (s *Store) readable(ctx context.Context, m *manifest) error {
-	for _, files := range [][]string{{m.State}, m.Transitions, m.LiveEvents} {
-		if len(files) == 0 {
-			continue
-		}
-		quoted := make([]string, len(files))
-		for i, f := range files {
-			quoted[i] = sqlString(s.derivedPath(f))
-		}
-		var n int64
-		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(["+strings.Join(quoted, ", ")+"])").Scan(&n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // lateChecks reports whether a new check is not later than its host's last
 // folded check: the incremental fold can only append to a host's history.
 func lateChecks(ctx context.Context, conn *sql.Conn) (bool, error) {
@@ -669,120 +594,6 @@ func (s *Store) listSnapshots(kind string) ([]string, error) {
 // derivedPath is the slash path of a file named relative to data/derived.
 func (s *Store) derivedPath(rel string) string {
 	return filepath.ToSlash(s.path(DerivedDir, filepath.FromSlash(rel)))
-}
-
-// readManifest returns the manifest in force, or nil before the first
-// derivation.
-func (s *Store) readManifest() (*manifest, error) {
-	path := s.path(DerivedDir, manifestFile)
-	b, err := os.ReadFile(path)
-	if isNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	var m manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, &damagedManifestError{path, err.Error()}
-	}
-	if m.State == "" || m.Generation < 1 {
-		return nil, &damagedManifestError{path, "no state file named"}
-	}
-	return &m, nil
-}
-
-// damagedManifestError says the manifest could be read but not understood.
-// A derivation rebuilds the derived state then; readers report it.
-type damagedManifestError struct {
-	path, why string
-}
-
-func (e *damagedManifestError) Error() string {
-	return fmt.Sprintf("read %s: %s (the next derivation rebuilds data/derived)", e.path, e.why)
-}
-
-// writeManifest replaces the manifest atomically: written into data/tmp,
-// synced, renamed over the old one.
-func (s *Store) writeManifest(m *manifest) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("derive: manifest: %w", err)
-	}
-	final := s.path(DerivedDir, manifestFile)
-	tmp := s.path(TmpDir, fmt.Sprintf("%d-%s", os.Getpid(), manifestFile))
-	defer os.Remove(tmp)
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("derive: write manifest: %w", err)
-	}
-	if err := syncFile(tmp); err != nil {
-		return fmt.Errorf("derive: write manifest: %w", err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return fmt.Errorf("derive: write manifest: %w", err)
-	}
-	if err := syncDir(filepath.Dir(final)); err != nil {
-		return fmt.Errorf("derive: write manifest: %w", err)
-	}
-	return nil
-}
-
-// retire lists the files next keeps for readers: old's files that next no
-// longer names (retired now), and the files retired earlier less than grace
-// ago. The previous generation's files are always kept, whatever the grace,
-// so a reader that defined its views just before this step can finish.
-func retire(old, next *manifest, grace time.Duration) []retired {
-	if old == nil {
-		return nil
-	}
-	current := map[string]bool{}
-	for _, f := range next.files() {
-		current[f] = true
-	}
-	var out []retired
-	for _, r := range old.Retired {
-		if next.DerivedAt.Sub(r.At) < grace {
-			out = append(out, retired{r.At, slices.DeleteFunc(slices.Clone(r.Files), func(f string) bool { return current[f] })})
-		}
-	}
-	now := retired{At: next.DerivedAt}
-	for _, f := range old.files() {
-		if !current[f] {
-			now.Files = append(now.Files, f)
-		}
-	}
-	if len(now.Files) > 0 {
-		out = append(out, now)
-	}
-	out = slices.DeleteFunc(out, func(r retired) bool { return len(r.Files) == 0 })
-	return out[max(0, len(out)-maxRetired):]
-}
-
-// collectGarbage removes the derived files that the manifest in force names
-// neither as current nor as retired: files retired longer ago than the grace,
-// and the orphans of a step that crashed before its manifest was written.
-func (s *Store) collectGarbage(next *manifest) {
-	keep := map[string]bool{}
-	for _, f := range next.files() {
-		keep[f] = true
-	}
-	for _, r := range next.Retired {
-		for _, f := range r.Files {
-			keep[f] = true
-		}
-	}
-	for _, pattern := range []string{"state-*.parquet", transitionsDir + "/*.parquet", liveEventsDir + "/*.parquet"} {
-		matches, _ := filepath.Glob(filepath.Join(s.path(DerivedDir), filepath.FromSlash(pattern)))
-		for _, m := range matches {
-			rel, err := filepath.Rel(s.path(DerivedDir), m)
-			if err != nil || keep[filepath.ToSlash(rel)] {
-				continue
-			}
-			if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
-				s.log.Warn("derive: remove stale file", "file", m, "err", err)
-			}
-		}
-	}
 }
 
 // notIn returns the elements of all (sorted) not in done.

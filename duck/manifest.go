@@ -1,0 +1,205 @@
+package duck
+
+// The manifest of data/derived and the lifetime of the files it names:
+// which generation is in force, which files readers may still be reading,
+// and which can go.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The materialised derived state under data/derived. Every file carries the
+// generation of the derivation step that wrote it; manifest.json, replaced
+// last and atomically, names the files of the current generation, so a crash
+// at any point leaves the previous generation in force and the next step
+// simply redoes the work (overwriting the orphans of the crashed one).
+const (
+	manifestFile   = "manifest.json"
+	transitionsDir = "transitions"
+	liveEventsDir  = "live_events"
+	lockFileName   = ".lock"
+)
+
+// manifest records which snapshot files the derived state folds, and where
+// that state is.
+type manifest struct {
+	Generation  int64     `json:"generation"`
+	DerivedAt   time.Time `json:"derived_at"`
+	Rules       string    `json:"rules"` // the thresholds the fold used; a change forces a full rebuild
+	State       string    `json:"state"` // paths relative to data/derived
+	Transitions []string  `json:"transitions"`
+	LiveEvents  []string  `json:"live_events"`
+	Checks      []string  `json:"checks"` // folded snapshot files, relative to the data directory
+	Discoveries []string  `json:"discoveries"`
+	// Retired lists the files of earlier generations that readers may
+	// still be reading, with when they stopped being current; they are
+	// removed once that is longer ago than the retirement grace.
+	Retired []retired `json:"retired,omitempty"`
+}
+
+// retired is a set of derived files that stopped being current at At.
+type retired struct {
+	At    time.Time `json:"at"`
+	Files []string  `json:"files"`
+}
+
+// defaultRetiredGrace is how long derived files stay after they stop being
+// current. A reader (observer sql, a build, serve) reads the files named by
+// the manifest when it defined its views; removing them as soon as a newer
+// generation exists could pull them from under a query that spans two
+// derivations, so they stay for an hour (and the previous generation's
+// stay until the next step in any case), but only the last maxRetired
+// generations' of them: `observer serve` during a crawl derives every time
+// the crawl flushes, and an hour of those would be hundreds of states.
+const (
+	defaultRetiredGrace = time.Hour
+	maxRetired          = 4
+)
+
+// files lists every derived file the manifest names.
+func (m *manifest) files() []string {
+	return append(append([]string{m.State}, m.Transitions...), m.LiveEvents...)
+}
+
+// readable reads the footers of the derived files m names (each footer
+// holds its rows and columns), which fails, naming the file, for a missing,
+// truncated or foreign file, without reading their data: one query per kind
+// of file, as the kinds differ in columns.
+func (s *Store) readable(ctx context.Context, m *manifest) error {
+	for _, files := range [][]string{{m.State}, m.Transitions, m.LiveEvents} {
+		if len(files) == 0 {
+			continue
+		}
+		quoted := make([]string, len(files))
+		for i, f := range files {
+			quoted[i] = sqlString(s.derivedPath(f))
+		}
+		var n int64
+		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(["+strings.Join(quoted, ", ")+"])").Scan(&n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readManifest returns the manifest in force, or nil before the first
+// derivation.
+func (s *Store) readManifest() (*manifest, error) {
+	path := s.path(DerivedDir, manifestFile)
+	b, err := os.ReadFile(path)
+	if isNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, &damagedManifestError{path, err.Error()}
+	}
+	if m.State == "" || m.Generation < 1 {
+		return nil, &damagedManifestError{path, "no state file named"}
+	}
+	return &m, nil
+}
+
+// damagedManifestError says the manifest could be read but not understood.
+// A derivation rebuilds the derived state then; readers report it.
+type damagedManifestError struct {
+	path, why string
+}
+
+func (e *damagedManifestError) Error() string {
+	return fmt.Sprintf("read %s: %s (the next derivation rebuilds data/derived)", e.path, e.why)
+}
+
+// writeManifest replaces the manifest atomically: written into data/tmp,
+// synced, renamed over the old one.
+func (s *Store) writeManifest(m *manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("derive: manifest: %w", err)
+	}
+	final := s.path(DerivedDir, manifestFile)
+	tmp := s.path(TmpDir, fmt.Sprintf("%d-%s", os.Getpid(), manifestFile))
+	defer os.Remove(tmp)
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("derive: write manifest: %w", err)
+	}
+	if err := syncFile(tmp); err != nil {
+		return fmt.Errorf("derive: write manifest: %w", err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return fmt.Errorf("derive: write manifest: %w", err)
+	}
+	if err := syncDir(filepath.Dir(final)); err != nil {
+		return fmt.Errorf("derive: write manifest: %w", err)
+	}
+	return nil
+}
+
+// retire lists the files next keeps for readers: old's files that next no
+// longer names (retired now), and the files retired earlier less than grace
+// ago. The previous generation's files are always kept, whatever the grace,
+// so a reader that defined its views just before this step can finish.
+func retire(old, next *manifest, grace time.Duration) []retired {
+	if old == nil {
+		return nil
+	}
+	current := map[string]bool{}
+	for _, f := range next.files() {
+		current[f] = true
+	}
+	var out []retired
+	for _, r := range old.Retired {
+		if next.DerivedAt.Sub(r.At) < grace {
+			out = append(out, retired{r.At, slices.DeleteFunc(slices.Clone(r.Files), func(f string) bool { return current[f] })})
+		}
+	}
+	now := retired{At: next.DerivedAt}
+	for _, f := range old.files() {
+		if !current[f] {
+			now.Files = append(now.Files, f)
+		}
+	}
+	if len(now.Files) > 0 {
+		out = append(out, now)
+	}
+	out = slices.DeleteFunc(out, func(r retired) bool { return len(r.Files) == 0 })
+	return out[max(0, len(out)-maxRetired):]
+}
+
+// collectGarbage removes the derived files that the manifest in force names
+// neither as current nor as retired: files retired longer ago than the grace,
+// and the orphans of a step that crashed before its manifest was written.
+func (s *Store) collectGarbage(next *manifest) {
+	keep := map[string]bool{}
+	for _, f := range next.files() {
+		keep[f] = true
+	}
+	for _, r := range next.Retired {
+		for _, f := range r.Files {
+			keep[f] = true
+		}
+	}
+	for _, pattern := range []string{"state-*.parquet", transitionsDir + "/*.parquet", liveEventsDir + "/*.parquet"} {
+		matches, _ := filepath.Glob(filepath.Join(s.path(DerivedDir), filepath.FromSlash(pattern)))
+		for _, m := range matches {
+			rel, err := filepath.Rel(s.path(DerivedDir), m)
+			if err != nil || keep[filepath.ToSlash(rel)] {
+				continue
+			}
+			if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
+				s.log.Warn("derive: remove stale file", "file", m, "err", err)
+			}
+		}
+	}
+}
