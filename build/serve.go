@@ -389,7 +389,7 @@ func (h *previewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		file = filepath.Join(file, "index.html")
-		st, err = os.Stat(file)
+		_, err = os.Stat(file)
 	}
 	if err != nil {
 		file = filepath.Join(h.dir, "404.html")

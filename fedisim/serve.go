@@ -219,8 +219,6 @@ func writeJSON(w http.ResponseWriter, code int, b []byte) {
 	w.Write(b)
 }
 
-var schemas = []string{"1.0", "1.1", "2.0", "2.1", "2.2"}
-
 // links are the schema versions the well-known document names, highest
 // (Info.NodeInfoVersion) first.
 func (n *node) links() []string {

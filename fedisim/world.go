@@ -86,9 +86,8 @@ type Info struct {
 // world is the pure, immutable part of the simulator: every property of
 // instance i is a function of (seed, i), so nothing is stored per instance.
 type world struct {
-	cfg  Config
-	n    uint64
-	hubs []int // indices of hub instances, only when they are few enough to list; else nil
+	cfg Config
+	n   uint64
 }
 
 // Salts separate the independent random streams drawn for one instance.

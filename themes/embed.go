@@ -1,6 +1,6 @@
 // Package themes embeds the default theme in the binary, so that `observer
 // build` works in any directory. It lives here rather than in build because
-// go:embed cannot reach parent directories.
+// an embed directive cannot reach parent directories.
 package themes
 
 import (
