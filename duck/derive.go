@@ -109,9 +109,10 @@ func foldParams(st config.State) *strings.Replacer {
 // under data/derived, or rebuilds it from every snapshot when opts.Full is
 // set (or when there is no previous state, its thresholds differ, a file of
 // it or its manifest is damaged, or a new file holds a check older than its
-// host's last folded check, which the fold could not place in order). Only the files listed at the start are folded,
-// so a crawl writing meanwhile loses nothing: its later files are folded next
-// time. Derivations of one data directory are serialised by a lock file.
+// host's last folded check, which the fold could not place in order). Only
+// the files listed at the start are folded, so a crawl writing meanwhile
+// loses nothing: its later files are folded next time. Derivations of one
+// data directory are serialised by a lock file.
 func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, error) {
 	start := time.Now()
 	st := normalState(opts.State)
@@ -304,8 +305,8 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	}
 	s.collectGarbage(next)
 	rep.Generation = next.Generation
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet("+sqlString(s.derivedPath(next.State))+")").Scan(&rep.Hosts); err != nil {
-		return rep, fmt.Errorf("derive: count hosts: %w", err)
+	if err := s.countHosts(ctx, conn, next, &rep); err != nil {
+		return rep, err
 	}
 	rep.Duration = time.Since(start)
 	s.log.Info("derived", "generation", rep.Generation, "full", rep.Full, "files", rep.Files,

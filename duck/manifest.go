@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -78,12 +77,8 @@ func (s *Store) readable(ctx context.Context, m *manifest) error {
 		if len(files) == 0 {
 			continue
 		}
-		quoted := make([]string, len(files))
-		for i, f := range files {
-			quoted[i] = sqlString(s.derivedPath(f))
-		}
 		var n int64
-		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(["+strings.Join(quoted, ", ")+"])").Scan(&n); err != nil {
+		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet("+s.derivedList(files)+")").Scan(&n); err != nil {
 			return err
 		}
 	}

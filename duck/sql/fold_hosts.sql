@@ -2,9 +2,10 @@
 -- its new checks with plain aggregates: how many of each class, the first
 -- and last check, and the times of the checks that carry the state's facts
 -- (the last alive check, the last redirect, the last peers fetch). It is
--- the only pass over every new check; fold_edges then fetches those checks'
--- columns, and fold_single decides from it which hosts need the windowed
--- fold (fold_runs) and which are folded without windows.
+-- the only aggregate over every new check; fold_edges then fetches those
+-- checks' columns (a join, the second read of the new checks), and
+-- fold_single decides from it which hosts need the windowed fold
+-- (fold_runs) and which are folded without windows.
 --
 -- alive_days has a bit per day of the step's checks, set on the days with an
 -- alive check, so a gap of more than live_days days between two alive checks
