@@ -21,7 +21,8 @@ import (
 // then that many bytes, the first of which is the message type. A receiver
 // checks the length against the limit for what it expects before it
 // allocates anything, so a hostile peer cannot make it allocate more than one
-// frame's limit.
+// frame's limit, and allocates as the bytes arrive, so a length it does not
+// send costs nothing.
 //
 // Orchestrator to checker:
 //
@@ -50,6 +51,9 @@ const (
 	// hello; maxResultFrame bounds a result, discoveries included.
 	maxRequestFrame = 64 << 10
 	maxResultFrame  = 4 << 20
+
+	// frameChunk is the most readFrame allocates before the bytes arrive.
+	frameChunk = 64 << 10
 
 	maxTraceSteps  = 256
 	maxStepText    = 1024
@@ -94,14 +98,19 @@ func readFrame(r io.Reader, limit int) (byte, []byte, error) {
 	if uint64(n) > uint64(limit) {
 		return 0, nil, fmt.Errorf("%w: %d bytes, limit %d", errFrameTooLarge, n, limit)
 	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
+	// The buffer grows with what arrives, so a header that promises a full
+	// frame and a peer that then sends nothing costs a few kilobytes, not
+	// the limit.
+	var buf bytes.Buffer
+	buf.Grow(min(int(n), frameChunk))
+	if _, err := buf.ReadFrom(io.LimitReader(r, int64(n))); err != nil {
 		return 0, nil, err
 	}
-	return buf[0], buf[1:], nil
+	if buf.Len() < int(n) {
+		return 0, nil, io.ErrUnexpectedEOF
+	}
+	b := buf.Bytes()
+	return b[0], b[1:], nil
 }
 
 // wireRequest is one check request.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -177,6 +178,33 @@ func TestReadFrameLimits(t *testing.T) {
 	writeFrame(&b, msgHello, []byte(`{"layers":[]}`))
 	if typ, p, err := readFrame(&b, maxRequestFrame); err != nil || typ != msgHello || string(p) != `{"layers":[]}` {
 		t.Errorf("frame round trip: %q %q %v", typ, p, err)
+	}
+}
+
+// A peer that promises a full frame and sends a few bytes must not make
+// the reader allocate the promise; a frame at the limit still reads whole.
+func TestReadFrameAllocatesWhatArrives(t *testing.T) {
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], maxResultFrame)
+	lying := append(hdr[:], 'R', 1, 2, 3)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		if _, _, err := readFrame(bytes.NewReader(lying), maxResultFrame); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("short frame: %v", err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got >= maxResultFrame {
+		t.Errorf("ten short frames allocated %d bytes, more than one full frame (%d)", got, maxResultFrame)
+	}
+
+	payload := bytes.Repeat([]byte("x"), maxResultFrame-1)
+	var b bytes.Buffer
+	writeFrame(&b, msgResult, payload)
+	typ, p, err := readFrame(&b, maxResultFrame)
+	if err != nil || typ != msgResult || !bytes.Equal(p, payload) {
+		t.Fatalf("full frame: type %q, %d bytes, %v", typ, len(p), err)
 	}
 }
 
