@@ -107,6 +107,9 @@ func Build(ctx context.Context, opts Options) (Report, error) {
 	if err := opts.Config.Validate(); err != nil {
 		return rep, fmt.Errorf("build: config: %w", err)
 	}
+	if err := CheckOutDir(opts.OutDir, opts.SiteDir); err != nil {
+		return rep, fmt.Errorf("build: %w", err)
+	}
 
 	th, err := openTheme(opts.SiteDir, opts.Config.Site.Theme)
 	if err != nil {

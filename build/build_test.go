@@ -569,7 +569,7 @@ func TestFailedBuildLeavesSiteUntouched(t *testing.T) {
 			writeTree(t, site, map[string]string{"content/live.md": "clash"})
 			return func() { os.Remove(filepath.Join(site, "content", "live.md")) }
 		},
-		want: []string{"two sources produce live/index.html"},
+		want: []string{"two sources produce live/index.html: ", "content/live.md"},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -134,7 +134,7 @@ func (b *builder) writeFeed(rel, title, software string, list []observer.Instanc
 	if err != nil {
 		return fmt.Errorf("write %s: %w", rel, err)
 	}
-	return b.out.writeFile(rel, append([]byte(xml.Header), append(data, '\n')...))
+	return b.out.writeFile(rel, "the Atom feed", append([]byte(xml.Header), append(data, '\n')...))
 }
 
 // entryHTML is the entry's content, type="html": readers unescape the XML

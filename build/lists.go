@@ -25,7 +25,7 @@ func (b *builder) writeLiveLists(ctx context.Context) (int64, error) {
 			ws[i] = io.Discard
 			continue
 		}
-		f, err := b.out.create(n)
+		f, err := b.out.create(n, "the live list")
 		if err != nil {
 			for _, f := range files {
 				f.abort()
@@ -120,7 +120,7 @@ func (b *builder) writeNewCSV(list []observer.Instance) error {
 	if err := w.Error(); err != nil {
 		return fmt.Errorf("write new.csv: %w", err)
 	}
-	return b.out.writeFile("new.csv", []byte(sb.String()))
+	return b.out.writeFile("new.csv", "the new list", []byte(sb.String()))
 }
 
 // inertRow defuses spreadsheet formulas: a cell that starts with one of the
@@ -189,7 +189,7 @@ func (b *builder) writeSitemap(pages []*Page) error {
 	if err != nil {
 		return fmt.Errorf("write sitemap.xml: %w", err)
 	}
-	return b.out.writeFile("sitemap.xml", append([]byte(xml.Header), append(data, '\n')...))
+	return b.out.writeFile("sitemap.xml", "the sitemap", append([]byte(xml.Header), append(data, '\n')...))
 }
 
 func (b *builder) writeRobots() error {
@@ -197,5 +197,5 @@ func (b *builder) writeRobots() error {
 		return nil
 	}
 	body := "User-agent: *\nAllow: /\n\nSitemap: " + b.site.AbsURL("sitemap.xml") + "\n"
-	return b.out.writeFile("robots.txt", []byte(body))
+	return b.out.writeFile("robots.txt", "the generated robots.txt", []byte(body))
 }

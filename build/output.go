@@ -93,16 +93,18 @@ func (o *output) has(rel string) bool {
 	return ok
 }
 
-func (o *output) claim(rel string) (string, error) {
+// claim reserves rel for source (a file or what generates it, named in
+// messages) and returns its staging path.
+func (o *output) claim(rel, source string) (string, error) {
 	if !fs.ValidPath(rel) || rel == "." {
 		return "", fmt.Errorf("invalid output path %q", rel)
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if _, dup := o.files[rel]; dup {
-		return "", fmt.Errorf("two sources produce %s", rel)
+	if first, dup := o.files[rel]; dup {
+		return "", fmt.Errorf("two sources produce %s: %s and %s", rel, first, source)
 	}
-	o.files[rel] = rel
+	o.files[rel] = source
 	p := filepath.Join(o.stage, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", path.Dir(rel), err)
@@ -121,8 +123,8 @@ func (o *output) count(unchanged bool) {
 }
 
 // writeFile writes a small file held in memory.
-func (o *output) writeFile(rel string, data []byte) error {
-	p, err := o.claim(rel)
+func (o *output) writeFile(rel, source string, data []byte) error {
+	p, err := o.claim(rel, source)
 	if err != nil {
 		return err
 	}
@@ -161,8 +163,8 @@ type stagedFile struct {
 	err  error
 }
 
-func (o *output) create(rel string) (*stagedFile, error) {
-	p, err := o.claim(rel)
+func (o *output) create(rel, source string) (*stagedFile, error) {
+	p, err := o.claim(rel, source)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +287,7 @@ func (o *output) copyFile(rel, src string) error {
 		return fmt.Errorf("copy %s: %w", src, err)
 	}
 	defer f.Close()
-	w, err := o.create(rel)
+	w, err := o.create(rel, src)
 	if err != nil {
 		return err
 	}

@@ -373,7 +373,11 @@ func (b *builder) render(ctx context.Context, dv *DataView, jobs []renderJob) er
 			if err := dv.failed(); err != nil {
 				return err
 			}
-			return b.out.writeFile(j.rel, buf.Bytes())
+			source := "the generated page " + j.rel
+			if j.page.File != "" {
+				source = "content/" + j.page.File
+			}
+			return b.out.writeFile(j.rel, source, buf.Bytes())
 		})
 	}
 	return g.Wait()

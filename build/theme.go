@@ -128,7 +128,7 @@ func (b *builder) copyFS(f themeFile) error {
 		return fmt.Errorf("static %s: %w", f.display, err)
 	}
 	defer src.Close()
-	w, err := b.out.create(f.rel)
+	w, err := b.out.create(f.rel, f.display)
 	if err != nil {
 		return err
 	}

@@ -27,14 +27,17 @@ func runBuild(ctx context.Context, e env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	if *out == "" {
 		return usagef("invalid -out: must not be empty")
 	}
 	cfg, log, err := c.setup(e)
 	if err != nil {
+		return err
+	}
+	if err := checkOutDir(c, *out); err != nil {
 		return err
 	}
 	lock, err := lockOutput(*out)
@@ -66,6 +69,17 @@ func configFileInUse(c common) string {
 		return "observer.toml"
 	}
 	return ""
+}
+
+// checkOutDir refuses an output directory whose replacement would take the
+// site's sources, the data directory or the config file with it (see
+// build.CheckOutDir); it runs before the output's lock file is made beside
+// it.
+func checkOutDir(c common, out string) error {
+	if err := build.CheckOutDir(out, siteDir(c.config), c.data, configFileInUse(c)); err != nil {
+		return usagef("invalid -out: %v", err)
+	}
+	return nil
 }
 
 // lockOutput locks the output directory for one build (or one serve) at a

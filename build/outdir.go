@@ -1,0 +1,101 @@
+package build
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// siteSources are the site directory's inputs, which an output directory
+// must neither be, hold nor sit in.
+var siteSources = []string{"content", "layouts", "static", "themes"}
+
+// CheckOutDir refuses an output directory that a build, which replaces it as
+// a whole, would destroy something with: the site directory or a directory
+// holding it, one of the site's sources (content/, layouts/, static/,
+// themes/) or a directory inside or holding one, any of the other given
+// paths (the data directory, the config file) likewise, the file system's
+// root, or an existing file that is not a directory. An output inside the
+// site directory (public/) is the usual case and is fine. Paths are compared
+// after symbolic links are resolved, so a link cannot hide an overlap.
+func CheckOutDir(out, siteDir string, others ...string) error {
+	if out == "" {
+		return errors.New("output directory: empty")
+	}
+	o, err := resolvePath(out)
+	if err != nil {
+		return fmt.Errorf("output %s: %w", out, err)
+	}
+	if filepath.Dir(o) == o {
+		return fmt.Errorf("output %s is the file system's root", out)
+	}
+	site, err := resolvePath(siteDir)
+	if err != nil {
+		return fmt.Errorf("site directory %s: %w", siteDir, err)
+	}
+	if within(site, o) {
+		return fmt.Errorf("output %s would replace the site directory %s, which it holds", out, siteDir)
+	}
+	protected := make([]string, 0, len(siteSources)+len(others))
+	for _, s := range siteSources {
+		protected = append(protected, filepath.Join(siteDir, s))
+	}
+	for _, p := range others {
+		if p != "" {
+			protected = append(protected, p)
+		}
+	}
+	for _, p := range protected {
+		r, err := resolvePath(p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		switch {
+		case within(r, o):
+			return fmt.Errorf("output %s would replace %s, which it holds", out, p)
+		case within(o, r):
+			return fmt.Errorf("output %s is inside %s: a build there would mix the site into its inputs", out, p)
+		}
+	}
+	if st, err := os.Lstat(out); err == nil && !st.IsDir() {
+		return fmt.Errorf("output %s exists and is not a directory", out)
+	}
+	return nil
+}
+
+// resolvePath makes p absolute and resolves the symbolic links of its
+// longest existing prefix (the rest does not exist yet, so holds none).
+func resolvePath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for cur := abs; ; {
+		r, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// within reports whether path p is dir or inside it.
+func within(p, dir string) bool {
+	if p == dir {
+		return true
+	}
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}

@@ -1,0 +1,79 @@
+package build_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fediverse-observer/observer/build"
+)
+
+// An output directory is replaced as a whole, so one that is, holds or sits
+// in the site's sources or the data directory would destroy them.
+func TestOutputThatWouldDestroyInputsIsRefused(t *testing.T) {
+	root := t.TempDir()
+	site := smallSite(t)
+	// The site lives in root/site, with its data beside content/, and a
+	// link elsewhere that points into it.
+	if err := os.Rename(site, filepath.Join(root, "site")); err != nil {
+		t.Fatal(err)
+	}
+	site = filepath.Join(root, "site")
+	data := filepath.Join(site, "data")
+	writeTree(t, data, map[string]string{"checks/date=2026-11-21/a.parquet": "snapshot"})
+	config := filepath.Join(site, "observer.toml")
+	writeTree(t, site, map[string]string{"observer.toml": "# config\n"})
+	writeTree(t, root, map[string]string{"notes.txt": "not a site"})
+	link := filepath.Join(root, "link-to-content")
+	if err := os.Symlink(filepath.Join(site, "content"), link); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name, out, want string
+	}{
+		{"the site itself", site, "would replace the site directory"},
+		{"a directory holding the site", root, "would replace the site directory"},
+		{"the data directory", data, "would replace " + data},
+		{"inside the data directory", filepath.Join(data, "public"), "is inside " + data},
+		{"content", filepath.Join(site, "content"), "would replace"},
+		{"inside content", filepath.Join(site, "content", "docs"), "is inside"},
+		{"inside static, not yet existing", filepath.Join(site, "static", "new", "public"), "is inside"},
+		{"themes", filepath.Join(site, "themes"), "would replace"},
+		{"a link to content", link, "would replace"},
+		{"inside a link to content", filepath.Join(link, "public"), "is inside"},
+		{"the config file", config, "would replace " + config},
+		{"a file", filepath.Join(site, "content", "docs", "image.txt"), "is inside"},
+		{"the root", "/", "root"},
+		{"a file elsewhere", filepath.Join(root, "notes.txt"), "exists and is not a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := build.CheckOutDir(tc.out, site, data, config)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("CheckOutDir(%s) = %v, want an error containing %q", tc.out, err, tc.want)
+			}
+		})
+	}
+	for _, ok := range []string{filepath.Join(site, "public"), filepath.Join(root, "elsewhere", "public"), filepath.Join(site, "out", "www")} {
+		if err := build.CheckOutDir(ok, site, data, config); err != nil {
+			t.Errorf("CheckOutDir(%s) = %v, want nil", ok, err)
+		}
+	}
+
+	// Build itself refuses, whoever calls it, and leaves the sources as
+	// they were.
+	before := snapshot(t, filepath.Join(site, "content"))
+	_, err := build.Build(context.Background(), build.Options{Config: testConfig(), SiteDir: site,
+		OutDir: filepath.Join(site, "content"), Data: smallData(), Now: now})
+	if err == nil || !strings.Contains(err.Error(), "would replace") {
+		t.Fatalf("build into content/: %v", err)
+	}
+	if after := snapshot(t, filepath.Join(site, "content")); len(after) != len(before) {
+		t.Errorf("content/ changed: %d files before, %d after", len(before), len(after))
+	}
+	if _, err := os.Stat(filepath.Join(data, "checks", "date=2026-11-21", "a.parquet")); err != nil {
+		t.Errorf("data: %v", err)
+	}
+}

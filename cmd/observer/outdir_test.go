@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// build and serve replace --out as a whole: pointed at the data, the site's
+// content or the site itself, they must refuse before touching anything,
+// lock files included.
+func TestOutputOverInputsIsRefused(t *testing.T) {
+	s := bareSite(t)
+	writeFiles(t, s.dir, map[string]string{
+		"content/about.md":                      "---\ntitle: About\n---\nText\n",
+		"data/checks/date=2026-11-21/a.parquet": "snapshot",
+	})
+	for _, out := range []string{s.data(), filepath.Join(s.dir, "content"), s.dir, filepath.Dir(s.dir), s.config} {
+		for _, cmd := range []string{"build", "serve"} {
+			code, _, errs := runObserver(t, cmd, "--config", s.config, "--data", s.data(), "--out", out, "--now", asOf)
+			if code != exitUsage || !strings.Contains(errs, "-out") || !strings.Contains(errs, out) {
+				t.Errorf("%s --out %s: exit %d, stderr %q; want a usage error naming it", cmd, out, code, errs)
+			}
+		}
+	}
+	for _, f := range []string{"observer.toml", "content/about.md", "data/checks/date=2026-11-21/a.parquet"} {
+		if _, err := os.Stat(filepath.Join(s.dir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(s.dir, ".*"))
+	more, _ := filepath.Glob(filepath.Join(filepath.Dir(s.dir), ".*.lock"))
+	if len(leftovers)+len(more) > 0 {
+		t.Errorf("refused builds left %v %v", leftovers, more)
+	}
+}
