@@ -167,6 +167,9 @@ func Load(path string, mustExist bool) (Config, error) {
 
 // Parse decodes TOML over cfg, rejecting unknown keys and invalid values.
 func Parse(data []byte, cfg *Config) error {
+	if err := checkTypes(data); err != nil {
+		return err
+	}
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(cfg); err != nil {
@@ -181,26 +184,57 @@ func Parse(data []byte, cfg *Config) error {
 		var derr *toml.DecodeError
 		if errors.As(err, &derr) {
 			row, col := derr.Position()
-			return fmt.Errorf("line %d, column %d: %s", row, col, derr.Error())
+			msg := strings.TrimPrefix(derr.Error(), "toml: ")
+			// Some of go-toml's messages (duplicate keys) name the key already.
+			if key := derr.Key(); len(key) > 0 && !strings.Contains(msg, strings.Join(key, ".")) {
+				return fmt.Errorf("line %d, column %d: %s: %s", row, col, canonicalKey(key), msg)
+			}
+			return fmt.Errorf("line %d, column %d: %s", row, col, msg)
 		}
 		return err
 	}
 	return cfg.Validate()
 }
 
-// Validate rejects values no pass or build could work with.
+// Validate rejects values no pass or build could work with, and those the
+// crawler would read as something else: a negative budget would mean no
+// budget at all, and a zero interval or a jitter as long as its interval
+// would recheck a host in every pass, breaking the politeness promised in
+// docs/security.md.
 func (c Config) Validate() error {
 	switch {
 	case c.Crawl.Concurrency < 1:
 		return fmt.Errorf("crawl.concurrency must be at least 1, got %d", c.Crawl.Concurrency)
 	case c.Crawl.MaxChecks < 0:
 		return fmt.Errorf("crawl.max_checks must not be negative, got %d", c.Crawl.MaxChecks)
+	case c.Crawl.Duration <= 0:
+		// crawl.Pass reads zero as no time budget: a pass that outlasts
+		// the interval between passes.
+		return fmt.Errorf("crawl.duration must be positive, got %s", c.Crawl.Duration.D())
 	case c.Crawl.CheckTimeout <= 0:
-		return fmt.Errorf("crawl.check_timeout must be positive")
+		return fmt.Errorf("crawl.check_timeout must be positive, got %s", c.Crawl.CheckTimeout.D())
+	case c.Crawl.PeersInterval <= 0:
+		return fmt.Errorf("crawl.peers_interval must be positive, got %s", c.Crawl.PeersInterval.D())
+	case c.Crawl.DomainBudget < 0:
+		return fmt.Errorf("crawl.domain_budget must not be negative, got %d", c.Crawl.DomainBudget)
+	case c.Crawl.AddressBudget < 0:
+		return fmt.Errorf("crawl.address_budget must not be negative, got %d", c.Crawl.AddressBudget)
 	case c.Crawl.ProductToken == "" || strings.ContainsAny(c.Crawl.ProductToken, " /\t\r\n"):
 		return fmt.Errorf("crawl.product_token must be one word without '/', got %q", c.Crawl.ProductToken)
 	case c.State.FailuresToDead < 0:
-		return fmt.Errorf("state.failures_to_dead must not be negative")
+		return fmt.Errorf("state.failures_to_dead must not be negative, got %d", c.State.FailuresToDead)
+	case c.State.ActiveInterval <= 0:
+		return fmt.Errorf("state.active_interval must be positive, got %s", c.State.ActiveInterval.D())
+	case c.State.InactiveInterval <= 0:
+		return fmt.Errorf("state.inactive_interval must be positive, got %s", c.State.InactiveInterval.D())
+	case c.State.ActiveJitter < 0 || c.State.ActiveJitter >= c.State.ActiveInterval:
+		return fmt.Errorf("state.active_jitter must be less than state.active_interval (%s), got %s",
+			c.State.ActiveInterval.D(), c.State.ActiveJitter.D())
+	case c.State.InactiveJitter < 0 || c.State.InactiveJitter >= c.State.InactiveInterval:
+		return fmt.Errorf("state.inactive_jitter must be less than state.inactive_interval (%s), got %s",
+			c.State.InactiveInterval.D(), c.State.InactiveJitter.D())
+	case c.Serve.Port < 0 || c.Serve.Port > 65535:
+		return fmt.Errorf("serve.port must be between 0 and 65535, got %d", c.Serve.Port)
 	case c.Site.Theme == "" || strings.ContainsAny(c.Site.Theme, `/\`) || c.Site.Theme == "." || c.Site.Theme == "..":
 		return fmt.Errorf("site.theme must be a directory name, got %q", c.Site.Theme)
 	case !validMemorySize(c.Crawl.DuckDBMemoryLimit):
@@ -229,7 +263,10 @@ func (c Crawl) UserAgent(version string) string {
 }
 
 // Duration is a time.Duration written in TOML as a string: Go's syntax
-// ("90s", "29h") plus a "d" suffix for whole days ("7d").
+// ("90s", "29h") plus a "d" suffix for whole days ("7d"). It stays an int64
+// underneath so that callers convert to and from time.Duration, which lets
+// go-toml store a bare TOML integer in it as nanoseconds: Parse refuses one
+// before decoding (checkTypes).
 type Duration time.Duration
 
 // D returns the standard library value.

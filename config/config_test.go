@@ -102,3 +102,137 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+// A bare number for a duration has no unit; go-toml would store it in the
+// int64 under Duration as nanoseconds, and a 5ns check timeout fails every
+// check of a pass.
+func TestDurationWithoutQuotesIsRefused(t *testing.T) {
+	for _, tc := range []struct{ toml, key, line string }{
+		{"[crawl]\ncheck_timeout = 5", "crawl.check_timeout", "line 2, column 17"},
+		{"[crawl]\nconcurrency = 3\nduration = 45", "crawl.duration", "line 3, column 12"},
+		{"[state]\nactive_interval = 0", "state.active_interval", "line 2"},
+		{"crawl.peers_interval = 7", "crawl.peers_interval", "line 1"},
+		{"crawl = { check_timeout = 5 }", "crawl.check_timeout", "line 1"},
+		// go-toml matches keys ignoring case, so the check must too.
+		{"[Crawl]\nCheck_Timeout = 5", "crawl.check_timeout", "line 2"},
+		{"[crawl]\ncheck_timeout = 1.5", "crawl.check_timeout", "line 2"},
+		{"[crawl]\ncheck_timeout = true", "crawl.check_timeout", "line 2"},
+	} {
+		cfg := config.Default()
+		err := config.Parse([]byte(tc.toml), &cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.key) || !strings.Contains(err.Error(), tc.line) ||
+			!strings.Contains(err.Error(), `"90s"`) {
+			t.Errorf("%q: want error naming %s at %s and asking for e.g. \"90s\", got %v", tc.toml, tc.key, tc.line, err)
+		}
+	}
+}
+
+// A misspelt duration is reported at its key, not only at its position.
+func TestInvalidDurationNamesKey(t *testing.T) {
+	cfg := config.Default()
+	err := config.Parse([]byte("[crawl]\ncheck_timeout = \"soon\""), &cfg)
+	if err == nil || !strings.Contains(err.Error(), "line 2, column 17: crawl.check_timeout: invalid duration \"soon\"") {
+		t.Fatalf("want the key and position of the invalid duration, got %v", err)
+	}
+}
+
+func TestTypeErrorNamesKeyFileAndWantedType(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "observer.toml")
+	os.WriteFile(path, []byte("[crawl]\nconcurrency = \"5\"\n"), 0o644)
+	_, err := config.Load(path, true)
+	if err == nil || !strings.Contains(err.Error(), path) ||
+		!strings.Contains(err.Error(), `line 2, column 15: crawl.concurrency must be an integer, got the string "5"`) {
+		t.Fatalf("want error naming %s, crawl.concurrency and the wanted type, got %v", path, err)
+	}
+	for _, tc := range []struct{ toml, want string }{
+		{"[site]\nunsafe_html = \"yes\"", `site.unsafe_html must be true or false, got the string "yes"`},
+		{"[site]\ntitle = 5", "site.title must be a string, got the number 5"},
+		{"[crawl]\nconcurrency = 5.5", "crawl.concurrency must be an integer, got the number 5.5"},
+		{"[crawl]\nconcurrency = [1]", "crawl.concurrency must be an integer, got an array"},
+		{"crawl.concurrency = \"5\"", "crawl.concurrency must be an integer"},
+		{"crawl = { concurrency = \"5\" }", "crawl.concurrency must be an integer"},
+		{"[site]\nparams = 5", "site.params must be a table, got the number 5"},
+		{"site = 5", "site must be a table, got the number 5"},
+		{"[crawl.concurrency]\nx = 1", "crawl.concurrency must be an integer, got a table"},
+		{"[crawl.concurrency]", "line 1, column 8: crawl.concurrency must be an integer, got a table"},
+		{"crawl.concurrency.x = 1", "crawl.concurrency must be an integer, got a table"},
+		// Errors go-toml finds itself carry the key too.
+		{"[serve]\nport = 99999999999999999999", "line 2, column 8: serve.port: "},
+		{"[crawl]\nconcurrency = 1\nconcurrency = 2", "line 3, column 1: key concurrency is already defined"},
+	} {
+		cfg := config.Default()
+		err := config.Parse([]byte(tc.toml), &cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "struct field") {
+			t.Errorf("%q: want error containing %q, got %v", tc.toml, tc.want, err)
+		}
+	}
+}
+
+// Site params are free-form: the type check must not refuse what templates
+// may read.
+func TestParamsTakeAnyValue(t *testing.T) {
+	cfg := config.Default()
+	err := config.Parse([]byte("[site.params]\nn = 5\ns = \"x\"\nd = 1979-05-27\nlist = [1, \"a\"]\ninline = { a = 1 }\n[site.params.nested]\nb = true\n"), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Site.Params["n"] != int64(5) || cfg.Site.Params["nested"].(map[string]any)["b"] != true {
+		t.Fatalf("params not decoded: %#v", cfg.Site.Params)
+	}
+}
+
+func TestOutOfRangeValues(t *testing.T) {
+	for _, tc := range []struct{ toml, want string }{
+		{"[crawl]\nduration = \"0s\"", "crawl.duration must be positive"},
+		{"[serve]\nport = 70000", "serve.port must be between 0 and 65535, got 70000"},
+		{"[serve]\nport = -1", "serve.port must be between 0 and 65535, got -1"},
+		{"[crawl]\ndomain_budget = -1", "crawl.domain_budget must not be negative, got -1"},
+		{"[crawl]\naddress_budget = -1", "crawl.address_budget must not be negative, got -1"},
+		{"[crawl]\nmax_checks = -1", "crawl.max_checks must not be negative, got -1"},
+		{"[crawl]\nconcurrency = -1", "crawl.concurrency must be at least 1, got -1"},
+		{"[crawl]\npeers_interval = \"0s\"", "crawl.peers_interval must be positive"},
+		{"[state]\nactive_interval = \"0s\"", "state.active_interval must be positive"},
+		{"[state]\ninactive_interval = \"0d\"", "state.inactive_interval must be positive"},
+		{"[state]\nactive_interval = \"2h\"\nactive_jitter = \"2h\"", "state.active_jitter must be less than state.active_interval (2h0m0s), got 2h0m0s"},
+		{"[state]\ninactive_jitter = \"200h\"", "state.inactive_jitter must be less than state.inactive_interval (167h0m0s), got 200h0m0s"},
+		{"[state]\nfailures_to_dead = -1", "state.failures_to_dead must not be negative, got -1"},
+	} {
+		cfg := config.Default()
+		err := config.Parse([]byte(tc.toml), &cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: want error containing %q, got %v", tc.toml, tc.want, err)
+		}
+	}
+}
+
+// The bounds themselves are valid: port 0 lets the system pick one, a zero
+// budget means none, as max_checks = 0 does, and no jitter is no jitter.
+func TestBoundaryValuesAreValid(t *testing.T) {
+	for _, s := range []string{
+		"[serve]\nport = 0",
+		"[serve]\nport = 65535",
+		"[crawl]\ndomain_budget = 0\naddress_budget = 0\nmax_checks = 0",
+		"[state]\nactive_jitter = \"0s\"\ninactive_jitter = \"0s\"\nfailures_to_dead = 0",
+		"[state]\nactive_interval = \"2h\"\nactive_jitter = \"119m\"",
+	} {
+		cfg := config.Default()
+		if err := config.Parse([]byte(s), &cfg); err != nil {
+			t.Errorf("%q: %v", s, err)
+		}
+	}
+}
+
+// Validate is also called on configurations built in code (build.Build), so
+// it checks the values, not only what Parse let through.
+func TestValidateChecksValuesSetInCode(t *testing.T) {
+	cfg := config.Default()
+	cfg.Serve.Port = 70000
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "serve.port") {
+		t.Errorf("port 70000: want error naming serve.port, got %v", err)
+	}
+	cfg = config.Default()
+	cfg.Crawl.Duration = 0
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "crawl.duration") {
+		t.Errorf("zero duration: want error naming crawl.duration, got %v", err)
+	}
+}
