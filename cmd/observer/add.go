@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/duck"
@@ -10,7 +13,7 @@ import (
 )
 
 // runAdd records manual discoveries. Every host is validated first: one
-// invalid host means nothing is recorded.
+// invalid or blocklisted host means nothing is recorded.
 func runAdd(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet(e, "add", "[flags] HOST...")
 	var c common
@@ -29,7 +32,29 @@ func runAdd(ctx context.Context, e env, args []string) error {
 		}
 		hosts = append(hosts, h)
 	}
-	store, err := duck.Open(ctx, c.data, duck.Options{Create: true})
+	cfg, log, err := c.setup(e)
+	if err != nil {
+		return err
+	}
+	blocked, err := loadBlocklist(cfg, c.config)
+	if err != nil {
+		return err
+	}
+	var refused []string
+	for _, h := range hosts {
+		if entry := blockingEntry(blocked, h); entry != "" {
+			refused = append(refused, fmt.Sprintf("%s (entry %q)", h, entry))
+		}
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("on the blocklist %s: %s; nothing was added", resolve(cfg.Crawl.Blocklist, c.config), strings.Join(refused, ", "))
+	}
+	// The data directory must exist, as for build and sql: a mistyped
+	// --data must not start a new one somewhere.
+	if err := dataDirExists(c.data); err != nil {
+		return err
+	}
+	store, err := duck.Open(ctx, c.data, duck.Options{Create: true, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -53,4 +78,21 @@ func runAdd(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s: added\n", h)
 	}
 	return store.WriteDiscoveries(ctx, ds)
+}
+
+// dataDirExists refuses a data directory that is missing or no directory,
+// with duck.Open's message.
+func dataDirExists(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("data directory %s: not a directory", dir)
+	}
+	return nil
 }

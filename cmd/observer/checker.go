@@ -30,6 +30,9 @@ func runChecker(ctx context.Context, e env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
 	cfg, log, err := c.setup(e)
 	if err != nil {
 		return err

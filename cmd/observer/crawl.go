@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -26,40 +27,45 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	var n network
 	c.register(fs)
 	n.register(fs)
-	maxChecks := fs.Int("max-checks", -1, "stop after this many checks (default from config: crawl.max_checks, 0 = no limit)")
-	duration := fs.Duration("duration", 0, "time budget of the pass (default from config: crawl.duration)")
-	concurrency := fs.Int("concurrency", 0, "checks at once (default from config: crawl.concurrency)")
+	maxChecks := fs.Int("max-checks", 0, "stop after this many checks, 0 = no limit (default: crawl.max_checks from the config)")
+	var duration durationFlag
+	fs.Var(&duration, "duration", "time budget of the pass, a `duration` like 90m, 2h or 1d (default: crawl.duration from the config)")
+	concurrency := fs.Int("concurrency", 0, "checks at once, at least 1 (default: crawl.concurrency from the config)")
 	isolation := fs.String("isolation", defaultIsolation(), "where checks run: process (sandboxed checker processes) or none (in this process, for debugging)")
 	flushChecks := fs.Int("flush-checks", 10_000, "write buffered checks to disk after this many (they are also written every 30 s)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case *isolation != "process" && *isolation != "none":
+		return usagef("invalid -isolation %q: want process or none", *isolation)
+	case *flushChecks < 1:
+		return usagef("invalid -flush-checks %d: must be at least 1", *flushChecks)
+	case *maxChecks < 0:
+		return usagef("invalid -max-checks %d: must not be negative (0 = no limit)", *maxChecks)
+	case duration.set && duration.d == 0:
+		// As crawl.duration: a pass without a budget would outlast the
+		// interval between passes.
+		return usagef("invalid -duration 0: must be positive")
+	case set["concurrency"] && *concurrency < 1:
+		return usagef("invalid -concurrency %d: must be at least 1", *concurrency)
 	}
 	cfg, err := c.loadConfig()
 	if err != nil {
 		return err
 	}
-	if *isolation != "process" && *isolation != "none" {
-		return usagef("invalid -isolation %q: want process or none", *isolation)
-	}
-	if *flushChecks < 1 {
-		return usagef("invalid -flush-checks %d: must be at least 1", *flushChecks)
-	}
-	if *maxChecks >= 0 {
+	if set["max-checks"] {
 		cfg.Crawl.MaxChecks = *maxChecks
 	}
-	if *duration < 0 {
-		return usagef("invalid -duration %s: must not be negative", *duration)
+	if duration.set {
+		cfg.Crawl.Duration = config.Duration(duration.d)
 	}
-	if *duration > 0 {
-		cfg.Crawl.Duration = config.Duration(*duration)
-	}
-	if *concurrency < 0 {
-		return usagef("invalid -concurrency %d: must be at least 1", *concurrency)
-	}
-	if *concurrency > 0 {
+	if set["concurrency"] {
 		cfg.Crawl.Concurrency = *concurrency
 	}
 	log, err := c.logger(e.stderr)

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/crawl"
@@ -19,37 +21,143 @@ func newFlagSet(e env, name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("observer "+name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: observer %s %s\n\nflags:\n", name, usage)
-		fs.PrintDefaults()
+		fmt.Fprintln(e.stderr, strings.TrimSpace("usage: observer "+name+" "+usage))
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprint(e.stderr, "\nflags:\n")
+			fs.PrintDefaults()
+		}
 	}
 	return fs
 }
 
-// parse parses args, turning flag errors into usage errors (the flag
-// package has already printed the problem and the usage). Flags may come
-// after positional arguments (observer check HOST --json), which the flag
-// package alone does not allow; "--" ends flag parsing.
+// parse parses args. A flag error is reported here, once: one line naming
+// the flag and what is wrong with it, then the usage; the usageError that
+// comes back is marked as reported, so run does not repeat it.
+//
+// Flags may come after positional arguments (observer check HOST --json),
+// which the flag package alone does not allow; "--" ends flag parsing. An
+// argument that starts with "-" but whose name holds whitespace ("-- a
+// comment\nSELECT 1", an SQL query beginning with a comment) is no flag:
+// it is taken as a positional argument.
 func parse(fs *flag.FlagSet, args []string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	restore := clarify(fs)
+	defer func() { restore(); fs.SetOutput(out); fs.Usage = usage }()
 	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if err == flag.ErrHelp {
-				return err
+	for len(args) > 0 {
+		switch a := args[0]; {
+		case a == "--":
+			positional = append(positional, args[1:]...)
+			args = nil
+		case !isFlag(a):
+			positional = append(positional, a)
+			args = args[1:]
+		default:
+			n := flagsAhead(fs, args)
+			if err := fs.Parse(args[:n]); err != nil {
+				restore()
+				fs.SetOutput(out)
+				if err == flag.ErrHelp {
+					usage()
+					return err
+				}
+				fmt.Fprintf(out, "%s: %v\n", fs.Name(), err)
+				usage()
+				return usageError{err: err, reported: true}
 			}
-			return usageError{err}
+			args = args[n:]
 		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			positional = append(positional, rest...)
-			break
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
 	}
 	return fs.Parse(append([]string{"--"}, positional...))
+}
+
+// clarify wraps the flags' values while parsing, so that a malformed number
+// or duration says what is wanted instead of the flag package's bare "parse
+// error". The returned function puts the values back (the usage needs them:
+// it names each flag's type from its value's).
+func clarify(fs *flag.FlagSet) (restore func()) {
+	saved := map[*flag.Flag]flag.Value{}
+	fs.VisitAll(func(f *flag.Flag) {
+		saved[f] = f.Value
+		f.Value = clearValue{f.Value}
+	})
+	return func() {
+		for f, v := range saved {
+			f.Value = v
+		}
+		clear(saved)
+	}
+}
+
+// clearValue is a flag value whose errors say what is wanted.
+type clearValue struct{ flag.Value }
+
+func (v clearValue) Set(s string) error {
+	err := v.Value.Set(s)
+	if err == nil {
+		return nil
+	}
+	if g, ok := v.Value.(flag.Getter); ok {
+		switch g.Get().(type) {
+		case int, int64, uint, uint64:
+			return errors.New("want a whole number")
+		case float64:
+			return errors.New("want a number")
+		case bool:
+			return errors.New("want true or false")
+		case time.Duration:
+			return errors.New("want a duration like 90s, 45m or 2h30m")
+		}
+	}
+	return err
+}
+
+func (v clearValue) IsBoolFlag() bool { return isBoolValue(v.Value) }
+
+// isFlag reports whether a is a flag ("-name", "--name", "-name=value"),
+// as opposed to "-", "--" or an argument that merely starts with "-" but
+// whose would-be name holds whitespace.
+func isFlag(a string) bool {
+	if len(a) < 2 || a[0] != '-' || a == "--" {
+		return false
+	}
+	name := strings.TrimPrefix(a[1:], "-")
+	name, _, _ = strings.Cut(name, "=")
+	return !strings.ContainsFunc(name, unicode.IsSpace)
+}
+
+// flagsAhead is how many of args, which start with a flag, are flags and
+// their values, up to the first positional argument.
+func flagsAhead(fs *flag.FlagSet, args []string) int {
+	n := 0
+	for n < len(args) && isFlag(args[n]) {
+		name := strings.TrimPrefix(args[n][1:], "-")
+		name, _, hasValue := strings.Cut(name, "=")
+		n++
+		if f := fs.Lookup(name); f != nil && !hasValue && !isBoolValue(f.Value) {
+			n++ // its value, whatever it looks like, as the flag package takes it
+		}
+	}
+	return min(n, len(args))
+}
+
+// isBoolValue reports whether a flag of this value takes no separate
+// argument (-json, not -json true), as the flag package decides it.
+func isBoolValue(v flag.Value) bool {
+	b, ok := v.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// noArgs refuses positional arguments, for commands that take none.
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
 }
 
 // common flags shared by most commands.
@@ -121,9 +229,35 @@ func (f *timeFlag) String() string {
 func (f *timeFlag) Set(s string) error {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		return fmt.Errorf("want RFC 3339 like 2026-11-21T12:00:00Z, got %q", s)
+		return errors.New("want RFC 3339 like 2026-11-21T12:00:00Z")
 	}
 	f.t, f.set = t.UTC(), true
+	return nil
+}
+
+// durationFlag is a duration written as in the config file: Go's syntax
+// ("90s", "2h30m") plus whole days ("7d"), never negative.
+type durationFlag struct {
+	d   time.Duration
+	set bool
+}
+
+func (f *durationFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f *durationFlag) Set(s string) error {
+	d, err := config.ParseDuration(s)
+	if err != nil {
+		if _, perr := config.ParseDuration(strings.TrimPrefix(s, "-")); perr == nil && strings.HasPrefix(s, "-") {
+			return errors.New("must not be negative")
+		}
+		return errors.New("want a duration like 90s, 45m, 2h30m or 7d")
+	}
+	f.d, f.set = d, true
 	return nil
 }
 

@@ -169,6 +169,7 @@ func testHostileServers(t *testing.T, isolation string, private map[string]strin
 	}
 	sort.Strings(hosts)
 	data := filepath.Join(s.dir, "data")
+	os.MkdirAll(data, 0o755)
 	if code, _, errs := runObserver(t, append([]string{"add", "--data", data, "--now", "2026-01-01T00:00:00Z"}, hosts...)...); code != exitOK {
 		t.Fatalf("add: %s", errs)
 	}

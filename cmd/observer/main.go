@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -61,13 +63,19 @@ func main() {
 	os.Exit(code)
 }
 
-// usageError marks errors caused by how the command was called.
-type usageError struct{ err error }
+// usageError marks errors caused by how the command was called. reported
+// means the message and the usage were already printed (by parse).
+type usageError struct {
+	err      error
+	reported bool
+}
 
 func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+func usagef(format string, args ...any) error {
+	return usageError{err: fmt.Errorf(format, args...)}
+}
 
 // cutShortError marks a crawl pass that ended before its due list did.
 type cutShortError struct{ reason string }
@@ -75,12 +83,25 @@ type cutShortError struct{ reason string }
 func (c cutShortError) Error() string { return "pass cut short: " + c.reason }
 
 func run(ctx context.Context, e env, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		printUsage(e.stderr)
-		if len(args) == 0 {
-			return exitUsage
+		return exitUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		switch {
+		case len(args) == 1:
+			printUsage(e.stderr)
+			return exitOK
+		case len(args) == 2 && isCommand(args[1]):
+			// observer help COMMAND is observer COMMAND -h.
+			return run(ctx, e, []string{args[1], "-h"})
 		}
-		return exitOK
+		if len(args) == 2 {
+			fmt.Fprintf(e.stderr, "observer: unknown command %q (one of: %s)\n", args[1], strings.Join(commandNames(), ", "))
+		} else {
+			fmt.Fprintf(e.stderr, "observer %s: want at most one COMMAND\n", args[0])
+		}
+		return exitUsage
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
@@ -98,7 +119,9 @@ func run(ctx context.Context, e env, args []string) int {
 			fmt.Fprintf(e.stderr, "observer %s: %v\n", c.name, err)
 			return exitCutShort
 		case errors.As(err, &usage):
-			fmt.Fprintf(e.stderr, "observer %s: %v\n", c.name, err)
+			if !usage.reported {
+				fmt.Fprintf(e.stderr, "observer %s: %v\n", c.name, err)
+			}
 			return exitUsage
 		default:
 			fmt.Fprintf(e.stderr, "observer %s: %v\n", c.name, err)
@@ -119,7 +142,30 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "\nobserver COMMAND -h shows a command's flags.")
 }
 
-func runVersion(_ context.Context, e env, _ []string) error {
+// isCommand reports whether name is a command help can explain.
+func isCommand(name string) bool {
+	return slices.Contains(commandNames(), name)
+}
+
+// commandNames lists the commands a user may run.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		if !c.hidden {
+			names = append(names, c.name)
+		}
+	}
+	return names
+}
+
+func runVersion(_ context.Context, e env, args []string) error {
+	fs := newFlagSet(e, "version", "")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
 	fmt.Fprintln(e.stdout, "observer", version())
 	return nil
 }

@@ -244,6 +244,7 @@ func TestBadInputGetsOneClearLineAndNoWrites(t *testing.T) {
 
 func TestAddRecordsManualDiscoveriesOnce(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
+	os.MkdirAll(data, 0o755) // add never creates it
 	code, out, errs := runObserver(t, "add", "--data", data, "--now", "2026-01-01T00:00:00Z", "Example.Social.", "bücher.de")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,21 +20,23 @@ func runServe(ctx context.Context, e env, args []string) error {
 	var c common
 	c.register(fs)
 	out := fs.String("out", "", "`directory` to build the preview into (default: a temporary directory removed on exit, so the preview's links never end up in public/)")
-	port := fs.Int("port", -1, "port to listen on at 127.0.0.1 (default from config: serve.port; 0 picks a free port)")
+	port := fs.Int("port", 0, "port to listen on at 127.0.0.1, 0 picks a free one (default: serve.port from the config)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+	if err := noArgs(fs); err != nil {
+		return err
 	}
-	if *port < -1 || *port > 65535 {
+	portSet := false
+	fs.Visit(func(f *flag.Flag) { portSet = portSet || f.Name == "port" })
+	if *port < 0 || *port > 65535 {
 		return usagef("invalid -port %d: want 0 to 65535", *port)
 	}
 	cfg, log, err := c.setup(e)
 	if err != nil {
 		return err
 	}
-	if *port < 0 {
+	if !portSet {
 		*port = cfg.Serve.Port
 	}
 	// Changes are watched in the data directory: it must exist now.
@@ -50,6 +53,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 		}
 		defer os.RemoveAll(tmp)
 		dir = filepath.Join(tmp, "public")
+	} else if err := checkOutDir(c, dir); err != nil {
+		return err
 	}
 	lock, err := lockOutput(dir)
 	if err != nil {

@@ -145,6 +145,8 @@ func TestServeRefusesBadFlagsAndAMissingDataDir(t *testing.T) {
 		want string
 	}{
 		{[]string{"--port", "70000"}, exitUsage, "70000"},
+		// -1 once meant "the config's port"; now it is what it says.
+		{[]string{"--port", "-1"}, exitUsage, "-1"},
 		{[]string{"extra"}, exitUsage, "extra"},
 		{[]string{"--data", filepath.Join(s.dir, "nodata")}, exitFailure, "nodata"},
 	} {
