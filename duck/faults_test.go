@@ -128,14 +128,14 @@ func TestWriteQueryFormats(t *testing.T) {
 	q := `SELECT * FROM (VALUES ('a|b', 1::BIGINT, NULL::VARCHAR, TIMESTAMP '2026-01-05 12:00:00'),
 		('line' || chr(10) || 'break', 22, 'x"y', TIMESTAMP '2026-01-06 00:00:00')) t(name, n, note, ts) ORDER BY n`
 	want := map[string]string{
-		"csv": "name,n,note,ts\na|b,1,,2026-01-05T12:00:00Z\n\"line\nbreak\",22,\"x\"\"y\",2026-01-06\n",
+		"csv": "name,n,note,ts\na|b,1,,2026-01-05T12:00:00Z\n\"line\nbreak\",22,\"x\"\"y\",2026-01-06T00:00:00Z\n",
 		"json": `[
   {"name": "a|b", "n": 1, "note": null, "ts": "2026-01-05T12:00:00Z"},
-  {"name": "line\nbreak", "n": 22, "note": "x\"y", "ts": "2026-01-06"}
+  {"name": "line\nbreak", "n": 22, "note": "x\"y", "ts": "2026-01-06T00:00:00Z"}
 ]
 `,
-		"markdown": "| name | n | note | ts |\n| --- | --- | --- | --- |\n| a\\|b | 1 |  | 2026-01-05T12:00:00Z |\n| line break | 22 | x\"y | 2026-01-06 |\n",
-		"table":    "name        n   note  ts\n----------  --  ----  --------------------\na|b         1   NULL  2026-01-05T12:00:00Z\nline break  22  x\"y   2026-01-06\n",
+		"markdown": "| name | n | note | ts |\n| --- | --- | --- | --- |\n| a\\|b | 1 |  | 2026-01-05T12:00:00Z |\n| line break | 22 | x\"y | 2026-01-06T00:00:00Z |\n",
+		"table":    "name        n   note  ts\n----------  --  ----  --------------------\na|b         1   NULL  2026-01-05T12:00:00Z\nline break  22  x\"y   2026-01-06T00:00:00Z\n",
 	}
 	for format, w := range want {
 		var b bytes.Buffer
