@@ -1,6 +1,7 @@
 package duck_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -25,18 +26,24 @@ type ev struct {
 	at      time.Duration
 	outcome observer.Outcome
 	movedTo string
+	via     string // a discovery's, ViaSeed when empty
 }
 
-func alive(host string, at time.Duration) ev { return ev{host, at, observer.OutcomeAlive, ""} }
-func fail(host string, at time.Duration) ev  { return ev{host, at, observer.OutcomeUnreachable, ""} }
+func alive(host string, at time.Duration) ev { return ev{host, at, observer.OutcomeAlive, "", ""} }
+func fail(host string, at time.Duration) ev  { return ev{host, at, observer.OutcomeUnreachable, "", ""} }
 func moving(host string, at time.Duration, to string) ev {
-	return ev{host, at, observer.OutcomeMoving, to}
+	return ev{host, at, observer.OutcomeMoving, to, ""}
 }
 func moved(host string, at time.Duration, to string) ev {
-	return ev{host, at, observer.OutcomeMoved, to}
+	return ev{host, at, observer.OutcomeMoved, to, ""}
 }
-func optedOut(host string, at time.Duration) ev { return ev{host, at, observer.OutcomeOptedOut, ""} }
-func discover(host string, at time.Duration) ev { return ev{host, at, "", ""} }
+func optedOut(host string, at time.Duration) ev {
+	return ev{host, at, observer.OutcomeOptedOut, "", ""}
+}
+func discover(host string, at time.Duration) ev { return ev{host, at, "", "", ""} }
+func addManually(host string, at time.Duration) ev {
+	return ev{host, at, "", "", observer.ViaManual}
+}
 
 // series repeats make(host, at) every step from start, count times.
 func series(make func(string, time.Duration) ev, host string, start, step time.Duration, count int) []ev {
@@ -60,7 +67,8 @@ func write(t testing.TB, s *duck.Store, pass string, evs []ev) {
 	for _, e := range evs {
 		at := t0.Add(e.at)
 		if e.outcome == "" {
-			if err := w.Discover(ctx, observer.Discovery{Host: e.host, DiscoveredAt: at, Via: observer.ViaSeed}); err != nil {
+			via := cmp.Or(e.via, observer.ViaSeed)
+			if err := w.Discover(ctx, observer.Discovery{Host: e.host, DiscoveredAt: at, Via: via}); err != nil {
 				t.Fatal(err)
 			}
 			continue

@@ -54,13 +54,13 @@ func randomHistory(rng *rand.Rand, hosts, days int) [][]ev {
 				if o == observer.OutcomeMoving || o == observer.OutcomeMoved {
 					target = fmt.Sprintf("t%d.example", rng.IntN(3))
 				}
-				out[d] = append(out[d], ev{h, a, o, target})
+				out[d] = append(out[d], ev{h, a, o, target, ""})
 				if rng.IntN(25) == 0 {
 					// A twin: another check of the host at the same instant
 					// (a pass never writes one, but files could hold one),
 					// which every fold must order the same way.
 					twin := []observer.Outcome{observer.OutcomeAlive, observer.OutcomeHTTPError, observer.OutcomeUnreachable}[rng.IntN(3)]
-					out[d] = append(out[d], ev{h, a, twin, ""})
+					out[d] = append(out[d], ev{h, a, twin, "", ""})
 				}
 			}
 		}

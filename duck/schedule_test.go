@@ -79,6 +79,9 @@ func TestSchedule(t *testing.T) {
 	for _, h := range hosts("later") {
 		evs = append(evs, discover(h, 10*day))
 	}
+	for _, h := range hosts("manual") {
+		evs = append(evs, addManually(h, 10*day))
+	}
 	checkAt := 20 * day
 	for _, h := range hosts("live") {
 		evs = append(evs, discover(h, 0), alive(h, checkAt))
@@ -99,6 +102,13 @@ func TestSchedule(t *testing.T) {
 		for _, h := range hosts("young") {
 			if next[h] != 3*day {
 				t.Errorf("%s due at +%s, want at its discovery +72h", h, next[h])
+			}
+		}
+	})
+	t.Run("hosts_added_by_hand_due_at_once", func(t *testing.T) {
+		for _, h := range hosts("manual") {
+			if next[h] != 10*day {
+				t.Errorf("%s due at +%s, want at its addition +240h", h, next[h])
 			}
 		}
 	})
@@ -140,8 +150,9 @@ func TestSchedule(t *testing.T) {
 		var got []string
 		for _, d := range list {
 			got = append(got, d.Host)
-			young := slices.Contains(hosts("young"), d.Host) || slices.Contains(hosts("later"), d.Host)
-			if d.New != young {
+			neverChecked := slices.Contains(hosts("young"), d.Host) || slices.Contains(hosts("later"), d.Host) ||
+				slices.Contains(hosts("manual"), d.Host)
+			if d.New != neverChecked {
 				t.Errorf("%s: New = %v", d.Host, d.New)
 			}
 			// Live hosts fetched peers 31 hours ago; nobody else ever did.
@@ -149,9 +160,9 @@ func TestSchedule(t *testing.T) {
 				t.Errorf("%s: FetchPeers = %v", d.Host, d.FetchPeers)
 			}
 		}
-		want := slices.Concat(hosts("young"), hosts("later"), hosts("live"))
+		want := slices.Concat(hosts("young"), hosts("later"), hosts("manual"), hosts("live"))
 		if len(got) != len(want) {
-			t.Fatalf("due = %v, want the young, later and live hosts", got)
+			t.Fatalf("due = %v, want the young, later, manual and live hosts", got)
 		}
 		for i := 1; i < len(list); i++ {
 			if next[list[i-1].Host] > next[list[i].Host] {

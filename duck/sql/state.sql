@@ -8,7 +8,8 @@
 -- validators the peers list was last served with (kept from the latest check
 -- that read the list or was told it had not changed; NULL when that list had
 -- none, such as a paged one), and next_check_at, the schedule:
---   never checked: at discovered_at while the observer is young (discovered
+--   never checked: at discovered_at when added by hand (observer add, as
+--     its first discovery) or while the observer is young (discovered
 --     within warmup of its first record), else discovered_at plus a
 --     hash-uniform delay in [0, discovery_delay);
 --   live, reviving, dying, moving, discovered (checked, never alive):
@@ -104,7 +105,7 @@ SELECT
     -- more than the md5 itself.
     (CASE
         WHEN checks = 0 THEN
-            CASE WHEN discovered_at < (SELECT start FROM fold_observer) + to_microseconds({{warmup_us}}) THEN discovered_at
+            CASE WHEN via = 'manual' OR discovered_at < (SELECT start FROM fold_observer) + to_microseconds({{warmup_us}}) THEN discovered_at
                  ELSE make_timestamp(epoch_us(discovered_at)
                      + (md5_number_lower(host || ':0') % ({{discovery_delay_us}})::UBIGINT)::BIGINT) END
         WHEN state IN ('dead', 'moved', 'opted_out') THEN
