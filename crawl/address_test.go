@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -403,5 +404,46 @@ func TestPassInterruptedWhileWaitingForAddress(t *testing.T) {
 	}
 	if got := f.opts["a.social"].Addr; got != pin {
 		t.Errorf("checker was given address %v, want %v", got, pin)
+	}
+}
+
+// A host the pass cannot resolve is not checked, since its check could not
+// be held to an address (and a resolver that fails the pass's lookup but
+// answers the checker's would send many such checks to one address at
+// once). It is recorded as unreachable, as a check failing on DNS is.
+func TestPassUnresolvedHostNotChecked(t *testing.T) {
+	srv, _, c := twoAddresses(t)
+	var due []string
+	for i := range 10 {
+		h := fmt.Sprintf("h%d.social", i)
+		srv.HandleFunc(h, instance(h, "mastodon", `[]`).serve)
+		due = append(due, h)
+	}
+	sink := &memSink{}
+	p := &crawl.Pass{Checker: c, Sink: sink, Concurrency: 10, AddressBudget: 7, PassID: "p1",
+		Resolve: func(_ context.Context, h string) (netip.AddrPort, error) {
+			if h == "h0.social" {
+				return netip.AddrPort{}, fmt.Errorf("resolve %s: %w", h, &net.DNSError{Err: "no such host", Name: h, IsNotFound: true})
+			}
+			return netip.AddrPort{}, errors.New("lookup: server misbehaving")
+		}}
+	sum, err := p.Run(context.Background(), due)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests for hosts the pass could not resolve", n)
+	}
+	if sum.Checks != 10 || sum.ByOutcome[observer.OutcomeUnreachable] != 10 || sum.Addresses != 0 {
+		t.Errorf("summary %+v", sum)
+	}
+	for _, r := range sink.results {
+		want := "dns: lookup: server misbehaving"
+		if r.Check.Host == "h0.social" {
+			want = "dns: no such host"
+		}
+		if r.Check.Error != want || r.Check.PassID != "p1" || r.Check.CheckedAt.IsZero() {
+			t.Errorf("%s: error %q (want %q), pass %q, at %v", r.Check.Host, r.Check.Error, want, r.Check.PassID, r.Check.CheckedAt)
+		}
 	}
 }

@@ -65,6 +65,7 @@ func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (ob
 	client, tr := c.newClient(opts.Addr)
 	defer tr.CloseIdleConnections()
 	f := &fetcher{c: c, client: client, host: norm}
+	defer f.closeOther()
 	ck := &check{c: c, f: f, res: &res, opts: opts}
 	ck.run(ctx)
 
@@ -77,14 +78,16 @@ func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (ob
 
 // check is the state of one check in progress.
 type check struct {
-	c      *Crawler
-	f      *fetcher
-	res    *observer.Result
-	opts   CheckOptions
-	robots *parse.Robots
+	c    *Crawler
+	f    *fetcher
+	res  *observer.Result
+	opts CheckOptions
 	// robotsStatus is the status of a robots.txt that was read, which is
 	// the deciding response when it opts the host out.
 	robotsStatus int
+	// peersLeft is what the peers list may still read, over all its
+	// requests (see peersRequest).
+	peersLeft int64
 }
 
 func (k *check) set(o observer.Outcome, status int, format string, args ...any) {
@@ -133,34 +136,47 @@ func (k *check) run(ctx context.Context) {
 
 // readRobots applies RFC 9309: 2xx is parsed, 4xx (no robots.txt) allows
 // everything, 5xx and 429 disallow everything for this pass, and an
-// unreachable robots.txt means the host is not checked.
+// unreachable robots.txt means the host is not checked. Redirects are
+// followed, to another host's /robots.txt too (section 2.3.1.2), and what
+// they lead to applies to this host.
 func (k *check) readRobots(ctx context.Context) bool {
-	status, body, stop, err := k.f.getBytes(ctx, k.f.url("/robots.txt"), "text/plain", capRobots)
+	var body []byte
+	status, stop, err := k.f.do(ctx, request{method: http.MethodGet, url: k.f.url("/robots.txt"), accept: "text/plain", cap: capRobots, robotsTxt: true},
+		func(r io.Reader) error {
+			var err error
+			body, err = io.ReadAll(r)
+			return err
+		})
+	// robots.txt is the only request that may go to another host: close
+	// that connection now rather than at the end of the check.
+	k.f.closeOther()
 	switch {
 	case errors.Is(err, errTooManyRedirects):
 		k.f.note("robots.txt: too many redirects; treated as unavailable, so all allowed (RFC 9309)")
-		k.robots = parse.AllowAll
+		k.f.robots = parse.AllowAll
 	case err != nil:
 		k.fail("robots.txt", err)
 		return false
 	case stop != nil:
-		k.f.note("robots.txt redirects off this host (not followed); treated as unavailable, so all allowed")
-		k.robots = parse.AllowAll
+		// Not https, not a host name, or another host's path other than
+		// /robots.txt: there is no robots.txt we may read.
+		k.f.note("robots.txt redirects to %s, not followed; treated as unavailable, so all allowed", stop.URL)
+		k.f.robots = parse.AllowAll
 	case status >= 200 && status <= 299:
-		k.robots = parse.ParseRobots(body, k.c.opts.ProductToken)
+		k.f.robots = parse.ParseRobots(body, k.c.opts.ProductToken)
 		k.robotsStatus = status
 	case status == http.StatusTooManyRequests || status >= 500:
 		k.set(observer.OutcomeHTTPError, status, "robots.txt %d: disallowed for this pass", status)
 		return false
 	default:
 		k.f.note("robots.txt %d: no robots.txt, all allowed", status)
-		k.robots = parse.AllowAll
+		k.f.robots = parse.AllowAll
 	}
 	return true
 }
 
 func (k *check) allowed(path string) bool {
-	if k.robots.Allowed(path) {
+	if k.f.robots.Allowed(path) {
 		k.f.note("robots.txt allows %s", clip(path, 200))
 		return true
 	}
@@ -238,6 +254,9 @@ func (k *check) documentStatus(what string, status int, stop *redirectStop, err 
 // redirected records a redirect that was not followed.
 func (k *check) redirected(what string, s *redirectStop) {
 	switch {
+	case s.Disallowed != "":
+		// As if the target had been asked for directly.
+		k.set(observer.OutcomeOptedOut, k.robotsStatus, "robots.txt disallows %s for %s (%s redirects there)", s.Disallowed, k.c.opts.ProductToken, what)
 	case s.IP && s.Blocked:
 		k.set(observer.OutcomeBlockedAddress, s.Status, "%s redirects to a non-public address (%s), not followed", what, s.URL)
 	case s.HostErr != nil:
@@ -304,6 +323,7 @@ const pageSize = 100
 // missing or broken list only means no peers were recorded.
 func (k *check) peers(ctx context.Context) {
 	pl := NewPeerList(k.opts.Known, k.c.opts.MaxNewPeers)
+	k.peersLeft = capPeers
 	// A host listing itself is not a discovery, even when the caller's
 	// known set does not have it (observer check).
 	pl.seen.Add(k.f.host)
@@ -358,7 +378,7 @@ func (k *check) peers(ctx context.Context) {
 	}
 	k.f.note("peers: %d valid entries, %d new, %d invalid dropped", pl.Valid, len(pl.New), pl.Junk)
 	if pl.Unseen > int64(len(pl.New)) {
-		k.f.note("peers: %d further new hosts beyond the cap of %d were not kept", pl.Unseen-int64(len(pl.New)), len(pl.New))
+		k.f.note("peers: %d further new entries (repeats included) beyond the cap of %d were not kept", pl.Unseen-int64(len(pl.New)), len(pl.New))
 	}
 }
 
@@ -368,6 +388,9 @@ func (k *check) peersStatus(path string, status int, stop *redirectStop, err err
 	switch {
 	case err != nil:
 		return false, err
+	case stop != nil && stop.Disallowed != "":
+		k.f.note("robots.txt disallows %s (%s redirects there); peers not fetched", stop.Disallowed, path)
+		return false, nil
 	case stop != nil:
 		k.f.note("%s redirects to %s, not followed", path, stop.URL)
 		return false, nil
@@ -379,8 +402,26 @@ func (k *check) peersStatus(path string, status int, stop *redirectStop, err err
 	return false, fmt.Errorf("%s: HTTP %d", path, status)
 }
 
+// peersRequest makes one request for the peers list. All of the list's
+// requests share its one cap, so a paged list (up to MaxPeerPages pages,
+// each of which could be near the cap) cannot make a check read, parse and
+// remember more than a single list could; over the cap, the list is too
+// large, as a single list is.
+func (k *check) peersRequest(ctx context.Context, r request, read func(io.Reader) error) (int, *redirectStop, error) {
+	r.cap = max(k.peersLeft, 0)
+	before := k.f.bytes
+	status, stop, err := k.f.do(ctx, r, read)
+	k.peersLeft -= k.f.bytes - before
+	var tooLarge *TooLargeError
+	if errors.As(err, &tooLarge) && r.cap < capPeers {
+		// Name the list's cap, not what was left of it for this page.
+		tooLarge.Cap, tooLarge.Pages = capPeers, true
+	}
+	return status, stop, err
+}
+
 func (k *check) peersAllowed(path string) bool {
-	if k.robots.Allowed(path) {
+	if k.f.robots.Allowed(path) {
 		return true
 	}
 	k.f.note("robots.txt disallows %s; peers not fetched", path)
@@ -391,7 +432,7 @@ func (k *check) simplePeers(ctx context.Context, pl *PeerList, path string, read
 	if !k.peersAllowed(path) {
 		return false, 0, nil
 	}
-	status, stop, err := k.f.do(ctx, request{method: http.MethodGet, url: k.f.url(path), accept: "application/json", cap: capPeers, cond: cond}, read)
+	status, stop, err := k.peersRequest(ctx, request{method: http.MethodGet, url: k.f.url(path), accept: "application/json", cond: cond}, read)
 	if err == nil && stop == nil && status == http.StatusNotModified {
 		if cond.sentETag == "" && cond.sentLastModified == "" {
 			return false, status, fmt.Errorf("%s: HTTP 304 to an unconditional request", path)
@@ -410,7 +451,7 @@ func (k *check) misskeyPeers(ctx context.Context, pl *PeerList) (bool, int, erro
 	for page := 0; page < k.c.opts.MaxPeerPages; page++ {
 		body := []byte(`{"limit":` + strconv.Itoa(pageSize) + `,"offset":` + strconv.Itoa(page*pageSize) + `}`)
 		var n int
-		status, stop, err := k.f.do(ctx, request{method: http.MethodPost, url: k.f.url(path), body: body, accept: "application/json", cap: capPeers},
+		status, stop, err := k.peersRequest(ctx, request{method: http.MethodPost, url: k.f.url(path), body: body, accept: "application/json"},
 			func(r io.Reader) error {
 				var err error
 				n, err = pl.ReadMisskeyPage(r)
@@ -442,17 +483,23 @@ func (k *check) peerTubePeers(ctx context.Context, pl *PeerList) (bool, int, err
 		{"/api/v1/server/followers", "follower"},
 		{"/api/v1/server/following", "following"},
 	} {
-		if !k.peersAllowed(side.path) {
-			continue
-		}
 		for start := 0; pages < k.c.opts.MaxPeerPages; start += pageSize {
+			// robots.txt is asked about each page as it is fetched, query
+			// included ("Disallow: /*?" is common). A page that may not be
+			// fetched is treated as one that is unavailable.
+			q := fmt.Sprintf("%s?start=%d&count=%d", side.path, start, pageSize)
+			if !k.peersAllowed(q) {
+				if start == 0 {
+					break
+				}
+				return false, status, fmt.Errorf("%s: page at %d disallowed by robots.txt", side.path, start)
+			}
 			pages++
 			var n int
 			var total int64
-			q := fmt.Sprintf("%s?start=%d&count=%d", side.path, start, pageSize)
 			var stop *redirectStop
 			var err error
-			status, stop, err = k.f.do(ctx, request{method: http.MethodGet, url: k.f.url(q), accept: "application/json", cap: capPeers},
+			status, stop, err = k.peersRequest(ctx, request{method: http.MethodGet, url: k.f.url(q), accept: "application/json"},
 				func(r io.Reader) error {
 					var err error
 					n, total, err = pl.ReadPeerTubePage(r, side.field)

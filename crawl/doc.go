@@ -6,9 +6,10 @@
 // design document's threat model are enforced here: HTTPS and HTTP/1.1
 // only, no proxy from the environment, an address guard at dial time
 // (code.dny.dev/ssrf) so no name can lead to a non-public address, redirects
-// followed only within the host, body caps after decompression, streamed
-// and bounded parsing, and a deadline on every request and on the whole
-// check.
+// followed only within the host and to paths robots.txt allows (robots.txt
+// itself may redirect to another host's /robots.txt, RFC 9309), body caps
+// after decompression (one cap for all pages of a peers list), streamed and
+// bounded parsing, and a deadline on every request and on the whole check.
 //
 // Politeness, besides robots.txt (RFC 9309, with the configured product
 // token):
@@ -37,7 +38,8 @@
 //     it when it ends, so this is one connection at a time per address),
 //     pins the check to that address (CheckOptions.Addr, still under the
 //     address guard), and stops checking hosts at an address once
-//     Pass.AddressBudget requests were made to it in this pass. Hosts
+//     Pass.AddressBudget requests were made to it in this pass. A host
+//     the pass cannot resolve is recorded as unreachable, not checked. Hosts
 //     skipped for the budget are not recorded and stay due; the Summary
 //     counts them and the busiest address, for tuning the budget. Because
 //     the pass (the trusted orchestrator) enforces this, the limit holds

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl/internal/parse"
 	"github.com/fediverse-observer/observer/hostname"
 )
 
@@ -28,16 +29,23 @@ const (
 	capPeers     = 32 << 20
 )
 
-// maxRedirects is how many same-host redirects one request follows.
+// maxRedirects is how many redirects one request follows (RFC 9309 section
+// 2.3.1.2 asks for at least five for robots.txt).
 const maxRedirects = 5
 
 // TooLargeError reports a response body over its cap.
 type TooLargeError struct {
 	URL string
 	Cap int64
+	// Pages is set when the cap is a paged peers list's, over all its
+	// pages.
+	Pages bool
 }
 
 func (e *TooLargeError) Error() string {
+	if e.Pages {
+		return fmt.Sprintf("list over %s cap across its pages", sizeText(e.Cap))
+	}
 	return fmt.Sprintf("body over %s cap", sizeText(e.Cap))
 }
 
@@ -82,7 +90,8 @@ func (c *capReader) Read(p []byte) (int, error) {
 }
 
 // redirectStop is a redirect the fetcher did not follow: to another host, to
-// plain HTTP, or to something that is not a valid host.
+// plain HTTP, to something that is not a valid host, or to a path of this
+// host that robots.txt disallows.
 type redirectStop struct {
 	Status  int
 	URL     string // the Location, resolved
@@ -91,6 +100,9 @@ type redirectStop struct {
 	IP      bool   // the target is an IP literal
 	Blocked bool   // ... that the address guard would refuse
 	HTTP    bool   // the target uses http://
+	// Disallowed is the target's path and query when the target is on the
+	// checked host and robots.txt disallows it.
+	Disallowed string
 }
 
 // fetcher makes the requests of one check and records them in its trace.
@@ -98,8 +110,37 @@ type fetcher struct {
 	c      *Crawler
 	client *http.Client
 	host   string // the checked host, normalised
-	steps  []Step
-	bytes  int64
+	// robots is asked about every redirect target on the checked host
+	// before it is followed, so a redirect cannot lead to a path robots.txt
+	// disallows. Nil (while robots.txt itself is read) allows everything.
+	robots *parse.Robots
+	// other is the client for hosts other than the checked one, made when
+	// first needed (a robots.txt redirected to another host): the check's
+	// client may be pinned to the checked host's address, which is not the
+	// other host's. It dials as an unpinned check does, through the address
+	// guard.
+	other   *http.Client
+	otherTr *http.Transport
+	steps   []Step
+	bytes   int64
+}
+
+// clientFor returns the client for requests to u.
+func (f *fetcher) clientFor(u *url.URL) *http.Client {
+	if u.Hostname() == f.host {
+		return f.client
+	}
+	if f.other == nil {
+		f.other, f.otherTr = f.c.newClient(netip.AddrPort{})
+	}
+	return f.other
+}
+
+// closeOther closes the other hosts' client's idle connection, if any.
+func (f *fetcher) closeOther() {
+	if f.otherTr != nil {
+		f.otherTr.CloseIdleConnections()
+	}
 }
 
 func (f *fetcher) note(format string, args ...any) {
@@ -116,11 +157,18 @@ type request struct {
 	// cond, if set, makes the request conditional and receives the
 	// response's validators (see conditional.go).
 	cond *validators
+	// robotsTxt also follows redirects to /robots.txt on other hosts (RFC
+	// 9309 section 2.3.1.2: a robots.txt reached within five redirects, even
+	// across hosts, applies to the host asked). Only that path, so a host
+	// cannot make the crawler fetch chosen URLs of other hosts.
+	robotsTxt bool
 }
 
-// do performs r, following same-host redirects. On a 2xx response it calls
-// read with the capped body; other statuses are returned without reading the
-// body. A redirect that is not followed is returned as a *redirectStop.
+// do performs r, following same-host redirects to paths robots.txt allows
+// (and, for robots.txt, redirects to other hosts' robots.txt). On a 2xx
+// response it calls read with the capped body; other statuses are returned
+// without reading the body. A redirect that is not followed is returned as a
+// *redirectStop.
 func (f *fetcher) do(ctx context.Context, r request, read func(io.Reader) error) (int, *redirectStop, error) {
 	u := r.url
 	method, body := r.method, r.body
@@ -134,16 +182,25 @@ func (f *fetcher) do(ctx context.Context, r request, read func(io.Reader) error)
 			f.note("unusable Location %q", clip(loc, 200))
 			return status, &redirectStop{Status: status, URL: clip(loc, 200), HostErr: errors.New("unparsable Location")}, nil
 		}
-		stop := f.classifyRedirect(status, target)
+		host, stop := f.classifyRedirect(status, target, r.robotsTxt)
 		if stop != nil {
 			return status, stop, nil
 		}
 		if hop >= maxRedirects {
 			return status, nil, errTooManyRedirects
 		}
-		// Canonical form of the same host: no port, lower case.
-		target.Host = f.host
-		f.note("same-host redirect to %s followed", clip(target.String(), 300))
+		// Canonical form of the host: no port, lower case.
+		target.Host = host
+		if p := pathOf(target); host == f.host && !f.robots.Allowed(p) {
+			// Ends the fetch as asking for p would; the caller says so.
+			stop := &redirectStop{Status: status, URL: clip(target.String(), 300), Host: host, Disallowed: clip(p, 200)}
+			return status, stop, nil
+		}
+		if host == f.host {
+			f.note("same-host redirect to %s followed", clip(target.String(), 300))
+		} else {
+			f.note("robots.txt redirect to %s followed", clip(target.String(), 300))
+		}
 		if status == http.StatusSeeOther || (status != http.StatusTemporaryRedirect && status != http.StatusPermanentRedirect && method == http.MethodPost) {
 			method, body = http.MethodGet, nil
 		}
@@ -151,31 +208,36 @@ func (f *fetcher) do(ctx context.Context, r request, read func(io.Reader) error)
 	}
 }
 
-// classifyRedirect returns nil when target may be followed: https, the same
-// host, the default port, no credentials.
-func (f *fetcher) classifyRedirect(status int, target *url.URL) *redirectStop {
+// classifyRedirect returns the target's normalised host and a nil stop when
+// target may be followed: https, the default port, no credentials, and the
+// same host, or with robotsTxt another host's /robots.txt.
+func (f *fetcher) classifyRedirect(status int, target *url.URL, robotsTxt bool) (string, *redirectStop) {
 	stop := &redirectStop{Status: status, URL: clip(target.Redacted(), 300)}
 	h := target.Hostname()
 	if ip, err := parseIPLiteral(h); err == nil {
 		stop.IP = true
 		stop.Blocked = f.c.addrBlocked(ip)
 		stop.HostErr = errors.New("is an IP address, not a host name")
-		return stop
+		return "", stop
 	}
 	host, err := hostname.Normalize(h)
 	if err != nil {
 		stop.HostErr = err
-		return stop
+		return "", stop
 	}
 	stop.Host = host
 	if target.Scheme != "https" {
 		stop.HTTP = true
-		return stop
+		return "", stop
 	}
-	if host != f.host || (target.Port() != "" && target.Port() != "443") || target.User != nil {
-		return stop
+	if (target.Port() != "" && target.Port() != "443") || target.User != nil {
+		return "", stop
 	}
-	return nil
+	otherRobots := robotsTxt && target.EscapedPath() == "/robots.txt" && target.RawQuery == "" && !target.ForceQuery
+	if host != f.host && !otherRobots {
+		return "", stop
+	}
+	return host, nil
 }
 
 // once sends one request; it returns the status and, for a redirect, the
@@ -203,7 +265,7 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 		req.Header.Set("Content-Type", "application/json")
 	}
 	r.cond.setHeaders(req.Header)
-	resp, err := f.client.Do(req)
+	resp, err := f.clientFor(u).Do(req)
 	if err != nil {
 		step.Error = errorText(err)
 		return 0, "", err

@@ -42,7 +42,7 @@ func (k *check) optedOut(ctx context.Context) bool {
 	if !ok {
 		return false
 	}
-	if !k.robots.Allowed(sig.path) {
+	if !k.f.robots.Allowed(sig.path) {
 		k.f.note("robots.txt disallows %s; opt-out flag not read", sig.path)
 		return false
 	}
@@ -50,6 +50,9 @@ func (k *check) optedOut(ctx context.Context) bool {
 	switch {
 	case err != nil:
 		k.f.note("%s unreadable (%s); not opted out", sig.path, errorText(err))
+		return false
+	case stop != nil && stop.Disallowed != "":
+		k.f.note("robots.txt disallows %s (%s redirects there); opt-out flag not read", stop.Disallowed, sig.path)
 		return false
 	case stop != nil:
 		k.f.note("%s redirects off the host (%s), not followed; not opted out", sig.path, stop.URL)

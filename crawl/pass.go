@@ -71,8 +71,10 @@ type Pass struct {
 	// most one check at a time runs per address, each check is pinned to
 	// its address, and an address stops being checked in this pass once
 	// AddressBudget requests have been made to it. A host that does not
-	// resolve is checked unpinned, outside the limit (its check will
-	// normally fail on DNS too). Nil: no per-address limit.
+	// resolve is not checked but recorded as unreachable, as a check
+	// failing on DNS is: a check that cannot be held to an address would
+	// escape the limit, and a resolver can fail the pass's lookup and
+	// answer the checker's. Nil: no per-address limit.
 	Resolve func(ctx context.Context, host string) (netip.AddrPort, error)
 	// AddressBudget is the number of requests per address per pass
 	// (config.Crawl.AddressBudget); <= 0: no budget, one check at a time
@@ -266,14 +268,19 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 				if limiter != nil {
 					addr, err := p.Resolve(budget, h)
 					if err != nil {
-						log.Debug("not resolved; checked without the address limit", "host", h, "err", err)
-					} else {
-						if err := g.takeAddress(budget, limiter, addr.Addr()); err != nil {
-							results <- done{skipped: errors.Is(err, ErrAddressBudget), notStarted: !errors.Is(err, ErrAddressBudget)}
+						if budget.Err() != nil {
+							results <- done{notStarted: true}
 							return
 						}
-						opts.Addr = addr
+						log.Debug("not resolved; recorded as unreachable", "host", h, "err", err)
+						results <- done{r: unresolved(h, clock.Add(time.Since(mono)), p.PassID, err)}
+						return
 					}
+					if err := g.takeAddress(budget, limiter, addr.Addr()); err != nil {
+						results <- done{skipped: errors.Is(err, ErrAddressBudget), notStarted: !errors.Is(err, ErrAddressBudget)}
+						return
+					}
+					opts.Addr = addr
 				}
 				acquired := sem.Acquire(budget, 1) == nil
 				// Acquire may succeed on a context already done.
@@ -338,6 +345,18 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 	}
 	sum.Duration = time.Since(mono)
 	return sum, sinkErr
+}
+
+// unresolved is the result for a host the pass could not resolve, and so
+// did not check: unreachable, with the DNS error, as a check that failed on
+// DNS records it.
+func unresolved(host string, at time.Time, passID string, err error) observer.Result {
+	_, text := classify(err)
+	if !strings.HasPrefix(text, "dns: ") {
+		text = "dns: " + text
+	}
+	return observer.Result{Check: observer.Check{Host: host, CheckedAt: at, PassID: passID,
+		Outcome: observer.OutcomeUnreachable, Error: clip(text, 300)}}
 }
 
 // gates tracks which of the waiting gates one host's goroutine holds.

@@ -15,13 +15,20 @@ import (
 // known-set probes of a batch overlap; the counts and New are complete when
 // a Read method returns.
 type PeerList struct {
-	known  *KnownSet // read-only: hosts known before the check
-	seen   KnownSet  // new hosts of this list, to count each once
-	max    int
-	New    []string // new valid hosts, in order of first appearance (at most max)
-	Valid  int64    // valid entries, duplicates included
-	Unseen int64    // distinct valid hosts not in known (may exceed len(New))
-	Junk   int64    // entries dropped as invalid
+	known *KnownSet // read-only: hosts known before the check
+	// seen holds the hosts in New (and the checked host), to keep each
+	// once. Hosts beyond the cap are not remembered, so a hostile list of
+	// millions of distinct hosts costs no more memory than max of them.
+	seen KnownSet
+	max  int
+	New  []string // new valid hosts, in order of first appearance (at most max)
+	// Valid counts valid entries, duplicates included.
+	Valid int64
+	// Unseen counts valid entries not in known: distinct hosts up to the
+	// cap, and beyond it every entry not kept, repeats included (it
+	// exceeds len(New) exactly when new hosts were left out).
+	Unseen int64
+	Junk   int64 // entries dropped as invalid
 
 	// The pending batch: entry i is buf[start[i]:start[i+1]]; hash[i] is
 	// its hash if it is in canonical form, else 0 (no lookup).
@@ -104,11 +111,12 @@ func (p *PeerList) slow(entry []byte) {
 		return
 	}
 	p.Valid++
-	if p.known.Has(h) || !p.seen.Add(h) {
+	if p.known.Has(h) || p.seen.Has(h) {
 		return
 	}
 	p.Unseen++
 	if p.max == 0 || len(p.New) < p.max {
+		p.seen.Add(h)
 		p.New = append(p.New, h)
 	}
 }

@@ -52,8 +52,10 @@ type Options struct {
 	// MaxPeerPages caps the requests made for one paged peers list
 	// (Misskey, PeerTube); default 100 pages of 100 entries.
 	MaxPeerPages int
-	// MaxNewPeers caps the discoveries kept from one check, which bounds
-	// the memory a hostile peers list can make a check use; default 500000.
+	// MaxNewPeers caps the discoveries kept from one check, and so the
+	// hosts a check remembers from its peers list; with the 32 MiB cap on
+	// the whole list (all its pages) this bounds the memory a hostile
+	// peers list can make a check use; default 500000.
 	MaxNewPeers int
 
 	Logger *slog.Logger // default slog.Default()

@@ -164,6 +164,23 @@ func TestRobotsGroups(t *testing.T) {
 	if bom.Allowed("/x") {
 		t.Error("byte order mark or CRLF hid the rules")
 	}
+	for name, body := range map[string]string{
+		"CR":       "User-agent: *\rDisallow: /\r",
+		"CR LF":    "User-agent: *\r\nDisallow: /\r\n",
+		"LF":       "User-agent: *\nDisallow: /\n",
+		"mixed":    "User-agent: Other\rDisallow: /x\r\nUser-agent: *\nDisallow: /\r",
+		"no final": "User-agent: *\rDisallow: /",
+	} {
+		r := parse.ParseRobots([]byte(body), "X")
+		if r.Allowed("/x") {
+			t.Errorf("%s line ends (RFC 9309 allows CR, LF and CR LF) hid the rules", name)
+		}
+	}
+	// A lone CR ends a line: what follows it is not part of the value.
+	cr := parse.ParseRobots([]byte("User-agent: *\rDisallow: /private\rAllow: /\r"), "X")
+	if cr.Allowed("/private/x") || !cr.Allowed("/public") {
+		t.Error("CR-separated rules were merged")
+	}
 	merged := parse.ParseRobots([]byte("User-agent: TestObserver\nCrawl-delay: 5\nUser-agent: *\nDisallow: /\n"), "TestObserver")
 	if merged.Allowed("/x") {
 		t.Error("a crawl-delay line ended the group (Google's reference parser ignores it)")
@@ -304,6 +321,7 @@ func FuzzRobots(f *testing.F) {
 	f.Add([]byte("User-agent: *\nDisallow: /\n"), "/x")
 	f.Add([]byte("User-agent: TestObserver\nAllow: /\nUser-agent: *\nDisallow: /*$\n"), "/.well-known/nodeinfo")
 	f.Add([]byte("Disallow: /\ncrawl-delay: x\n"), "/")
+	f.Add([]byte("User-agent: *\rDisallow: /private\r\nAllow: /\r"), "/private/x")
 	f.Fuzz(func(t *testing.T, data []byte, path string) {
 		r := parse.ParseRobots(data, "TestObserver")
 		if !r.Allowed("/robots.txt") {

@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"bufio"
 	"bytes"
 	"strings"
 
@@ -34,10 +33,15 @@ func ParseRobots(body []byte, token string) *Robots {
 	out.Grow(len(body))
 	sawAgent := false
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 0, 4096), len(body)+1)
-	for sc.Scan() {
-		line := sc.Text()
+	for len(body) > 0 {
+		// RFC 9309 ends lines with CR, LF or CR LF, so split at either; the
+		// empty line between CR and LF has no key and is skipped below.
+		end := bytes.IndexAny(body, "\r\n")
+		if end < 0 {
+			end = len(body)
+		}
+		line := string(body[:end])
+		body = body[min(end+1, len(body)):]
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
