@@ -38,6 +38,12 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 		RelPermalink: site.RelURL(""), Permalink: site.AbsURL(""), Params: map[string]any{}}
 	var files []string
 	var assets []asset
+	// WalkDir does not follow a root that is a link, which would make a
+	// linked content/ an empty site without a word; links inside it are
+	// skipped below, as in static/.
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == dir && errors.Is(err, fs.ErrNotExist) {

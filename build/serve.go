@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -379,13 +380,24 @@ func (h *previewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	if !loopbackHost(r.Host) {
+		// A page elsewhere could point its own name at 127.0.0.1 (DNS
+		// rebinding) and read the preview; a preview only answers to the
+		// addresses it was opened at.
+		http.Error(w, "the preview answers only to 127.0.0.1 and localhost", http.StatusMisdirectedRequest)
+		return
+	}
 	name := path.Clean("/" + r.URL.Path)
 	file := filepath.Join(h.dir, filepath.FromSlash(name))
 	status := http.StatusOK
 	st, err := os.Stat(file)
 	if err == nil && st.IsDir() {
 		if !strings.HasSuffix(r.URL.Path, "/") {
-			http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
+			// To the cleaned path, escaped: the raw one could begin with
+			// "//" (a request for %2Fevil.example%2F..%2Flive), which a
+			// browser reads as another host.
+			loc := (&url.URL{Path: strings.TrimSuffix(name, "/") + "/"}).EscapedPath()
+			http.Redirect(w, r, loc, http.StatusMovedPermanently)
 			return
 		}
 		file = filepath.Join(file, "index.html")
@@ -441,4 +453,14 @@ func (h *previewHandler) events(w http.ResponseWriter, r *http.Request) {
 			fl.Flush()
 		}
 	}
+}
+
+// loopbackHost reports whether a request's Host names the loopback address
+// the preview listens on (any port).
+func loopbackHost(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	return host == "127.0.0.1" || strings.EqualFold(host, "localhost")
 }

@@ -112,6 +112,27 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	if !strings.Contains(page, `<link rel="canonical" href="`+base+`docs/guide/">`) {
 		t.Error("the preview build does not use the preview's base URL")
 	}
+	// A directory without its slash is redirected to itself, never to a
+	// path a browser reads as another host.
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, p := range []string{"docs", "%2Fevil.example%2F..%2Fdocs", "/evil.example/../docs", "docs/../docs"} {
+		resp, err := noFollow.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusMovedPermanently || loc != "/docs/" {
+			t.Errorf("GET %s: %d, Location %q; want a redirect to /docs/", p, resp.StatusCode, loc)
+		}
+	}
+	// DNS rebinding: a request naming another host is refused.
+	rebind, _ := http.NewRequest("GET", base+"live.txt", nil)
+	rebind.Host = "attacker.example"
+	if resp, err := http.DefaultClient.Do(rebind); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("Host attacker.example: %d, want 421", resp.StatusCode)
+	}
 	if status, body := get(t, base+"no/such/page"); status != 404 || !strings.Contains(body, "Page not found") {
 		t.Errorf("missing page: %d", status)
 	}
