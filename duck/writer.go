@@ -140,16 +140,21 @@ func (w *Writer) flushLocked(ctx context.Context) error {
 	}
 	seq := w.seq
 	w.seq++
-	if err := w.store.writeChecks(ctx, w.checks, fmt.Sprintf("%s-%05d", w.passID, seq)); err != nil {
-		w.err = err
-		return err
-	}
-	w.checks = w.checks[:0]
+	// Discoveries first: a check records that its peers list was read (and
+	// the validators it came with), so a checks file without the
+	// discoveries it found (a full disk, a kill between the two) would lose
+	// those hosts for good, the next check being told the list has not
+	// changed. The other way round, the check is merely done again.
 	if err := w.store.writeDiscoveries(ctx, w.discoveries, fmt.Sprintf("%s-%05d", w.passID, seq)); err != nil {
 		w.err = err
 		return err
 	}
 	w.discoveries = w.discoveries[:0]
+	if err := w.store.writeChecks(ctx, w.checks, fmt.Sprintf("%s-%05d", w.passID, seq)); err != nil {
+		w.err = err
+		return err
+	}
+	w.checks = w.checks[:0]
 	return nil
 }
 

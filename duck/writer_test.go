@@ -1,0 +1,50 @@
+package duck_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/duck"
+)
+
+// A flush that fails half-way (a full disk, say) must not leave a check
+// that read a peers list without the hosts the list named: the next check
+// would be told the list has not changed, and they would never be found.
+func TestFailedFlushNeverKeepsAChecksFileWithoutItsDiscoveries(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	// The checks' date directory cannot be made: writing checks fails.
+	if err := os.MkdirAll(filepath.Join(dir, duck.ChecksDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, duck.ChecksDir, "date=2026-03-01"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.NewWriter("pass1", duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Record(ctx, observer.Result{
+		Check:       observer.Check{Host: "a.social", CheckedAt: day0, Outcome: observer.OutcomeAlive, PeersFetched: true, PeersETag: `"v1"`},
+		Discoveries: []observer.Discovery{{Host: "b.social", DiscoveredAt: day0, Via: "a.social"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(ctx); err == nil {
+		t.Fatal("the flush succeeded where the checks could not be written")
+	}
+	checks, _ := filepath.Glob(filepath.Join(dir, duck.ChecksDir, "*", "*.parquet"))
+	discoveries, _ := filepath.Glob(filepath.Join(dir, duck.DiscoveriesDir, "*", "*.parquet"))
+	if len(checks) > 0 && len(discoveries) == 0 {
+		t.Fatalf("checks %v written without their discoveries", checks)
+	}
+	if len(discoveries) != 1 {
+		t.Errorf("discoveries files: %v, want the one the failed flush wrote first", discoveries)
+	}
+}
