@@ -32,6 +32,12 @@ func deriveInChild(ctx context.Context, e env, c common) error {
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stdout, cmd.Stderr = e.stderr, e.stderr
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			// SIGINT or SIGTERM: the child was stopped (a derivation
+			// stopped anywhere leaves the last one in force), which is
+			// an interrupted pass like any other, not a failure.
+			return cutShortError{"interrupted while deriving the state, before any check"}
+		}
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
 			// The child said why on stderr.
