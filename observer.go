@@ -1,6 +1,7 @@
 // Package observer holds the facts the whole program agrees on: what one
-// check of an instance records, what a discovery is, and the fixed vocabulary
-// of outcomes. It has no dependencies beyond the standard library so that
+// check of an instance records, what a discovery is, the fixed vocabulary
+// of outcomes, and how an instance's untrusted texts are cleaned and capped
+// (CleanText). It has no dependencies beyond the standard library so that
 // every other package (the crawler, the DuckDB store, the site builder) can
 // share these types without importing each other.
 package observer
@@ -55,8 +56,8 @@ type Check struct {
 	Error      string    `json:"error,omitempty"` // short human-readable detail
 	HTTPStatus int       `json:"http_status,omitempty"`
 
-	Software        string `json:"software,omitempty"` // lower-cased NodeInfo software.name
-	Version         string `json:"version,omitempty"`
+	Software        string `json:"software,omitempty"` // NodeInfo software.name, by CleanSoftware
+	Version         string `json:"version,omitempty"`  // CleanText, at most MaxVersionRunes
 	NodeInfoVersion string `json:"nodeinfo_version,omitempty"`
 
 	Users             *int64 `json:"users,omitempty"`
@@ -65,8 +66,8 @@ type Check struct {
 	LocalPosts        *int64 `json:"local_posts,omitempty"`
 	OpenRegistrations *bool  `json:"open_registrations,omitempty"`
 
-	Name        string `json:"name,omitempty"`        // at most 200 characters
-	Description string `json:"description,omitempty"` // at most 500 characters
+	Name        string `json:"name,omitempty"`        // CleanText, at most MaxNameRunes
+	Description string `json:"description,omitempty"` // CleanText, at most MaxDescriptionRunes
 	MovedTo     string `json:"moved_to,omitempty"`    // redirect target host for moved and moving
 
 	PeersFetched  bool  `json:"peers_fetched"`

@@ -92,6 +92,8 @@ func Build(ctx context.Context, opts Options) (Report, error) {
 	if opts.Data == nil {
 		return rep, errors.New("build: no data source")
 	}
+	// Instance texts are cleaned once, here, for every output (clean.go).
+	opts.Data = cleanData{opts.Data}
 	if opts.OutDir == "" {
 		return rep, errors.New("build: no output directory")
 	}

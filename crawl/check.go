@@ -55,7 +55,7 @@ func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (ob
 	norm, err := hostname.Normalize(host)
 	if err != nil {
 		res.Check.Outcome = observer.OutcomeError
-		res.Check.Error = "invalid host: " + clip(err.Error(), 150)
+		res.Check.Error = observer.CleanText("invalid host: "+err.Error(), maxErrorRunes)
 		return res, Trace{Steps: []Step{{Note: res.Check.Error}}}
 	}
 	res.Check.Host = norm
@@ -69,12 +69,19 @@ func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (ob
 	ck := &check{c: c, f: f, res: &res, opts: opts}
 	ck.run(ctx)
 
+	// An error text can quote a server (a certificate's names, a
+	// Location): it is stored as any other untrusted text is.
+	res.Check.Error = observer.CleanText(res.Check.Error, maxErrorRunes)
 	res.Bytes = f.bytes
 	res.Check.DurationMS = time.Since(start).Milliseconds()
 	c.opts.Logger.Debug("check done", "host", norm, "outcome", res.Check.Outcome, "error", res.Check.Error,
 		"steps", len(f.steps), "bytes", res.Bytes, "ms", res.Check.DurationMS)
 	return res, Trace{Steps: f.steps}
 }
+
+// maxErrorRunes bounds a check's error text (the sandbox's frame allows
+// more).
+const maxErrorRunes = 400
 
 // check is the state of one check in progress.
 type check struct {

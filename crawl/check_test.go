@@ -197,6 +197,9 @@ func TestWellKnownRejected(t *testing.T) {
 		{"unsupported schema only", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/9.0","href":"https://alpha.social/nodeinfo/9.0"}]}`, "no link to a supported NodeInfo schema"},
 		{"no links", `{"subject":"x"}`, "no links"},
 		{"HTML", `<html>hello</html>`, "not a JSON object"},
+		// The host is the server's text, decoded: it is stored cleaned,
+		// without the bidi override.
+		{"controls in the host", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://%E2%80%AEevil.example/nodeinfo/2.0"}]}`, "another host (evil.example)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

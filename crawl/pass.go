@@ -356,7 +356,7 @@ func unresolved(host string, at time.Time, passID string, err error) observer.Re
 		text = "dns: " + text
 	}
 	return observer.Result{Check: observer.Check{Host: host, CheckedAt: at, PassID: passID,
-		Outcome: observer.OutcomeUnreachable, Error: clip(text, 300)}}
+		Outcome: observer.OutcomeUnreachable, Error: observer.CleanText(text, maxErrorRunes)}}
 }
 
 // gates tracks which of the waiting gates one host's goroutine holds.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"strings"
 	"time"
@@ -55,9 +56,11 @@ const (
 	// frameChunk is the most readFrame allocates before the bytes arrive.
 	frameChunk = 64 << 10
 
-	maxTraceSteps  = 256
-	maxStepText    = 1024
-	maxErrorBytes  = 1024
+	maxTraceSteps = 256
+	maxStepText   = 1024 // runes
+	maxErrorBytes = 1024 // runes, despite the name
+	// maxSchemaBytes bounds a NodeInfo schema version ("2.1").
+	maxSchemaBytes = 16
 	maxHostBytes   = 253
 	maxCount       = 1 << 53 // as the NodeInfo parser: beyond, JSON numbers lose precision
 	maxPeersCount  = 1 << 40
@@ -238,12 +241,23 @@ type wireDiscovery struct {
 // encodeResult encodes r as a result payload. It keeps the frame within
 // maxResultFrame by dropping discoveries beyond the budget (and the trace,
 // if even that is not enough), and reports how many discoveries it dropped.
+//
+// The crawler's error texts may quote what a server said (a certificate's
+// names, say), so they are cleaned here, as the trace is, to what the
+// orchestrator accepts; NodeInfo texts are clean from the parser already.
 func encodeResult(id uint64, r observer.Result, t crawl.Trace) ([]byte, int, error) {
+	r.Check.Error = observer.CleanText(r.Check.Error, maxErrorBytes)
+	return encodeWire(id, r, sanitizeSteps(t.Steps))
+}
+
+// encodeWire encodes r and steps as they are; tests use it to forge what a
+// compromised checker could send.
+func encodeWire(id uint64, r observer.Result, t []crawl.Step) ([]byte, int, error) {
 	check, err := json.Marshal(r.Check)
 	if err != nil {
 		return nil, 0, fmt.Errorf("encode check: %w", err)
 	}
-	steps, err := json.Marshal(sanitizeSteps(t.Steps))
+	steps, err := json.Marshal(t)
 	if err != nil {
 		return nil, 0, fmt.Errorf("encode trace: %w", err)
 	}
@@ -376,7 +390,11 @@ type expect struct {
 }
 
 // validate turns a decoded result into a Result, or says which field is
-// wrong. It accepts only what the in-process crawler can produce.
+// wrong. It accepts only what the in-process crawler can produce, as an
+// honest checker sends it (encodeResult): every text exactly as
+// observer.CleanText leaves it within its field's cap, so no control, bidi
+// override, stray white space or over-long text reaches the data or the
+// site from a compromised checker.
 func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	c := w.Check
 	fail := func(format string, args ...any) (observer.Result, crawl.Trace, error) {
@@ -407,20 +425,28 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 		runes int
 	}{
 		{"error", c.Error, maxErrorBytes},
-		{"software", c.Software, 100},
-		{"version", c.Version, 100},
-		{"nodeinfo_version", c.NodeInfoVersion, 100},
-		{"name", c.Name, 200},
-		{"description", c.Description, 500},
+		{"software", c.Software, observer.MaxSoftwareRunes},
+		{"version", c.Version, observer.MaxVersionRunes},
+		{"name", c.Name, observer.MaxNameRunes},
+		{"description", c.Description, observer.MaxDescriptionRunes},
 	}
 	for _, t := range texts {
 		if err := checkText(t.s, t.runes); err != nil {
 			return fail("%s: %v", t.name, err)
 		}
 	}
+	if c.Software != strings.ToLower(c.Software) {
+		return fail("software: not lower case")
+	}
+	if !schemaVersion(c.NodeInfoVersion) {
+		return fail("nodeinfo_version %q is not a schema version", clipText(c.NodeInfoVersion, 20))
+	}
 	if c.MovedTo != "" {
 		if n, err := hostname.Normalize(c.MovedTo); err != nil || n != c.MovedTo {
 			return fail("moved_to %q is not a normalised host name", clipText(c.MovedTo, 80))
+		}
+		if c.Outcome != observer.OutcomeMoved && c.Outcome != observer.OutcomeMoving {
+			return fail("moved_to without a move (outcome %s)", c.Outcome)
 		}
 	}
 	counts := []struct {
@@ -446,6 +472,12 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	}
 	if err := checkHeaderValue("peers_last_modified", c.PeersLastModified, maxLastModifiedBytes); err != nil {
 		return fail("%v", err)
+	}
+	if c.PeersLastModified != "" {
+		// The crawler keeps a Last-Modified only if it is an HTTP date.
+		if _, err := http.ParseTime(c.PeersLastModified); err != nil {
+			return fail("peers_last_modified is not an HTTP date")
+		}
 	}
 	// The check cannot have taken longer than the orchestrator waited
 	// for it (a second of slack for clock granularity).
@@ -493,7 +525,9 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	return res, crawl.Trace{Steps: w.Steps}, nil
 }
 
-// checkText requires valid UTF-8 of at most max runes and no NUL.
+// checkText requires s to be exactly what observer.CleanText makes of it
+// with cap max: valid UTF-8 of at most max runes, without control, format
+// or bidi override characters, white space only as single inner spaces.
 func checkText(s string, max int) error {
 	if len(s) > 4*max {
 		return fmt.Errorf("%d bytes, too long", len(s))
@@ -504,24 +538,38 @@ func checkText(s string, max int) error {
 	if utf8.RuneCountInString(s) > max {
 		return fmt.Errorf("more than %d characters", max)
 	}
-	if strings.IndexByte(s, 0) >= 0 {
-		return errors.New("contains NUL")
+	if observer.CleanText(s, max) != s {
+		return errors.New("not clean text (control or bidi characters, or stray white space)")
 	}
 	return nil
 }
 
+// schemaVersion reports whether v is "" or shaped like a NodeInfo schema
+// version (digits and dots), the only versions the crawler records.
+func schemaVersion(v string) bool {
+	if len(v) > maxSchemaBytes {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !(v[i] >= '0' && v[i] <= '9' || v[i] == '.') {
+			return false
+		}
+	}
+	return true
+}
+
 // sanitizeSteps makes an honest checker's trace fit what the receiver
-// accepts: at most maxTraceSteps steps, texts clipped to valid UTF-8.
+// accepts: at most maxTraceSteps steps, texts cleaned by observer.CleanText.
 func sanitizeSteps(steps []crawl.Step) []crawl.Step {
 	if len(steps) > maxTraceSteps {
 		steps = append(steps[:maxTraceSteps-1:maxTraceSteps-1], crawl.Step{Note: fmt.Sprintf("(%d more steps dropped)", len(steps)-maxTraceSteps+1)})
 	}
 	out := make([]crawl.Step, len(steps))
 	for i, s := range steps {
-		s.Method = clipText(s.Method, maxStepText)
-		s.URL = clipText(s.URL, maxStepText)
-		s.Error = clipText(s.Error, maxStepText)
-		s.Note = clipText(s.Note, maxStepText)
+		s.Method = observer.CleanText(s.Method, maxStepText)
+		s.URL = observer.CleanText(s.URL, maxStepText)
+		s.Error = observer.CleanText(s.Error, maxStepText)
+		s.Note = observer.CleanText(s.Note, maxStepText)
 		s.Status = min(max(s.Status, 0), 999)
 		s.Bytes = min(max(s.Bytes, 0), maxBytes)
 		out[i] = s

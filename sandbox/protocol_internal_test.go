@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"net/http"
 	"reflect"
 	"runtime"
 	"strings"
@@ -140,14 +141,7 @@ func TestValidateRejects(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r, tr := goodResult()
 			mod(&r)
-			buf, _, err := encodeResult(7, r, tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w, err := decodeResult(buf)
-			if err == nil {
-				_, _, err = w.validate(testExpect())
-			}
+			err := forge(r, tr)
 			if err == nil || !strings.Contains(err.Error(), name) {
 				t.Errorf("err = %v, want one naming %q", err, name)
 			}
@@ -159,6 +153,119 @@ func TestValidateRejects(t *testing.T) {
 	w, _ := decodeResult(buf)
 	if _, _, err := w.validate(testExpect()); err == nil || !strings.Contains(err.Error(), "id") {
 		t.Errorf("wrong id accepted: %v", err)
+	}
+}
+
+// forge encodes r and tr exactly as given, as a compromised checker could,
+// and returns what validate makes of them.
+func forge(r observer.Result, tr crawl.Trace) error {
+	buf, _, err := encodeWire(7, r, tr.Steps)
+	if err != nil {
+		return err
+	}
+	w, err := decodeResult(buf)
+	if err != nil {
+		return err
+	}
+	_, _, err = w.validate(testExpect())
+	return err
+}
+
+// The orchestrator accepts only texts the crawler can produce: each one as
+// observer.CleanText leaves it within its field's cap, the software name in
+// lower case as well. Anything else (terminal escapes, bidi overrides,
+// leading line breaks or tabs for spreadsheet formulas, line separators)
+// would otherwise reach the data and the published site raw.
+func TestValidateRefusesUncleanTexts(t *testing.T) {
+	unclean := []string{
+		"\x1b[2J\x07bell", "\u202Eevil\u202C", "\t=cmd|' /C calc'!A0", "\r\n=1+1", "line\u2028sep",
+		"c1\u0085next", "bom\ufeff", "two  spaces", " leading", "trailing ", "nul\x00",
+	}
+	fields := map[string]func(r *observer.Result, tr *crawl.Trace, s string){
+		"name":             func(r *observer.Result, _ *crawl.Trace, s string) { r.Check.Name = s },
+		"description":      func(r *observer.Result, _ *crawl.Trace, s string) { r.Check.Description = s },
+		"software":         func(r *observer.Result, _ *crawl.Trace, s string) { r.Check.Software = s },
+		"version":          func(r *observer.Result, _ *crawl.Trace, s string) { r.Check.Version = s },
+		"nodeinfo_version": func(r *observer.Result, _ *crawl.Trace, s string) { r.Check.NodeInfoVersion = s },
+		"error":            func(r *observer.Result, _ *crawl.Trace, s string) { r.Check.Error = s },
+		"trace step 0":     func(_ *observer.Result, tr *crawl.Trace, s string) { tr.Steps[0].URL = s },
+		"trace step 1":     func(_ *observer.Result, tr *crawl.Trace, s string) { tr.Steps[1].Note = s },
+	}
+	for name, set := range fields {
+		for _, s := range unclean {
+			r, tr := goodResult()
+			set(&r, &tr, s)
+			if err := forge(r, tr); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s %q: err = %v, want one naming %s", name, s, err, name)
+			}
+		}
+	}
+	// Too long for the field's cap, by one rune.
+	for name, n := range map[string]int{"name": observer.MaxNameRunes, "description": observer.MaxDescriptionRunes,
+		"software": observer.MaxSoftwareRunes, "version": observer.MaxVersionRunes} {
+		r, tr := goodResult()
+		fields[name](&r, &tr, strings.Repeat("é", n+1))
+		if err := forge(r, tr); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s of %d runes: err = %v", name, n+1, err)
+		}
+	}
+	// The crawler lower-cases the software name; other texts keep their case.
+	r, tr := goodResult()
+	r.Check.Software = "UPPER Software"
+	if err := forge(r, tr); err == nil || !strings.Contains(err.Error(), "software") {
+		t.Errorf("upper-case software: err = %v", err)
+	}
+	r, tr = goodResult()
+	r.Check.Name, r.Check.Version, r.Check.Description = "UPPER Software", "v4.3.1+Glitch", "Ünïcode, emoji 👩\u200d💻 and <b>markup</b>"
+	r.Check.Error, tr.Steps[1].Note = "peers: HTTP 500", "decided alive"
+	if err := forge(r, tr); err != nil {
+		t.Errorf("clean texts refused: %v", err)
+	}
+}
+
+// The other fields a checker echoes or reports hold what the crawler can
+// produce: a NodeInfo schema version, an HTTP date as the peers list's
+// Last-Modified, and a redirect target only for a move.
+func TestValidateRefusesOtherForgeries(t *testing.T) {
+	for name, mod := range map[string]func(*observer.Result){
+		"nodeinfo_version":    func(r *observer.Result) { r.Check.NodeInfoVersion = "<b>2.0</b>" },
+		"peers_last_modified": func(r *observer.Result) { r.Check.PeersLastModified = "=HYPERLINK(1)" },
+		"moved_to":            func(r *observer.Result) { r.Check.MovedTo = "c.social" }, // outcome alive
+	} {
+		r, tr := goodResult()
+		mod(&r)
+		if err := forge(r, tr); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: err = %v, want one naming it", name, err)
+		}
+	}
+	r, tr := goodResult()
+	r.Check.PeersLastModified, r.Check.PeersETag = "Mon, 05 Jan 2026 12:00:00 GMT", `W/"v1"`
+	if err := forge(r, tr); err != nil {
+		t.Errorf("HTTP date refused: %v", err)
+	}
+}
+
+// An honest checker sends error and trace texts as the crawler wrote them,
+// which may quote what a server said (a certificate's names, say);
+// encodeResult cleans them so that the orchestrator accepts the result.
+func TestEncodeCleansErrorTexts(t *testing.T) {
+	r, tr := goodResult()
+	r.Check.Error = "tls: certificate is valid for \x1b[2J\u202eevil.example, not a.social"
+	tr.Steps[1].Note = "decided\r\nalive\x00"
+	buf, _, err := encodeResult(7, r, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := decodeResult(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gotTrace, err := w.validate(testExpect())
+	if err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	if got.Check.Error != "tls: certificate is valid for [2Jevil.example, not a.social" || gotTrace.Steps[1].Note != "decided alive" {
+		t.Errorf("cleaned: error %q, note %q", got.Check.Error, gotTrace.Steps[1].Note)
 	}
 }
 
@@ -279,11 +386,11 @@ func FuzzDecode(f *testing.F) {
 				if err != nil {
 					continue
 				}
-				got, _, err := w.validate(testExpect())
+				got, gotTrace, err := w.validate(testExpect())
 				if err != nil {
 					continue
 				}
-				checkAccepted(t, got)
+				checkAccepted(t, got, gotTrace)
 				// What was accepted survives another trip unchanged.
 				again, _, err := encodeResult(7, got, crawl.Trace{})
 				if err != nil {
@@ -319,15 +426,38 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-func checkAccepted(t *testing.T, r observer.Result) {
+func checkAccepted(t *testing.T, r observer.Result, tr crawl.Trace) {
 	t.Helper()
 	c := r.Check
 	if !c.Outcome.Valid() || c.Host != "a.social" || !c.CheckedAt.Equal(testAt) {
 		t.Fatalf("accepted check %+v", c)
 	}
-	for _, s := range []string{c.Error, c.Software, c.Version, c.NodeInfoVersion, c.Name, c.Description} {
-		if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
-			t.Fatalf("accepted text %q", s)
+	// Texts are exactly what the crawler (and an honest checker) produce.
+	for _, x := range []struct {
+		s   string
+		max int
+	}{{c.Error, maxErrorBytes}, {c.Software, observer.MaxSoftwareRunes}, {c.Version, observer.MaxVersionRunes},
+		{c.Name, observer.MaxNameRunes}, {c.Description, observer.MaxDescriptionRunes}} {
+		if !utf8.ValidString(x.s) || observer.CleanText(x.s, x.max) != x.s {
+			t.Fatalf("accepted text %q", x.s)
+		}
+	}
+	if c.Software != strings.ToLower(c.Software) || strings.Trim(c.NodeInfoVersion, "0123456789.") != "" {
+		t.Fatalf("accepted software %q, nodeinfo_version %q", c.Software, c.NodeInfoVersion)
+	}
+	if c.MovedTo != "" && c.Outcome != observer.OutcomeMoved && c.Outcome != observer.OutcomeMoving {
+		t.Fatalf("accepted moved_to %q with outcome %s", c.MovedTo, c.Outcome)
+	}
+	if c.PeersLastModified != "" {
+		if _, err := http.ParseTime(c.PeersLastModified); err != nil {
+			t.Fatalf("accepted peers_last_modified %q", c.PeersLastModified)
+		}
+	}
+	for _, st := range tr.Steps {
+		for _, s := range []string{st.Method, st.URL, st.Error, st.Note} {
+			if observer.CleanText(s, maxStepText) != s {
+				t.Fatalf("accepted trace text %q", s)
+			}
 		}
 	}
 	for _, d := range r.Discoveries {

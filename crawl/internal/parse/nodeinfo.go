@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
+
+	"github.com/fediverse-observer/observer"
 )
 
-// Limits on the texts kept from a NodeInfo document, in runes.
-const (
-	MaxNameRunes        = 200
-	MaxDescriptionRunes = 500
-	maxSoftwareRunes    = 100
-)
+// The texts kept from a NodeInfo document are cleaned and cut by
+// observer.CleanText to the caps the root package sets (MaxNameRunes and
+// so on), which the sandbox's orchestrator and the site builder hold them
+// to as well.
 
 // maxCount is the largest usage number accepted: beyond 2^53 JSON numbers
 // stop being exact in most implementations, and no instance is that big.
@@ -25,15 +24,15 @@ const maxCount = 1 << 53
 // pointers mean the document did not say.
 type NodeInfo struct {
 	Version           string // schema version of the document
-	Software          string // lower case
-	SoftwareVersion   string
+	Software          string // lower case, at most observer.MaxSoftwareRunes
+	SoftwareVersion   string // at most observer.MaxVersionRunes
 	Users             *int64
 	ActiveMonth       *int64
 	ActiveHalfyear    *int64
 	LocalPosts        *int64
 	OpenRegistrations *bool
-	Name              string // at most MaxNameRunes
-	Description       string // at most MaxDescriptionRunes
+	Name              string // at most observer.MaxNameRunes
+	Description       string // at most observer.MaxDescriptionRunes
 }
 
 type rawNodeInfo struct {
@@ -88,19 +87,20 @@ func ParseNodeInfo(body []byte, want string) (NodeInfo, error) {
 	case ni.Version == "":
 		return ni, errors.New("version missing")
 	case ni.Version != want:
-		return ni, fmt.Errorf("version %q does not match schema %s", CleanText(ni.Version, 20), want)
+		return ni, fmt.Errorf("version %q does not match schema %s", observer.CleanText(ni.Version, 20), want)
 	}
 	if raw.Software == nil {
 		return ni, errors.New("software missing")
 	}
-	ni.Software = strings.ToLower(CleanText(jsonString(raw.Software.Name), maxSoftwareRunes))
+	ni.Software = observer.CleanSoftware(jsonString(raw.Software.Name))
 	if ni.Software == "" {
 		return ni, errors.New("software.name missing or not a string")
 	}
-	ni.SoftwareVersion = CleanText(jsonString(raw.Software.Version), maxSoftwareRunes)
+	ni.SoftwareVersion = observer.CleanText(jsonString(raw.Software.Version), observer.MaxVersionRunes)
 	if ni.SoftwareVersion == "" {
 		if n, ok := jsonNumberText(raw.Software.Version); ok {
-			ni.SoftwareVersion = n
+			// A number's text can be any length: cut it like a string.
+			ni.SoftwareVersion = observer.CleanText(n, observer.MaxVersionRunes)
 		}
 	}
 	if err := checkProtocols(raw.Protocols); err != nil {
@@ -140,8 +140,8 @@ func ParseNodeInfo(body []byte, want string) (NodeInfo, error) {
 	if isObject(raw.Metadata) {
 		_ = json.Unmarshal(raw.Metadata, &meta)
 	}
-	ni.Name = firstText(MaxNameRunes, inst.Name, meta.NodeName)
-	ni.Description = firstText(MaxDescriptionRunes, inst.Description, meta.NodeDescription)
+	ni.Name = firstText(observer.MaxNameRunes, inst.Name, meta.NodeName)
+	ni.Description = firstText(observer.MaxDescriptionRunes, inst.Description, meta.NodeDescription)
 	return ni, nil
 }
 
@@ -221,7 +221,7 @@ func isObject(raw json.RawMessage) bool {
 
 func firstText(max int, candidates ...json.RawMessage) string {
 	for _, c := range candidates {
-		if s := CleanText(jsonString(c), max); s != "" {
+		if s := observer.CleanText(jsonString(c), max); s != "" {
 			return s
 		}
 	}
