@@ -3,6 +3,7 @@ package build_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,38 @@ func TestLinkedContentDirectoryBuilds(t *testing.T) {
 	for _, f := range []string{"about/index.html", "docs/guide/index.html", "docs/image.txt"} {
 		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(f))); err != nil {
 			t.Errorf("%s: %v (pages built: %d)", f, err, rep.Pages)
+		}
+	}
+}
+
+// A page's links are escaped as its address is: content/what?.md is at
+// /what%3F/, which a link to /what?/ would miss (it names /what).
+func TestPageLinksAreEscaped(t *testing.T) {
+	site := writeTree(t, t.TempDir(), map[string]string{
+		"content/what?.md":   "---\ntitle: What\nmenu: main\n---\nwhat\n",
+		"content/c#sharp.md": "---\ntitle: Sharp\nmenu: main\n---\nsharp\n",
+	})
+	out, _ := mustBuild(t, site, testConfig(), smallData())
+	home := read(t, filepath.Join(out, "index.html"))
+	assertContains(t, "index.html", home, `href="/what%3F/"`, `href="/c%23sharp/"`)
+	assertNotContains(t, "index.html", home, `href="/what?/"`, `href="/c#sharp/"`)
+	for _, f := range []string{"what?/index.html", "c#sharp/index.html"} {
+		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(f))); err != nil {
+			t.Error(err)
+		}
+	}
+	assertContains(t, "sitemap.xml", read(t, filepath.Join(out, "sitemap.xml")), "/what%3F/", "/c%23sharp/")
+}
+
+// base_url starts every published link: only http(s), without credentials,
+// query or fragment.
+func TestBadBaseURLIsRefused(t *testing.T) {
+	for _, u := range []string{"javascript://x/%0Aalert(1)", "data://x/", "ftp://example.org/", "https://user:secret@example.org/",
+		"https://example.org/?q=1", "https://example.org/#top", "example.org", "https:///path"} {
+		cfg := testConfig()
+		cfg.Site.BaseURL = u
+		if _, _, err := run(t, smallSite(t), cfg, smallData()); err == nil || !strings.Contains(err.Error(), "site.base_url") {
+			t.Errorf("base_url %q: %v, want an error naming site.base_url", u, err)
 		}
 	}
 }

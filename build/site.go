@@ -72,8 +72,11 @@ type Site struct {
 func newSite(opts Options) (*Site, error) {
 	cfg := opts.Config
 	u, err := url.Parse(cfg.Site.BaseURL)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return nil, fmt.Errorf("site.base_url must be an absolute URL such as https://example.org/, got %q", cfg.Site.BaseURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		// Every link, feed and sitemap entry starts with it: a
+		// javascript: scheme or a user:password@ would be published
+		// everywhere, a query or fragment silently dropped.
+		return nil, fmt.Errorf("site.base_url must be an http or https URL without credentials, query or fragment, such as https://example.org/, got %q", cfg.Site.BaseURL)
 	}
 	bp := u.Path
 	if !strings.HasSuffix(bp, "/") {
@@ -104,17 +107,22 @@ func newSite(opts Options) (*Site, error) {
 }
 
 // RelURL turns a site path ("about/") into a path from the server root that
-// includes the base URL's path ("/sub/about/").
+// includes the base URL's path ("/sub/about/"), escaped: a page made from
+// content/what?.md is at /what%3F/, not at /what.
 func (s *Site) RelURL(p string) string {
-	return s.basePath + strings.TrimPrefix(p, "/")
+	return (&url.URL{Path: s.sitePath(p)}).EscapedPath()
 }
 
 // AbsURL turns a site path into an absolute URL.
 func (s *Site) AbsURL(p string) string {
 	u := *s.base
-	u.Path = s.RelURL(p)
+	u.Path, u.RawPath = s.sitePath(p), ""
 	u.RawQuery, u.Fragment = "", ""
 	return u.String()
+}
+
+func (s *Site) sitePath(p string) string {
+	return s.basePath + strings.TrimPrefix(p, "/")
 }
 
 // FeedLink names one per-software Atom feed.
