@@ -35,6 +35,9 @@ type DeriveOptions struct {
 	foldBucketChecks int64
 	retiredGrace     *time.Duration
 	maxDerivedParts  int
+	// For tests: check snapshot files as if their footers had no null
+	// counts.
+	noNullCounts bool
 }
 
 // DeriveReport says what a derivation did.
@@ -162,6 +165,10 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	if err != nil {
 		return rep, err
 	}
+	passes, err := s.listSnapshots(PassesDir)
+	if err != nil {
+		return rep, err
+	}
 	rules := rulesFingerprint(st)
 	full := opts.Full
 	switch {
@@ -189,6 +196,33 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	defer conn.Close()
 	defer dropFoldTables(conn)
 
+	// Files new to the derived state are checked against their schema
+	// first (from their footers), so a file the fold cannot read right is
+	// an error naming it and its column, not one of a fold step's SQL.
+	// The passes are not folded, but the passes view reads them all.
+	checked := map[string]bool{}
+	check := func(schemaTable string, files []string) error {
+		files = slices.DeleteFunc(slices.Clone(files), func(f string) bool { return checked[f] })
+		checkStart := time.Now()
+		if err := s.checkSnapshots(ctx, conn, schemaTable, files, opts.noNullCounts); err != nil {
+			return fmt.Errorf("derive: %w", err)
+		}
+		if len(files) > 0 {
+			s.log.Debug("derive step", "step", "check "+schemaTable, "files", len(files), "duration", time.Since(checkStart))
+		}
+		for _, f := range files {
+			checked[f] = true
+		}
+		return nil
+	}
+	newPasses := passes
+	if !full {
+		newPasses = notIn(passes, old.Passes)
+	}
+	if err := check("passes_schema", newPasses); err != nil {
+		return rep, err
+	}
+
 	var newChecks, newDiscoveries []string
 	for {
 		if full {
@@ -196,10 +230,18 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		} else {
 			newChecks, newDiscoveries = notIn(checks, old.Checks), notIn(discoveries, old.Discoveries)
 			if len(newChecks) == 0 && len(newDiscoveries) == 0 {
+				// New passes files (a pass that checked nothing) were
+				// checked above, and are again until a step records them.
 				rep.Generation = old.Generation
 				rep.Duration = time.Since(start)
 				return rep, s.countHosts(ctx, conn, old, &rep)
 			}
+		}
+		if err := check("checks_schema", newChecks); err != nil {
+			return rep, err
+		}
+		if err := check("discoveries_schema", newDiscoveries); err != nil {
+			return rep, err
 		}
 		if err := s.defineFoldInputs(ctx, conn, full, old, newChecks, newDiscoveries); err != nil {
 			return rep, err
@@ -228,7 +270,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		return rep, err
 	}
 
-	next := &manifest{Rules: rules, DerivedAt: time.Now().UTC(), Checks: checks, Discoveries: discoveries}
+	next := &manifest{Rules: rules, DerivedAt: time.Now().UTC(), Checks: checks, Discoveries: discoveries, Passes: passes}
 	if old != nil {
 		next.Generation = old.Generation + 1
 		if !full {
@@ -238,12 +280,13 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 			// been removed from the snapshots.
 			next.Checks = union(old.Checks, newChecks)
 			next.Discoveries = union(old.Discoveries, newDiscoveries)
+			next.Passes = union(old.Passes, newPasses)
 		}
 	} else {
 		next.Generation = 1
 	}
 	if full {
-		next.Checks, next.Discoveries = checks, discoveries
+		next.Checks, next.Discoveries, next.Passes = checks, discoveries, passes
 	}
 	gen := fmt.Sprintf("%08d", next.Generation)
 	writeStart := time.Now()
@@ -335,12 +378,11 @@ func (s *Store) defineFoldInputs(ctx context.Context, conn *sql.Conn, full bool,
 			return fmt.Errorf("derive: %w", err)
 		}
 	}
-	// Reading the schema of every file now makes a corrupt or truncated file
-	// fail here, with DuckDB's message naming it, before any work is done.
-	for _, v := range []string{"new_checks_all", "new_discoveries_all", "carry_all"} {
-		if _, err := conn.ExecContext(ctx, "SELECT * FROM "+v+" LIMIT 0"); err != nil {
-			return fmt.Errorf("derive: read %s: %w", v, err)
-		}
+	// Reading the schema of the carried state now makes a corrupt or
+	// truncated file fail here, with DuckDB's message naming it, before any
+	// work is done (checkSnapshots has read the snapshot files' footers).
+	if _, err := conn.ExecContext(ctx, "SELECT * FROM carry_all LIMIT 0"); err != nil {
+		return fmt.Errorf("derive: read carry_all: %w", err)
 	}
 	return nil
 }
@@ -494,9 +536,17 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 		view := "SELECT * FROM window_checks_all"
 		if buckets > 1 {
 			view = "SELECT * FROM window_checks_all WHERE false" // an empty bucket has no files
-			glob := filepath.Join(split, fmt.Sprintf("bucket=%d", b), "*.parquet")
-			if matches, _ := filepath.Glob(glob); len(matches) > 0 {
-				view = fmt.Sprintf("SELECT * FROM read_parquet(%s, hive_partitioning = false)", sqlString(filepath.ToSlash(glob)))
+			bucket := filepath.Join(split, fmt.Sprintf("bucket=%d", b))
+			names, err := parquetFiles(bucket)
+			if err != nil {
+				return files, fmt.Errorf("derive (bucket): %w", err)
+			}
+			if len(names) > 0 {
+				quoted := make([]string, len(names))
+				for i, n := range names {
+					quoted[i] = sqlString(filepath.ToSlash(filepath.Join(bucket, n)))
+				}
+				view = fmt.Sprintf("SELECT * FROM read_parquet([%s], hive_partitioning = false)", strings.Join(quoted, ", "))
 			}
 		}
 		if err := exec("bucket", "CREATE OR REPLACE TEMP VIEW new_checks AS "+view); err != nil {
@@ -574,22 +624,62 @@ func (s *Store) countHosts(ctx context.Context, conn *sql.Conn, m *manifest, rep
 
 // listSnapshots lists a snapshot kind's files, relative to the data
 // directory with forward slashes, sorted. Temporary files live in data/tmp
-// and are never listed.
+// and are never listed. The directories are read as they are (never as a
+// pattern), and what the views' glob (kind/*/*.parquet) would read but a
+// derivation cannot place is refused, naming it: Parquet files in a
+// directory that is not date=YYYY-MM-DD (a valid date: DuckDB reads it as
+// the date column), and file names DuckDB would take for a pattern.
 func (s *Store) listSnapshots(kind string) ([]string, error) {
-	matches, err := filepath.Glob(filepath.Join(s.dir, kind, "*", "*.parquet"))
+	root := s.path(kind)
+	entries, err := os.ReadDir(root)
+	if isNotExist(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", kind, err)
 	}
-	out := make([]string, 0, len(matches))
-	for _, m := range matches {
-		rel, err := filepath.Rel(s.dir, m)
+	var out []string
+	for _, e := range entries {
+		sub := filepath.Join(root, e.Name())
+		if !e.IsDir() {
+			// A file beside the date directories is not read by anything,
+			// nor is a symbolic link, unless it leads to a directory.
+			if info, err := os.Stat(sub); err != nil || !info.IsDir() {
+				continue
+			}
+		}
+		names, err := parquetFiles(sub)
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", kind, err)
 		}
-		out = append(out, filepath.ToSlash(rel))
+		if len(names) == 0 {
+			continue
+		}
+		if !isDatePartition(e.Name()) {
+			return nil, fmt.Errorf("snapshot directory %s holds Parquet files (%s) but is not named date=YYYY-MM-DD with a valid date: "+
+				"every snapshot file belongs in the directory of its UTC date; move them there, or out of %s",
+				sub, names[0], root)
+		}
+		for _, name := range names {
+			if i := strings.IndexAny(name, globChars); i >= 0 {
+				return nil, fmt.Errorf("snapshot file %s: its name contains %q, which DuckDB reads as a file pattern: rename the file",
+					filepath.Join(sub, name), name[i])
+			}
+			out = append(out, kind+"/"+e.Name()+"/"+name)
+		}
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// isDatePartition reports whether name is date=YYYY-MM-DD with a valid date.
+func isDatePartition(name string) bool {
+	d, ok := strings.CutPrefix(name, "date=")
+	if !ok {
+		return false
+	}
+	t, err := time.Parse(time.DateOnly, d)
+	return err == nil && t.Format(time.DateOnly) == d
 }
 
 // derivedPath is the slash path of a file named relative to data/derived.

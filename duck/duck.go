@@ -61,6 +61,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
+	// Refused before anything is created in it.
+	if err := globSafe(dir, abs); err != nil {
+		return nil, err
+	}
 	if opts.Create {
 		if err := os.MkdirAll(filepath.Join(abs, TmpDir), 0o755); err != nil {
 			return nil, fmt.Errorf("data directory %s: %w", dir, err)
@@ -72,6 +76,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	if !info.IsDir() {
 		return nil, fmt.Errorf("data directory %s: not a directory", dir)
+	}
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil && resolved != abs {
+		if err := globSafe(dir, resolved); err != nil {
+			return nil, err
+		}
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -144,20 +153,78 @@ func (s *Store) path(parts ...string) string {
 	return filepath.Join(append([]string{s.dir}, parts...)...)
 }
 
-// glob is the read_parquet pattern for one snapshot kind.
+// globChars are the characters DuckDB (1.4) reads specially in a file name
+// it is given, even in a list of files: *, ? and [ make it a pattern (and ]
+// closes [), and \ separates directories as / does. No escaping is possible,
+// so a data directory whose path holds one is refused (globSafe), and so is
+// a snapshot file whose name does (listSnapshots). Go lists directories
+// itself (os.ReadDir), never by pattern.
+const globChars = `*?[]\`
+
+// globSafe refuses a data directory whose path (path, as given or with its
+// symbolic links resolved) has a character of globChars: DuckDB would read
+// the patterns built on it (the snapshot views' globs, every read_parquet
+// of a file in it) as matching other directories, or none.
+func globSafe(dir, path string) error {
+	// Slashes: on Windows, \ is the separator, which DuckDB takes as one.
+	slashed := filepath.ToSlash(path)
+	i := strings.IndexAny(slashed, globChars)
+	if i < 0 {
+		return nil
+	}
+	where := ""
+	if path != dir {
+		where = " (" + path + ")"
+	}
+	return fmt.Errorf("data directory %s%s: its path contains %q, which DuckDB reads as a file pattern, "+
+		"so it would read other directories' snapshots or none: rename the directory or move it to a path without any of %s",
+		dir, where, slashed[i], strings.Join(strings.Split(globChars, ""), " "))
+}
+
+// glob is the read_parquet pattern for one snapshot kind (the data
+// directory's path holds no pattern character: Open refuses those).
 func (s *Store) glob(kind string) string {
 	return filepath.ToSlash(s.path(kind, "*", "*.parquet"))
 }
 
 // hasFiles reports whether any Parquet file of a snapshot kind exists, so a
 // fresh data directory gives empty relations instead of DuckDB's
-// "no files found" error.
+// "no files found" error. It lists them as a derivation does, so a file
+// out of place is an error here too, naming it, not a failure of whatever
+// query reads the view later.
 func (s *Store) hasFiles(kind string) (bool, error) {
-	matches, err := filepath.Glob(filepath.Join(s.dir, kind, "*", "*.parquet"))
-	if err != nil {
-		return false, fmt.Errorf("list %s: %w", kind, err)
+	files, err := s.listSnapshots(kind)
+	return len(files) > 0, err
+}
+
+// parquetFiles lists the names of the Parquet files (not directories) in
+// dir, sorted; a missing dir has none.
+func parquetFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if isNotExist(err) {
+		return nil, nil
 	}
-	return len(matches) > 0, nil
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".parquet") {
+			continue
+		}
+		isDir := e.IsDir()
+		if e.Type()&fs.ModeSymlink != 0 {
+			info, err := os.Stat(filepath.Join(dir, e.Name()))
+			if err != nil {
+				return nil, err
+			}
+			isDir = info.IsDir()
+		}
+		if !isDir {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
 }
 
 // sqlString quotes s as a SQL string literal. Used for file paths, which

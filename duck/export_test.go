@@ -29,3 +29,10 @@ func WithDerivedParts(o DeriveOptions, parts int) DeriveOptions {
 	o.maxDerivedParts = parts
 	return o
 }
+
+// WithoutNullCounts makes the derivation check snapshot files as if their
+// footers held no null counts.
+func WithoutNullCounts(o DeriveOptions) DeriveOptions {
+	o.noNullCounts = true
+	return o
+}

@@ -366,11 +366,24 @@ func TestDamagedDerivedFilesAreRebuilt(t *testing.T) {
 	}
 }
 
-// The manifest is the index of that cache: damaged, it is rebuilt too.
+// The manifest is the index of that cache: damaged or unreadable, it is
+// rebuilt too.
 func TestDamagedManifestIsRebuilt(t *testing.T) {
-	for name, content := range map[string]string{
-		"not JSON":      `{"generation": 2, "sta`,
-		"no state file": `{"generation": 2}`,
+	content := func(text string) func(string) error {
+		return func(path string) error { return os.WriteFile(path, []byte(text), 0o644) }
+	}
+	for name, damage := range map[string]func(path string) error{
+		"not JSON":      content(`{"generation": 2, "sta`),
+		"no state file": content(`{"generation": 2}`),
+		"a directory": func(path string) error {
+			if err := os.Remove(path); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Join(path, "sub"), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(path, "sub", "x"), []byte("x"), 0o644)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -379,7 +392,8 @@ func TestDamagedManifestIsRebuilt(t *testing.T) {
 			derive(t, s, config.State{}, false)
 			write(t, s, "p1", []ev{fail("a.example", day)})
 			derive(t, s, config.State{}, false)
-			if err := os.WriteFile(filepath.Join(dir, "derived", "manifest.json"), []byte(content), 0o644); err != nil {
+			manifest := filepath.Join(dir, "derived", "manifest.json")
+			if err := damage(manifest); err != nil {
 				t.Fatal(err)
 			}
 			rep := derive(t, s, config.State{}, false)
@@ -390,10 +404,17 @@ func TestDamagedManifestIsRebuilt(t *testing.T) {
 			if got := strings.Join(transitionsOf(t, s, "a.example"), ","); got != "discovered>live d0,live>dying d1" {
 				t.Fatalf("transitions after the rebuild: %s", got)
 			}
-			// Only the rebuilt generation's files are left.
+			// Only the rebuilt generation's files are left, and a manifest
+			// that names them.
 			states, _ := filepath.Glob(filepath.Join(dir, "derived", "state-*.parquet"))
 			if len(states) != 1 {
 				t.Fatalf("state files after the rebuild: %v", states)
+			}
+			if info, err := os.Stat(manifest); err != nil || !info.Mode().IsRegular() {
+				t.Fatalf("manifest after the rebuild: %v, %v", info, err)
+			}
+			if rep := derive(t, s, config.State{}, false); rep.Full || rep.Generation != 1 {
+				t.Fatalf("derivation after the rebuild: %+v", rep)
 			}
 		})
 	}

@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -38,6 +40,9 @@ type manifest struct {
 	LiveEvents  []string  `json:"live_events"`
 	Checks      []string  `json:"checks"` // folded snapshot files, relative to the data directory
 	Discoveries []string  `json:"discoveries"`
+	// Passes lists the passes files checked against their schema (not
+	// folded: the passes view reads them all).
+	Passes []string `json:"passes,omitempty"`
 	// Retired lists the files of earlier generations that readers may
 	// still be reading, with when they stopped being current; they are
 	// removed once that is longer ago than the retirement grace.
@@ -94,7 +99,9 @@ func (s *Store) readManifest() (*manifest, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		// Unreadable (a directory in its place, no permission, a disk
+		// error) is as damaged as unparsable: the cache is rebuilt.
+		return nil, &damagedManifestError{path, unwrapPathError(err).Error()}
 	}
 	var m manifest
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -106,7 +113,16 @@ func (s *Store) readManifest() (*manifest, error) {
 	return &m, nil
 }
 
-// damagedManifestError says the manifest could be read but not understood.
+// unwrapPathError drops the path from err, for messages that name it already.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// damagedManifestError says the manifest could not be read or understood.
 // A derivation rebuilds the derived state then; readers report it.
 type damagedManifestError struct {
 	path, why string
@@ -131,6 +147,14 @@ func (s *Store) writeManifest(m *manifest) error {
 	}
 	if err := syncFile(tmp); err != nil {
 		return fmt.Errorf("derive: write manifest: %w", err)
+	}
+	// A directory in the manifest's place (readManifest took it for a
+	// damaged manifest) would stop the rename; data/derived is a cache.
+	if info, err := os.Lstat(final); err == nil && info.IsDir() {
+		s.log.Warn("derive: removing the directory in the manifest's place", "dir", final)
+		if err := os.RemoveAll(final); err != nil {
+			return fmt.Errorf("derive: write manifest: %w", err)
+		}
 	}
 	if err := os.Rename(tmp, final); err != nil {
 		return fmt.Errorf("derive: write manifest: %w", err)
@@ -185,13 +209,18 @@ func (s *Store) collectGarbage(next *manifest) {
 			keep[f] = true
 		}
 	}
-	for _, pattern := range []string{"state-*.parquet", transitionsDir + "/*.parquet", liveEventsDir + "/*.parquet"} {
-		matches, _ := filepath.Glob(filepath.Join(s.path(DerivedDir), filepath.FromSlash(pattern)))
-		for _, m := range matches {
-			rel, err := filepath.Rel(s.path(DerivedDir), m)
-			if err != nil || keep[filepath.ToSlash(rel)] {
+	// Listed, not globbed: the directory's path is taken as it is.
+	for _, sub := range []string{"", transitionsDir, liveEventsDir} {
+		names, _ := parquetFiles(s.path(DerivedDir, sub))
+		for _, name := range names {
+			rel := name
+			if sub != "" {
+				rel = sub + "/" + name
+			}
+			if keep[rel] || (sub == "" && !strings.HasPrefix(name, "state-")) {
 				continue
 			}
+			m := s.path(DerivedDir, filepath.FromSlash(rel))
 			if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
 				s.log.Warn("derive: remove stale file", "file", m, "err", err)
 			}

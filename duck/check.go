@@ -1,0 +1,241 @@
+package duck
+
+// Checking snapshot files against their schema before a derivation reads
+// them, from their Parquet footers alone.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// schemaColumn is a column of a snapshot schema table (duck/sql/schema.sql).
+type schemaColumn struct {
+	name, typ string
+	notNull   bool
+}
+
+// schemaColumns lists the columns of a snapshot schema table.
+func schemaColumns(ctx context.Context, conn *sql.Conn, table string) ([]schemaColumn, error) {
+	rows, err := conn.QueryContext(ctx, `SELECT column_name, data_type, NOT is_nullable FROM duckdb_columns()
+		WHERE table_name = ? ORDER BY column_index`, table)
+	if err != nil {
+		return nil, fmt.Errorf("schema of %s: %w", table, err)
+	}
+	defer rows.Close()
+	var out []schemaColumn
+	for rows.Next() {
+		var c schemaColumn
+		if err := rows.Scan(&c.name, &c.typ, &c.notNull); err != nil {
+			return nil, fmt.Errorf("schema of %s: %w", table, err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("schema of %s: %w", table, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("schema of %s: no columns", table)
+	}
+	return out, nil
+}
+
+// narrowerInts are the integer types a column of the key's type may have in
+// a file: reading them with union_by_name gives the schema's type (a
+// narrower integer widens losslessly), so the fold sees what it expects.
+var narrowerInts = map[string][]string{
+	"BIGINT":  {"TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT", "UINTEGER"},
+	"INTEGER": {"TINYINT", "SMALLINT", "UTINYINT", "USMALLINT"},
+}
+
+// fits reports whether a column of type found in a file reads as the
+// schema's type want.
+func fits(found, want string) bool {
+	return found == want || slices.Contains(narrowerInts[want], found)
+}
+
+// nullCount is what the footers of one file say of one column's NULLs.
+type nullCount struct {
+	nulls   int64
+	unknown bool // a row group of it has no null count
+}
+
+// checkSnapshots checks the Parquet files of one snapshot kind (paths
+// relative to the data directory) against its schema table from their
+// footers only, in one query for their schemas and one for their row
+// groups' statistics: each column of the schema a file has must have the
+// schema's type (or a narrower integer), and a column the schema declares
+// NOT NULL must be in every file that has rows and hold no NULL. Columns a
+// file lacks (it predates them) and columns the schema lacks (a newer
+// writer's) are left alone, as the readers' union_by_name reads them. A
+// file whose footer lacks a NOT NULL column's null count (another writer
+// may leave statistics out) has that column read to count them. The error
+// names the first offending file and column (files in order, columns in the
+// schema's), and what is wrong.
+func (s *Store) checkSnapshots(ctx context.Context, conn *sql.Conn, schemaTable string, files []string, noNullCounts bool) error {
+	if len(files) == 0 {
+		return nil
+	}
+	cols, err := schemaColumns(ctx, conn, schemaTable)
+	if err != nil {
+		return err
+	}
+	kind := strings.TrimSuffix(schemaTable, "_schema")
+	abs := make([]string, len(files))
+	known := make(map[string]bool, len(files))
+	quoted := make([]string, len(files))
+	for i, f := range files {
+		abs[i] = filepath.ToSlash(s.path(filepath.FromSlash(f)))
+		known[abs[i]] = true
+		quoted[i] = sqlString(abs[i])
+	}
+	list := "[" + strings.Join(quoted, ", ") + "]"
+	var names, notNull []string
+	for _, c := range cols {
+		names = append(names, sqlString(c.name))
+		if c.notNull {
+			notNull = append(notNull, sqlString(c.name))
+		}
+	}
+
+	// Every schema element of a column's name, with its type (a NULL type
+	// is a nested column): a nested struct of a newer writer may have a
+	// field named like a column, so a column fits if one of them does.
+	types := map[string]map[string][]string{}
+	var fileName, name, typ string
+	rows, err := conn.QueryContext(ctx, fmt.Sprintf(`SELECT file_name, name, coalesce(duckdb_type, 'a nested type')
+		FROM parquet_schema(%s) WHERE name IN (%s)`, list, strings.Join(names, ", ")))
+	if err == nil {
+		err = eachRow(rows, known, &fileName, []any{&fileName, &name, &typ}, func() {
+			if types[fileName] == nil {
+				types[fileName] = map[string][]string{}
+			}
+			types[fileName][name] = append(types[fileName][name], typ)
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("read the schemas of the %s files: %w", kind, err)
+	}
+
+	// The null counts of the NOT NULL columns, summed over row groups
+	// (top-level columns only: a nested field's path has a comma), and a
+	// row per file that has row groups at all (path NULL).
+	counts := map[string]map[string]nullCount{}
+	if len(notNull) > 0 {
+		stat := "stats_null_count"
+		if noNullCounts {
+			stat = "NULL::BIGINT"
+		}
+		var path sql.NullString
+		var c nullCount
+		rows, err := conn.QueryContext(ctx, fmt.Sprintf(`SELECT file_name, path_in_schema,
+			coalesce(sum(%[1]s), 0)::BIGINT, coalesce(bool_or(%[1]s IS NULL), false)
+			FROM parquet_metadata(%[2]s)
+			GROUP BY GROUPING SETS ((file_name), (file_name, path_in_schema))
+			HAVING path_in_schema IS NULL OR path_in_schema IN (%[3]s)`, stat, list, strings.Join(notNull, ", ")))
+		if err == nil {
+			err = eachRow(rows, known, &fileName, []any{&fileName, &path, &c.nulls, &c.unknown}, func() {
+				if counts[fileName] == nil {
+					counts[fileName] = map[string]nullCount{}
+				}
+				if path.Valid {
+					counts[fileName][path.String] = c
+				}
+			})
+		}
+		if err != nil {
+			return fmt.Errorf("read the statistics of the %s files: %w", kind, err)
+		}
+	}
+
+	var toCount []fileColumn
+	for _, file := range abs {
+		for _, c := range cols {
+			found := types[file][c.name]
+			if len(found) > 0 && !slices.ContainsFunc(found, func(t string) bool { return fits(t, c.typ) }) {
+				return fmt.Errorf("snapshot file %s: column %s is %s, want %s (the schema is in docs/data.md): "+
+					"rewrite the file with the schema's types, or move it out of the data directory", file, c.name, found[0], c.typ)
+			}
+		}
+		fileCounts, hasRows := counts[file]
+		if !hasRows {
+			continue // no row groups, no rows
+		}
+		for _, c := range cols {
+			if !c.notNull {
+				continue
+			}
+			n, ok := fileCounts[c.name]
+			switch {
+			case !ok:
+				return fmt.Errorf("snapshot file %s: column %s is missing, and it may not be NULL (the schema is in docs/data.md): "+
+					"rewrite the file with it, or move it out of the data directory", file, c.name)
+			case n.nulls > 0:
+				return nullsError(file, c.name, n.nulls)
+			case n.unknown:
+				toCount = append(toCount, fileColumn{file, c.name})
+			}
+		}
+	}
+	if err := countNulls(ctx, conn, toCount); err != nil {
+		return fmt.Errorf("count the NULLs of the %s files without statistics: %w", kind, err)
+	}
+	return nil
+}
+
+// fileColumn is a column of a file.
+type fileColumn struct{ file, column string }
+
+// countNulls reads the columns of files whose footers have no null count
+// for them, one query for all of them, and fails for the first that holds
+// NULLs.
+func countNulls(ctx context.Context, conn *sql.Conn, cols []fileColumn) error {
+	if len(cols) == 0 {
+		return nil
+	}
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = fmt.Sprintf(`SELECT %d AS i, count(*) AS n FROM read_parquet(%s, hive_partitioning = false) WHERE "%s" IS NULL`,
+			i, sqlString(c.file), c.column)
+	}
+	var i int
+	var n int64
+	err := conn.QueryRowContext(ctx, "SELECT i, n FROM ("+strings.Join(parts, " UNION ALL ")+") WHERE n > 0 ORDER BY i LIMIT 1").Scan(&i, &n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return nullsError(cols[i].file, cols[i].column, n)
+}
+
+// eachRow scans each row into dest and calls fn, checking that *file (one
+// of dest) is one of the files asked about: were DuckDB to spell a path
+// otherwise, the checks would silently miss that file.
+func eachRow(rows *sql.Rows, known map[string]bool, file *string, dest []any, fn func()) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		if !known[*file] {
+			return fmt.Errorf("unexpected file name %q", *file)
+		}
+		fn()
+	}
+	return rows.Err()
+}
+
+func nullsError(file, column string, n int64) error {
+	nulls := "NULLs"
+	if n == 1 {
+		nulls = "NULL"
+	}
+	return fmt.Errorf("snapshot file %s: column %s holds %d %s, and it may not be NULL (the schema is in docs/data.md): "+
+		"rewrite the file without those rows, or move it out of the data directory", file, column, n, nulls)
+}
