@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -708,35 +709,39 @@ func TestShippedContentBuilds(t *testing.T) {
 	}
 }
 
-// TestWorkedExample builds the example of docs/theming.md.
+// TestWorkedExample builds the worked example of docs/theming.md from the
+// page itself, so the documented files keep working (duck's cookbook test
+// runs its query against real data).
 func TestWorkedExample(t *testing.T) {
+	doc := read(t, filepath.Join("..", "docs", "theming.md"))
+	_, example, ok := strings.Cut(doc, "## Worked example")
+	if !ok {
+		t.Fatal("docs/theming.md has no worked example")
+	}
+	// Its steps' code blocks, indented under the numbered list, in order:
+	// the page, its layout, the footer.
+	blocks := regexp.MustCompile("(?s)\n   ```[a-z]+\n(.*?)\n   ```").FindAllStringSubmatch(example, -1)
+	if len(blocks) < 3 {
+		t.Fatalf("the worked example has %d code blocks, want 3", len(blocks))
+	}
+	unindent := func(s string) string { return regexp.MustCompile("(?m)^   ").ReplaceAllString(s, "") + "\n" }
 	site := writeTree(t, t.TempDir(), map[string]string{
-		"content/top.md": "---\ntitle: Top software\ndescription: The ten most common server programs among live instances.\nmenu: main\nweight: 20\nlayout: top.html\n---\nCounted over every instance that answered in the last week.\n",
-		"layouts/top.html": `{{ define "main" }}
-<article class="wrap prose">
-  <h1>{{ .Page.Title }}</h1>
-  {{ .Page.Content }}
-  <table>
-    <thead><tr><th scope="col">Software</th><th scope="col" class="num">Live</th><th scope="col" class="num">Median users</th></tr></thead>
-    <tbody>
-    {{- range sql "select software, count(*) as n, median(users) as users from live group by software order by n desc limit ?" 10 }}
-      <tr><td>{{ default "unknown" .software }}</td><td class="num">{{ formatInt .n }}</td><td class="num">{{ formatInt .users }}</td></tr>
-    {{- end }}
-    </tbody>
-  </table>
-</article>
-{{ end }}`,
-		"layouts/_partials/footer.html": `<footer class="site-footer"><div class="wrap">
-  <p>Run by {{ .Site.Contact }} · <a href="{{ .Site.FeedURL }}">Atom feed</a></p>
-</div></footer>`,
+		"content/top.md":                unindent(blocks[0][1]),
+		"layouts/top.html":              unindent(blocks[1][1]),
+		"layouts/_partials/footer.html": unindent(blocks[2][1]),
 	})
 	data := smallData()
+	var asked []string
 	data.QueryFunc = func(q string, args ...any) ([]map[string]any, error) {
+		asked = append(asked, q)
 		return []map[string]any{{"software": "mastodon", "n": int64(12345), "users": 17.5}, {"software": nil, "n": int64(2), "users": nil}}, nil
 	}
 	cfg := testConfig()
 	cfg.Site.Contact = "ops@example.org"
 	out, _ := mustBuild(t, site, cfg, data)
+	if len(asked) != 1 || !strings.Contains(blocks[1][1], `sql "`+asked[0]+`"`) {
+		t.Errorf("queries run: %q, want the layout's one", asked)
+	}
 	top := read(t, filepath.Join(out, "top", "index.html"))
 	assertContains(t, "top/index.html", top, "<h1>Top software</h1>", "Counted over every instance",
 		"<td>mastodon</td><td class=\"num\">12\u202f345</td><td class=\"num\">17</td>", "<td>unknown</td>",

@@ -668,11 +668,27 @@ func TestDemoScriptSyntax(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bash -n scripts/demo.sh: %v\n%s", err, out)
 	}
-	// It refuses to empty a directory it does not own.
-	cmd := exec.Command(bash, filepath.Join("..", "scripts", "demo.sh"))
-	cmd.Env = append(os.Environ(), "DEMO_DIR=/", "OBSERVER=/bin/true", "FEDISIM=/bin/true")
-	out, err = cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "refusing DEMO_DIR=/") {
-		t.Errorf("demo.sh with DEMO_DIR=/: err %v, output %q; want a refusal", err, out)
+	// It refuses to empty a directory it does not own, however it is
+	// spelt. Should the refusal ever break, rm is a stand-in that only
+	// records its call, so the test cannot empty / itself.
+	fake := t.TempDir()
+	called := filepath.Join(fake, "rm-was-called")
+	if err := os.WriteFile(filepath.Join(fake, "rm"), []byte("#!/bin/sh\necho \"$@\" >> "+called+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "root")
+	if err := os.Symlink("/", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"/", "//", "/tmp/..", "..", "../", link, "."} {
+		cmd := exec.Command(bash, filepath.Join("..", "scripts", "demo.sh"))
+		cmd.Env = append(os.Environ(), "DEMO_DIR="+dir, "OBSERVER=/bin/true", "FEDISIM=/bin/true", "PATH="+fake+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "refusing DEMO_DIR=") {
+			t.Errorf("demo.sh with DEMO_DIR=%s: err %v, output %q; want a refusal", dir, err, out)
+		}
+	}
+	if b, err := os.ReadFile(called); err == nil {
+		t.Errorf("demo.sh ran rm %s", b)
 	}
 }

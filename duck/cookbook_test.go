@@ -5,13 +5,21 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/fediverse-observer/observer/config"
 )
 
-// TestCookbookQueriesRun runs every ```sql block of docs/data.md against a
-// small generated data set, so the documented queries keep working.
+type docQuery struct {
+	text string
+	args []any
+}
+
+// TestCookbookQueriesRun runs every ```sql block of docs/data.md, and every
+// template sql call of docs/theming.md, against a small generated data set,
+// so the documented queries keep working.
 func TestCookbookQueriesRun(t *testing.T) {
 	doc, err := os.ReadFile("../docs/data.md")
 	if err != nil {
@@ -32,9 +40,30 @@ func TestCookbookQueriesRun(t *testing.T) {
 	if err := s.LockDown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	var queries []docQuery
 	for _, b := range blocks {
-		q := string(b[1])
-		rows, err := s.Query(context.Background(), q)
+		queries = append(queries, docQuery{text: string(b[1])})
+	}
+	// The templates' sql calls in docs/theming.md, with their arguments.
+	theming, err := os.ReadFile("../docs/theming.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := regexp.MustCompile(`sql "((?i:select|with|from) [^"]+)"((?: [0-9]+)*)`).FindAllSubmatch(theming, -1)
+	if len(calls) < 2 {
+		t.Fatalf("docs/theming.md has %d sql calls, want the example's and the worked example's", len(calls))
+	}
+	for _, c := range calls {
+		q := docQuery{text: string(c[1])}
+		for _, a := range strings.Fields(string(c[2])) {
+			n, _ := strconv.Atoi(a)
+			q.args = append(q.args, n)
+		}
+		queries = append(queries, q)
+	}
+	for _, qa := range queries {
+		q := qa.text
+		rows, err := s.Query(context.Background(), q, qa.args...)
 		if err != nil {
 			t.Errorf("%s\n: %v", q, err)
 			continue

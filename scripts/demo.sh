@@ -50,6 +50,15 @@ done
 case $DEMO_DIR in
   "" | / | . | .. | "$root") die "refusing DEMO_DIR=$DEMO_DIR" ;;
 esac
+# The same, whatever the spelling (//, ../, a link to /): the demo empties
+# data/, content/ and others in it, so it must not be / or hold the
+# repository.
+mkdir -p "$DEMO_DIR"
+dir=$(cd "$DEMO_DIR" && pwd -P)
+rootp=$(pwd -P)
+if [[ $dir =~ ^/+$ || $rootp == "$dir" || $rootp == "$dir"/* ]]; then
+  die "refusing DEMO_DIR=$DEMO_DIR ($dir holds the repository)"
+fi
 [[ $DEMO_INSTANCES =~ ^[0-9]+$ && $DEMO_DAYS =~ ^[0-9]+$ && $DEMO_SEED =~ ^[0-9]+$ ]] ||
   die "DEMO_INSTANCES, DEMO_DAYS and DEMO_SEED must be whole numbers"
 
@@ -72,8 +81,6 @@ day0_epoch=$(date -u -d "$day0 00:00:00" +%s) || die "invalid DEMO_DAY0 $day0"
 stamp() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 
 # A fresh demo directory; only the demo's own subdirectories are removed.
-mkdir -p "$DEMO_DIR"
-dir=$(cd "$DEMO_DIR" && pwd)
 rm -rf "$dir/data" "$dir/sim" "$dir/logs" "$dir/public" "$dir/content" "$dir"/.public.build-*
 mkdir -p "$dir/sim" "$dir/logs"
 if [[ -d content ]]; then
