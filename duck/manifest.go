@@ -113,6 +113,14 @@ func (s *Store) readManifest() (*manifest, error) {
 	return &m, nil
 }
 
+// HasDerivation reports whether a derivation is in force to answer from:
+// what a reader that cannot derive (a read-only data directory) needs to
+// know before it answers "nothing" for "not derived yet".
+func (s *Store) HasDerivation() bool {
+	m, err := s.readManifest()
+	return err == nil && m != nil
+}
+
 // unwrapPathError drops the path from err, for messages that name it already.
 func unwrapPathError(err error) error {
 	var pe *fs.PathError

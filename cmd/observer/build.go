@@ -157,6 +157,9 @@ func openViews(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 		if !staleOK || !notWritable(err) {
 			return nil, params, err
 		}
+		if !store.HasDerivation() {
+			return nil, params, fmt.Errorf("%w; and no earlier derivation to answer from: run observer sql once where %s is writable (or on a writable copy)", err, c.data)
+		}
 		log.Warn("cannot derive (the data directory is not writable): answering from the last derivation, which may miss the newest snapshots", "err", err)
 	}
 	if err := store.CreateViews(ctx, params); err != nil {

@@ -331,6 +331,28 @@ func TestSQLOnAReadOnlyDataDirAnswersFromTheLastDerivation(t *testing.T) {
 	}
 }
 
+// With nothing derived yet, a read-only data directory has no answer to
+// give: an empty state would read as "no hosts", which is wrong.
+func TestSQLOnAReadOnlyDataDirNeverDerivedIsAnError(t *testing.T) {
+	s := newSimSite(t, fedisim.Config{})
+	data := s.data()
+	os.MkdirAll(data, 0o755)
+	mountTmpfs(t, data, "16m")
+	if code, out, errs := s.crawl(t, crawl1, "--isolation", "none"); code != exitOK {
+		t.Fatalf("crawl: exit %d\n%s\n%s", code, out, errs)
+	}
+	if err := os.RemoveAll(filepath.Join(data, "derived")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-o", "remount,ro", data).CombinedOutput(); err != nil {
+		t.Fatalf("remount read-only: %v: %s", err, out)
+	}
+	code, out, errs := s.sql(t, "--format", "csv", "SELECT count(*) AS hosts FROM state")
+	if code != exitFailure || out != "" || !strings.Contains(errs, "no earlier derivation") || !strings.Contains(errs, data) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want a failure saying nothing was derived", code, out, errs)
+	}
+}
+
 // TestSQLFullRederivesFromScratch: --full writes a new derivation over every
 // snapshot, with the same answer; without it, nothing new means nothing is
 // derived again.
