@@ -3,7 +3,10 @@
 // of outcomes, and how an instance's untrusted texts are cleaned and capped
 // (CleanText). It has no dependencies beyond the standard library so that
 // every other package (the crawler, the DuckDB store, the site builder) can
-// share these types without importing each other.
+// share these types without importing each other. It also embeds the
+// skeleton `observer new site` writes (site.go): go:embed cannot reach
+// above a package's directory, and the skeleton is this repository's own
+// files.
 package observer
 
 import "time"

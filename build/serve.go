@@ -56,9 +56,9 @@ type ServeOptions struct {
 // WatchPaths lists what `observer serve` watches for a site: its content,
 // layouts, static files and themes, the config file and the data directory.
 func WatchPaths(siteDir, configFile, dataDir string) []string {
-	p := []string{
-		filepath.Join(siteDir, "content"), filepath.Join(siteDir, "layouts"),
-		filepath.Join(siteDir, "static"), filepath.Join(siteDir, "themes"),
+	var p []string
+	for _, s := range siteSources {
+		p = append(p, filepath.Join(siteDir, s))
 	}
 	if configFile != "" {
 		p = append(p, configFile)

@@ -1,6 +1,6 @@
 // Package config reads observer.toml, the one configuration file of a site:
-// the [site] table for the builder, [crawl] for the crawler and [state] for
-// the thresholds of the derived instance states. Every setting has a default,
+// the [site] table for the builder, [crawl] for the crawler, [state] for
+// the thresholds of the derived instance states and [serve] for the preview. Every setting has a default,
 // so a missing file is a valid configuration; an unknown key is an error that
 // names the key and the file, because a misspelt setting silently ignored is
 // worse than a refusal.
@@ -106,7 +106,8 @@ type Serve struct {
 }
 
 // Default returns the configuration used when observer.toml is missing or
-// silent. Thresholds follow the design document's reference crawler.
+// silent. The thresholds and the schedule follow the reference crawler the
+// project started from (docs/data.md gives the rules).
 func Default() Config {
 	return Config{
 		Site: Site{

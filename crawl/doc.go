@@ -3,7 +3,7 @@
 // list) and a pass of checks over the hosts that are due.
 //
 // Everything a check fetches comes from untrusted hosts, so the rules of the
-// design document's threat model are enforced here: HTTPS and HTTP/1.1
+// threat model (docs/security.md) are enforced here: HTTPS and HTTP/1.1
 // only, no proxy from the environment, an address guard at dial time
 // (code.dny.dev/ssrf) so no name can lead to a non-public address, redirects
 // followed only within the host and to paths robots.txt allows (robots.txt

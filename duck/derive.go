@@ -285,9 +285,6 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	} else {
 		next.Generation = 1
 	}
-	if full {
-		next.Checks, next.Discoveries, next.Passes = checks, discoveries, passes
-	}
 	gen := fmt.Sprintf("%08d", next.Generation)
 	writeStart := time.Now()
 	next.State = "state-" + gen + ".parquet"

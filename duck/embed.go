@@ -5,8 +5,10 @@ import (
 	"fmt"
 )
 
-// Every SQL statement the program runs lives in sql/*.sql, one file per
-// relation, each starting with a comment that says what it means.
+// Every relation the program derives or defines lives in sql/*.sql, one
+// file per relation, each starting with a comment that says what it means.
+// What Go builds inline is plumbing around them: reading the listed files,
+// writing results, counting, checking footers.
 //
 //go:embed sql/*.sql
 var sqlFiles embed.FS

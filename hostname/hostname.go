@@ -1,7 +1,10 @@
 // Package hostname decides what a valid instance host name is. Every host the
 // observer records (seeds, peers, redirect targets, manual additions) passes
 // through Normalize, so the rest of the program can treat a host as a plain,
-// already-validated ASCII string.
+// already-validated ASCII string. The rules that follow from a name live
+// here too: the seed list and blocklist files (one host or wildcard a line),
+// matching against the blocklist, and the registrable domain a host belongs
+// to (for the crawl's per-domain budget).
 package hostname
 
 import (
