@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -289,6 +290,10 @@ func ParseDuration(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok && days != "" {
 		var n int
 		if _, err := fmt.Sscanf(days, "%d", &n); err == nil && fmt.Sprint(n) == days && n >= 0 {
+			if time.Duration(n) > math.MaxInt64/(24*time.Hour) {
+				// n days would overflow time.Duration.
+				return 0, fmt.Errorf("invalid duration %q: too long", s)
+			}
 			return time.Duration(n) * 24 * time.Hour, nil
 		}
 	}

@@ -81,6 +81,10 @@ type Pass struct {
 	// per address still holds. Only used with Resolve.
 	AddressBudget int
 	Logger        *slog.Logger
+
+	// withBudget, when set, replaces context.WithTimeout in making the
+	// Duration budget's context, so tests can end the budget themselves.
+	withBudget func(context.Context, time.Duration) (context.Context, context.CancelFunc)
 }
 
 // PeersDue is the schedule's word on one host's peers list.
@@ -207,8 +211,12 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 	defer cancel(nil)
 	budget := ctx
 	if p.Duration > 0 {
+		withBudget := context.WithTimeout
+		if p.withBudget != nil {
+			withBudget = p.withBudget
+		}
 		var cancelBudget context.CancelFunc
-		budget, cancelBudget = context.WithTimeout(ctx, p.Duration)
+		budget, cancelBudget = withBudget(ctx, p.Duration)
 		defer cancelBudget()
 	}
 

@@ -3,7 +3,6 @@ package crawl_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -182,37 +181,60 @@ func TestPassMaxChecksAndConcurrency(t *testing.T) {
 }
 
 func TestPassCancellationKeepsFinished(t *testing.T) {
+	// Every check waits until the test lets it finish, or for the
+	// cancellation. The first two to start are let finish; the pass is
+	// cancelled when it has recorded them, with later checks still
+	// running. (Which hosts start first is up to the scheduler: a host
+	// waiting for a slot can overtake the one before it.)
 	f := newFake()
-	// slow.social and c.social never finish by themselves; they take both
-	// slots, so d.social cannot start before the cancellation.
-	f.block["slow.social"] = make(chan struct{})
-	f.block["c.social"] = make(chan struct{})
+	due := []string{"a.social", "b.social", "slow.social", "c.social", "d.social"}
+	for _, h := range due {
+		f.block[h] = make(chan struct{})
+	}
+	started := make(chan string, len(due))
+	checker := crawl.CheckFunc(func(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+		started <- host
+		return f.Check(ctx, host, opts)
+	})
+	finished := map[string]bool{}
+	go func() {
+		for range 2 {
+			h := <-started
+			finished[h] = true // read after Run, which waits for this
+			close(f.block[h])
+		}
+	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sink := &memSink{}
 	sink.onRecord = func(r observer.Result) {
 		if len(sink.results) == 2 {
-			cancel() // as SIGINT would, with slow.social still running
+			cancel() // as SIGINT would, with checks still running
 		}
 	}
-	p := &crawl.Pass{Checker: f, Sink: sink, Concurrency: 2}
-	due := []string{"a.social", "b.social", "slow.social", "c.social", "d.social"}
+	p := &crawl.Pass{Checker: checker, Sink: sink, Concurrency: 2}
 	sum, err := p.Run(ctx, due)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := sink.hosts()
-	slices.Sort(got)
-	if len(got) != 2 || got[0] != "a.social" || got[1] != "b.social" {
-		t.Errorf("recorded %v, want a.social and b.social", got)
+	if len(got) != 2 || !finished[got[0]] || !finished[got[1]] {
+		t.Errorf("recorded %v, want the two finished checks %v", got, finished)
 	}
-	// slow.social and c.social were abandoned, or not yet started when the
-	// cancellation came; d.social cannot have started.
-	if sum.Checks != 2 || sum.Abandoned+sum.NotStarted != 3 || sum.NotStarted < 1 || sum.Abandoned != f.calls["slow.social"]+f.calls["c.social"] {
-		t.Errorf("summary %+v", sum)
+	calls := 0
+	for _, h := range due {
+		calls += f.calls[h]
 	}
-	if f.calls["d.social"] != 0 {
-		t.Errorf("a check started after cancellation")
+	// The other checks were abandoned, or not yet started when the
+	// cancellation came.
+	if sum.Checks != 2 || sum.Abandoned+sum.NotStarted != 3 || sum.Abandoned != calls-2 {
+		t.Errorf("summary %+v, calls %v", sum, f.calls)
+	}
+	// Two slots: at most two checks ran after the finished ones, and the
+	// abandoned ones gave their slots back, so a fifth check would only
+	// have run had the pass kept starting checks after the cancellation.
+	if calls > 4 || sum.NotStarted < 1 {
+		t.Errorf("a check started after cancellation: summary %+v, calls %v", sum, f.calls)
 	}
 }
 
@@ -220,22 +242,37 @@ func TestPassBudget(t *testing.T) {
 	f := newFake()
 	release := make(chan struct{})
 	f.block["a.social"] = release
+	started := make(chan struct{})
+	checker := crawl.CheckFunc(func(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+		if host == "a.social" {
+			close(started)
+		}
+		return f.Check(ctx, host, opts)
+	})
 	sink := &memSink{}
-	p := &crawl.Pass{Checker: f, Sink: sink, Concurrency: 1, Duration: 50 * time.Millisecond}
+	p := &crawl.Pass{Checker: checker, Sink: sink, Concurrency: 1, Duration: time.Hour}
+	var asked time.Duration
+	runOut := crawl.ManualBudget(p, func(d time.Duration) { asked = d })
+	// The budget runs out while a.social is being checked; then a.social
+	// finishes.
 	go func() {
-		time.Sleep(200 * time.Millisecond) // well past the budget
+		<-started
+		runOut()
 		close(release)
 	}()
 	sum, err := p.Run(context.Background(), []string{"a.social", "b.social", "c.social"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if asked != time.Hour {
+		t.Errorf("budget of %s, want the Duration", asked)
+	}
 	// The running check finishes and is recorded; no check starts after
 	// the budget.
 	if got := sink.hosts(); len(got) != 1 || got[0] != "a.social" || sink.results[0].Check.Outcome != observer.OutcomeAlive {
 		t.Errorf("recorded %v", got)
 	}
-	if sum.NotStarted != 2 || f.calls["b.social"] != 0 {
+	if sum.NotStarted != 2 || sum.Checks != 1 || f.calls["b.social"] != 0 || f.calls["c.social"] != 0 {
 		t.Errorf("summary %+v, calls %v", sum, f.calls)
 	}
 }

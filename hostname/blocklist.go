@@ -25,7 +25,9 @@ func ReadBlocklist(r io.Reader) (*Blocklist, []error) {
 	var errs []error
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4096), 64*1024)
-	for n := 1; sc.Scan(); n++ {
+	n := 0
+	for sc.Scan() {
+		n++
 		line := strings.TrimSpace(sc.Text())
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = strings.TrimSpace(line[:i])
@@ -46,7 +48,7 @@ func ReadBlocklist(r io.Reader) (*Blocklist, []error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("read blocklist: %w", err))
+		errs = append(errs, fmt.Errorf("after line %d: %w", n, err))
 	}
 	return b, errs
 }

@@ -229,11 +229,22 @@ func (s *Server) Port() int {
 
 // Options returns crawler options that send every host to this server and
 // trust the test CA.
+//
+// Every connection goes to the server, whatever its host and port: port 443
+// by the first rule, any other port (a redirect to http:// or to another
+// port, which the crawler must not follow) by the catch-all after it, so
+// that a regression that follows one reaches this server (and shows up in
+// its requests, or fails on its TLS) instead of DNS and the internet. Rules
+// a test puts before these take precedence.
 func (s *Server) Options(t testing.TB) crawl.Options {
+	addr := s.Listener.Addr().(*net.TCPAddr).IP.String()
 	return crawl.Options{
 		UserAgent:    "TestObserver/0.1 (+https://observer.example.com/)",
 		ProductToken: "TestObserver",
-		ConnectTo:    []crawl.ConnectTo{{Port: 443, Addr: "127.0.0.1", AddrPort: s.Port()}},
+		ConnectTo: []crawl.ConnectTo{
+			{Port: 443, Addr: addr, AddrPort: s.Port()},
+			{Addr: addr, AddrPort: s.Port()}, // any other host:port
+		},
 		AllowAddrs:   []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		RootCAs:      TestCA(t).Pool,
 		CheckTimeout: 20 * time.Second,

@@ -1,0 +1,38 @@
+package crawl
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// ManualBudget makes p's Duration budget (which must be set) run out when
+// the returned function is called, instead of when Duration has passed. It
+// reports the Duration each Run asked for through got, if not nil.
+func ManualBudget(p *Pass, got func(time.Duration)) (runOut func()) {
+	var mu sync.Mutex
+	var cancels []context.CancelFunc
+	out := false
+	p.withBudget = func(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+		if got != nil {
+			got(d)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		mu.Lock()
+		defer mu.Unlock()
+		if out {
+			cancel()
+		} else {
+			cancels = append(cancels, cancel)
+		}
+		return ctx, cancel
+	}
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		out = true
+		for _, c := range cancels {
+			c()
+		}
+	}
+}
