@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/lockfile"
 )
 
 // DeriveOptions configures Derive.
@@ -126,11 +127,11 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 			return rep, fmt.Errorf("derive: %w", err)
 		}
 	}
-	unlock, err := lockFile(filepath.Join(derived, lockFileName))
+	lock, err := lockfile.Wait(ctx, filepath.Join(derived, lockFileName))
 	if err != nil {
-		return rep, fmt.Errorf("derive: lock %s: %w", derived, err)
+		return rep, fmt.Errorf("derive: %w", err)
 	}
-	defer unlock()
+	defer lock.Release()
 
 	if opts.MemoryLimit != "" {
 		if err := s.limitMemory(ctx, opts.MemoryLimit); err != nil {

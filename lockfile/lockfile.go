@@ -1,18 +1,22 @@
-// Package lockfile gives one process at a time a directory to write: a
-// second crawl on the same data directory, or a second build into the same
-// output, fails at once with a message naming the pid that holds the lock.
+// Package lockfile gives one process at a time a directory to write.
+// Acquire fails at once, with a message naming the pid that holds the lock:
+// a second crawl on the same data directory, or a second build into the
+// same output, stops there. Wait instead waits for the lock until its
+// context is done: a derivation of the data waits for the one before it.
 //
 // The lock is an flock(2) on a file, so the kernel releases it when the
 // holder dies, even by SIGKILL: a stale file never blocks the next run.
 package lockfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Lock is a held lock. Release it when done.
@@ -34,14 +38,71 @@ func (e *HeldError) Error() string {
 }
 
 // Acquire takes the lock at path without waiting, creating the file if
-// needed, and writes this process's pid into it.
+// needed, and writes this process's pid into it. If another process holds
+// the lock, the error is a *HeldError.
 func Acquire(path string) (*Lock, error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	l, err := try(f, path)
+	if err != nil {
+		f.Close()
+	}
+	return l, err
+}
+
+// pollInterval is how often Wait tries a held lock again.
+const pollInterval = 100 * time.Millisecond
+
+// Wait takes the lock at path as Acquire does, but while another process
+// holds it, it tries again every pollInterval until it gets the lock or ctx
+// is done. A ctx done before the lock is taken is an error wrapping
+// ctx.Err(), even if the lock is free.
+//
+// flock(2) cannot be interrupted but by a signal, hence the polling: a
+// blocking flock left running in a goroutine would take the lock after
+// Wait had given up on it.
+func Wait(ctx context.Context, path string) (*Lock, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	f, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		l, err := try(f, path)
+		var held *HeldError
+		if !errors.As(err, &held) {
+			if err != nil {
+				f.Close()
+			}
+			return l, err
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("gave up waiting: %v: %w", held, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+func open(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
+	return f, nil
+}
+
+// try locks f without waiting and writes our pid into it. It leaves f open
+// on failure.
+func try(f *os.File, path string) (*Lock, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			b := make([]byte, 32)
 			n, _ := f.ReadAt(b, 0)

@@ -1,13 +1,16 @@
 package lockfile_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/fediverse-observer/observer/lockfile"
 )
@@ -92,6 +95,193 @@ func TestReleaseThenReacquire(t *testing.T) {
 
 func TestUnwritableDirectoryIsAnError(t *testing.T) {
 	_, err := lockfile.Acquire(filepath.Join(t.TempDir(), "missing", ".lock"))
+	if err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("want error naming the path, got %v", err)
+	}
+}
+
+// holder is another process holding the lock at a path.
+type holder struct {
+	cmd   *exec.Cmd
+	stdin interface{ Close() error }
+}
+
+func hold(t *testing.T, path string) *holder {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "LOCKFILE_HOLD="+path)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &holder{cmd: cmd, stdin: stdin}
+	t.Cleanup(h.release)
+	buf := make([]byte, 7)
+	if _, err := stdout.Read(buf); err != nil || string(buf) != "locked\n" {
+		t.Fatalf("holder did not lock: %q %v", buf, err)
+	}
+	return h
+}
+
+// release makes the holder release the lock and exit.
+func (h *holder) release() {
+	h.stdin.Close()
+	h.cmd.Wait()
+}
+
+type waited struct {
+	l   *lockfile.Lock
+	err error
+}
+
+func startWait(ctx context.Context, path string) chan waited {
+	ch := make(chan waited, 1)
+	go func() {
+		l, err := lockfile.Wait(ctx, path)
+		ch <- waited{l, err}
+	}()
+	return ch
+}
+
+func result(t *testing.T, ch chan waited) waited {
+	t.Helper()
+	select {
+	case w := <-ch:
+		return w
+	case <-time.After(30 * time.Second): // safety net only
+		t.Fatal("Wait did not return")
+		return waited{}
+	}
+}
+
+// notYet fails if Wait has returned while another process holds the lock.
+func notYet(t *testing.T, ch chan waited) {
+	t.Helper()
+	select {
+	case w := <-ch:
+		t.Fatalf("Wait returned (%v, %v) while another process held the lock", w.l, w.err)
+	default:
+	}
+}
+
+// takenByUs checks that the lock at path is held, by this process.
+func takenByUs(t *testing.T, path string) {
+	t.Helper()
+	if b, _ := os.ReadFile(path); strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		t.Errorf("lock file holds %q, want our pid", b)
+	}
+	_, err := lockfile.Acquire(path)
+	var held *lockfile.HeldError
+	if !errors.As(err, &held) || held.PID != os.Getpid() {
+		t.Errorf("Acquire after Wait: %v, want the lock held by us", err)
+	}
+}
+
+func TestWaitTakesLockWhenHolderReleases(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	h := hold(t, path)
+	ch := startWait(context.Background(), path)
+	notYet(t, ch)
+	h.release()
+	w := result(t, ch)
+	if w.err != nil {
+		t.Fatalf("Wait: %v", w.err)
+	}
+	takenByUs(t, path)
+	if err := w.l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := lockfile.Acquire(path)
+	if err != nil {
+		t.Fatalf("Acquire after the waited lock's Release: %v", err)
+	}
+	l.Release()
+}
+
+func TestWaitTakesLockWhenHolderIsKilled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	h := hold(t, path)
+	ch := startWait(context.Background(), path)
+	notYet(t, ch)
+	h.cmd.Process.Kill()
+	h.cmd.Wait()
+	w := result(t, ch)
+	if w.err != nil {
+		t.Fatalf("Wait: %v", w.err)
+	}
+	takenByUs(t, path)
+	w.l.Release()
+}
+
+// watchedCtx tells when Wait first asks for Done: it has found the lock
+// held and waits.
+type watchedCtx struct {
+	context.Context
+	once    sync.Once
+	waiting chan struct{}
+}
+
+func (c *watchedCtx) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.waiting) })
+	return c.Context.Done()
+}
+
+func TestWaitCancelled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	h := hold(t, path)
+	inner, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx := &watchedCtx{Context: inner, waiting: make(chan struct{})}
+	ch := startWait(ctx, path)
+	select {
+	case <-ctx.waiting:
+	case w := <-ch:
+		t.Fatalf("Wait returned (%v, %v) while another process held the lock", w.l, w.err)
+	case <-time.After(30 * time.Second): // safety net only
+		t.Fatal("Wait never watched its context while the lock was held")
+	}
+	cancel()
+	w := result(t, ch)
+	if !errors.Is(w.err, context.Canceled) || w.l != nil {
+		t.Fatalf("Wait = %v, %v; want an error wrapping context.Canceled", w.l, w.err)
+	}
+	if !strings.Contains(w.err.Error(), strconv.Itoa(h.cmd.Process.Pid)) {
+		t.Errorf("error %q does not name the holder pid %d", w.err, h.cmd.Process.Pid)
+	}
+	// Giving up left the lock alone: the holder still has it, and once
+	// it is gone the lock is free (the waiter's file is closed).
+	var held *lockfile.HeldError
+	if _, err := lockfile.Acquire(path); !errors.As(err, &held) || held.PID != h.cmd.Process.Pid {
+		t.Errorf("after a cancelled Wait, Acquire = %v; want held by %d", err, h.cmd.Process.Pid)
+	}
+	h.release()
+	l, err := lockfile.Acquire(path)
+	if err != nil {
+		t.Fatalf("lock not free after the holder released it: %v", err)
+	}
+	l.Release()
+}
+
+func TestWaitOnFreeLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	l, err := lockfile.Wait(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	takenByUs(t, path)
+	l.Release()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if l, err := lockfile.Wait(ctx, path); !errors.Is(err, context.Canceled) {
+		l.Release()
+		t.Fatalf("Wait with a done context = %v; want an error wrapping context.Canceled", err)
+	}
+}
+
+func TestWaitUnwritableDirectoryIsAnError(t *testing.T) {
+	_, err := lockfile.Wait(context.Background(), filepath.Join(t.TempDir(), "missing", ".lock"))
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("want error naming the path, got %v", err)
 	}

@@ -130,6 +130,9 @@ func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (ob
 			hogged = append(hogged, b)
 		}
 	case "sleep.social":
+		// The line tells a test, through the pool's log, that the check
+		// has reached the checker.
+		fmt.Fprintln(os.Stderr, "sleeping")
 		time.Sleep(time.Hour) // ignores ctx, as a wedged checker would
 	case "spawn.social":
 		// A grandchild in the checker's process group, then a hang: the

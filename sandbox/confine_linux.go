@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"github.com/fediverse-observer/observer"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -110,7 +111,7 @@ func closeInherited(r *Report) {
 	}
 	detail := fmt.Sprintf("closed %d", len(closed))
 	if len(closed) > 0 {
-		detail += ": " + clipText(strings.Join(closed, ", "), 200)
+		detail += ": " + observer.CleanText(strings.Join(closed, ", "), 200)
 	}
 	r.add(LayerInherited, true, "%s", detail)
 }

@@ -133,8 +133,10 @@ var _ crawl.Checker = (*Pool)(nil)
 
 // NewPool starts one checker (so a broken setup fails here, not on every
 // host), logs what confinement it applied and what it could not, and
-// returns the pool. Close it when the pass is over.
-func NewPool(opts PoolOptions) (*Pool, error) {
+// returns the pool. Close it when the pass is over. If ctx is done before
+// the checker has said hello, the checker is killed and the error wraps
+// ctx.Err().
+func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
@@ -153,7 +155,7 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 			p.cgroupWhy = why
 		}
 	}
-	pr, err := p.start()
+	pr, err := p.start(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("start checker %s: %w", opts.Path, err)
 	}
@@ -179,7 +181,7 @@ func (p *Pool) poolLayers() []Layer {
 	case p.opts.CgroupParent == "":
 		ls = append(ls, Layer{Name: "cgroup", Detail: "no cgroup parent configured"})
 	case !p.cgroup:
-		ls = append(ls, Layer{Name: "cgroup", Detail: clipText("could not use "+p.opts.CgroupParent+": "+p.cgroupWhy, 300)})
+		ls = append(ls, Layer{Name: "cgroup", Detail: observer.CleanText("could not use "+p.opts.CgroupParent+": "+p.cgroupWhy, 300)})
 	default:
 		ls = append(ls, Layer{Name: "cgroup", Applied: true, Detail: fmt.Sprintf("memory.max %d MiB under %s", p.opts.MemoryLimit>>20, p.opts.CgroupParent)})
 	}
@@ -235,7 +237,9 @@ func (p *Pool) Check(ctx context.Context, host string, opts crawl.CheckOptions) 
 	res := observer.Result{Check: observer.Check{Host: host, CheckedAt: at.UTC(), PassID: opts.PassID}}
 	fail := func(o observer.Outcome, format string, args ...any) (observer.Result, crawl.Trace) {
 		res.Check.Outcome = o
-		res.Check.Error = clipText(fmt.Sprintf(format, args...), 300)
+		// The text may quote the checker's stderr: cleaned, so no
+		// control character or bidi override reaches the data.
+		res.Check.Error = observer.CleanText(fmt.Sprintf(format, args...), 300)
 		res.Check.DurationMS = time.Since(start).Milliseconds()
 		return res, crawl.Trace{Steps: []crawl.Step{{Note: res.Check.Error}}}
 	}
@@ -262,7 +266,7 @@ func (p *Pool) Check(ctx context.Context, host string, opts crawl.CheckOptions) 
 		return fail(observer.OutcomeCheckerFailed, "not started: %v", context.Cause(ctx))
 	}
 	defer func() { <-p.slots }()
-	pr, err := p.get()
+	pr, err := p.get(ctx)
 	if err != nil {
 		return fail(observer.OutcomeCheckerFailed, "start checker: %v", err)
 	}
@@ -278,7 +282,7 @@ func (p *Pool) Check(ctx context.Context, host string, opts crawl.CheckOptions) 
 }
 
 // get takes an idle checker or starts one.
-func (p *Pool) get() (*proc, error) {
+func (p *Pool) get(ctx context.Context) (*proc, error) {
 	for {
 		select {
 		case pr := <-p.idle:
@@ -291,7 +295,7 @@ func (p *Pool) get() (*proc, error) {
 				return pr, nil
 			}
 		default:
-			return p.start()
+			return p.start(ctx)
 		}
 	}
 }
@@ -339,7 +343,13 @@ type frameMsg struct {
 	err     error
 }
 
-func (p *Pool) start() (*proc, error) {
+// start starts a checker, sends it the known hosts and waits for its hello,
+// for StartTimeout at most. If ctx is done first, it kills the checker and
+// returns an error wrapping ctx.Err().
+func (p *Pool) start(ctx context.Context) (*proc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start interrupted: %w", err)
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -460,11 +470,19 @@ func (p *Pool) start() (*proc, error) {
 			case err = <-sent:
 			case <-timer.C:
 				err = errors.New("hello before the known hosts were read")
+			case <-ctx.Done():
+				pr.kill()
+				return nil, fmt.Errorf("start interrupted: %w", ctx.Err())
 			}
 		}
 	case <-timer.C:
 		pr.setWhy(fmt.Sprintf("no hello within %s", p.opts.StartTimeout))
 		err = errors.New("start timeout")
+	case <-ctx.Done():
+		// Killing the checker also ends the sending of the known hosts:
+		// their writes fail once the pipe is closed.
+		pr.kill()
+		return nil, fmt.Errorf("start interrupted: %w", ctx.Err())
 	}
 	if err != nil {
 		pr.kill()
@@ -759,7 +777,9 @@ func (pr *proc) readStderr(f *os.File) {
 	for {
 		line, err := r.ReadSlice('\n')
 		if len(line) > 0 {
-			s := clipText(strings.TrimRight(string(line), "\n"), maxStderrLine)
+			// Cleaned for the log as for the data: a compromised
+			// checker's escapes and bidi overrides go no further.
+			s := observer.CleanText(string(line), maxStderrLine)
 			pr.stderr.add(s)
 			if logged < maxStderrLines {
 				pr.pool.log.Warn("checker stderr", "pid", pr.pid, "line", s)
@@ -799,8 +819,8 @@ func (t *tail) telling() string {
 		return t.hint
 	}
 	for i := len(t.last) - 1; i >= 0; i-- {
-		if s := strings.TrimSpace(t.last[i]); s != "" {
-			return clipText(s, 200)
+		if s := t.last[i]; s != "" {
+			return observer.CleanText(s, 200)
 		}
 	}
 	return ""

@@ -59,7 +59,7 @@ func newPool(t testing.TB, confine bool, mod func(*sandbox.PoolOptions)) (*sandb
 	if mod != nil {
 		mod(&opts)
 	}
-	p, err := sandbox.NewPool(opts)
+	p, err := sandbox.NewPool(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("NewPool: %v\nlog:\n%s", err, logs)
 	}
@@ -261,16 +261,31 @@ func TestPoolKillsProcessGroup(t *testing.T) {
 	waitGone(t, pid)
 }
 
+// waitLog waits until the pool's log contains s.
+func waitLog(t *testing.T, logs *syncBuffer, s string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second) // safety net only
+	for !strings.Contains(logs.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%q never logged; log:\n%s", s, logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestPoolCancel(t *testing.T) {
-	p, _ := newPool(t, false, func(o *sandbox.PoolOptions) { o.CheckTimeout = time.Hour })
+	p, logs := newPool(t, false, func(o *sandbox.PoolOptions) { o.CheckTimeout = time.Hour })
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan observer.Result)
 	before := pidOf(t, p)
 	go func() {
 		r, _ := p.Check(ctx, "sleep.social", crawl.CheckOptions{CheckedAt: at})
 		done <- r
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// Cancel only once the checker is in the check: before that, Check
+	// would return "not started" instead of interrupting a running check.
+	waitLog(t, logs, fmt.Sprintf("pid=%d line=sleeping", before))
 	cancel()
 	select {
 	case r := <-done:
@@ -318,7 +333,7 @@ func TestPoolConcurrent(t *testing.T) {
 }
 
 func TestNewPoolFailsOnBrokenChecker(t *testing.T) {
-	_, err := sandbox.NewPool(sandbox.PoolOptions{
+	_, err := sandbox.NewPool(context.Background(), sandbox.PoolOptions{
 		Args:   []string{"-test.run=^$"}, // no envChild: the test binary runs no test and exits
 		Logger: slog.New(slog.DiscardHandler),
 	})

@@ -58,7 +58,7 @@ const (
 
 	maxTraceSteps = 256
 	maxStepText   = 1024 // runes
-	maxErrorBytes = 1024 // runes, despite the name
+	maxErrorRunes = 1024
 	// maxSchemaBytes bounds a NodeInfo schema version ("2.1").
 	maxSchemaBytes = 16
 	maxHostBytes   = 253
@@ -158,7 +158,7 @@ func (q wireRequest) addr() netip.AddrPort {
 
 func (q wireRequest) validate() error {
 	if n, err := hostname.Normalize(q.Host); err != nil || n != q.Host {
-		return fmt.Errorf("request host %q is not a normalised host name", clipText(q.Host, 80))
+		return fmt.Errorf("request host %q is not a normalised host name", observer.CleanText(q.Host, 80))
 	}
 	if q.CheckedAt.IsZero() {
 		return errors.New("request without checked_at")
@@ -174,7 +174,7 @@ func (q wireRequest) validate() error {
 	}
 	if q.Addr != "" {
 		if a, err := netip.ParseAddrPort(q.Addr); err != nil || a.Port() == 0 {
-			return fmt.Errorf("request addr %q is not an address and port", clipText(q.Addr, 60))
+			return fmt.Errorf("request addr %q is not an address and port", observer.CleanText(q.Addr, 60))
 		}
 	}
 	return nil
@@ -246,7 +246,7 @@ type wireDiscovery struct {
 // names, say), so they are cleaned here, as the trace is, to what the
 // orchestrator accepts; NodeInfo texts are clean from the parser already.
 func encodeResult(id uint64, r observer.Result, t crawl.Trace) ([]byte, int, error) {
-	r.Check.Error = observer.CleanText(r.Check.Error, maxErrorBytes)
+	r.Check.Error = observer.CleanText(r.Check.Error, maxErrorRunes)
 	return encodeWire(id, r, sanitizeSteps(t.Steps))
 }
 
@@ -404,17 +404,17 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 		return fail("result id %d, want %d", w.ID, e.id)
 	}
 	if c.Host != e.req.Host {
-		return fail("result for host %q, asked for %q", clipText(c.Host, 80), e.req.Host)
+		return fail("result for host %q, asked for %q", observer.CleanText(c.Host, 80), e.req.Host)
 	}
 	if !c.CheckedAt.Equal(e.req.CheckedAt) {
 		return fail("checked_at %s, asked for %s", c.CheckedAt.Format(time.RFC3339Nano), e.req.CheckedAt.Format(time.RFC3339Nano))
 	}
 	c.CheckedAt = e.req.CheckedAt // same instant; keep the orchestrator's location
 	if c.PassID != e.req.PassID {
-		return fail("pass_id %q, asked for %q", clipText(c.PassID, 80), e.req.PassID)
+		return fail("pass_id %q, asked for %q", observer.CleanText(c.PassID, 80), e.req.PassID)
 	}
 	if !c.Outcome.Valid() {
-		return fail("unknown outcome %q", clipText(string(c.Outcome), 40))
+		return fail("unknown outcome %q", observer.CleanText(string(c.Outcome), 40))
 	}
 	if c.HTTPStatus != 0 && (c.HTTPStatus < 100 || c.HTTPStatus > 999) {
 		return fail("http_status %d out of range", c.HTTPStatus)
@@ -424,7 +424,7 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 		s     string
 		runes int
 	}{
-		{"error", c.Error, maxErrorBytes},
+		{"error", c.Error, maxErrorRunes},
 		{"software", c.Software, observer.MaxSoftwareRunes},
 		{"version", c.Version, observer.MaxVersionRunes},
 		{"name", c.Name, observer.MaxNameRunes},
@@ -439,11 +439,11 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 		return fail("software: not lower case")
 	}
 	if !schemaVersion(c.NodeInfoVersion) {
-		return fail("nodeinfo_version %q is not a schema version", clipText(c.NodeInfoVersion, 20))
+		return fail("nodeinfo_version %q is not a schema version", observer.CleanText(c.NodeInfoVersion, 20))
 	}
 	if c.MovedTo != "" {
 		if n, err := hostname.Normalize(c.MovedTo); err != nil || n != c.MovedTo {
-			return fail("moved_to %q is not a normalised host name", clipText(c.MovedTo, 80))
+			return fail("moved_to %q is not a normalised host name", observer.CleanText(c.MovedTo, 80))
 		}
 		if c.Outcome != observer.OutcomeMoved && c.Outcome != observer.OutcomeMoving {
 			return fail("moved_to without a move (outcome %s)", c.Outcome)
@@ -496,7 +496,7 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	}
 	for _, d := range w.Disc {
 		if n, err := hostname.Normalize(d.Host); err != nil || n != d.Host {
-			return fail("discovery %q is not a normalised host name", clipText(d.Host, 80))
+			return fail("discovery %q is not a normalised host name", observer.CleanText(d.Host, 80))
 		}
 		via := c.Host
 		if d.Redirect {
@@ -577,14 +577,3 @@ func sanitizeSteps(steps []crawl.Step) []crawl.Step {
 	return out
 }
 
-// clipText returns s as valid UTF-8 without NUL, at most n runes.
-func clipText(s string, n int) string {
-	if len(s) > 4*n {
-		s = s[:4*n]
-	}
-	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
-	if utf8.RuneCountInString(s) > n {
-		s = string([]rune(s)[:n])
-	}
-	return s
-}

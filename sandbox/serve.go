@@ -74,7 +74,6 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, check crawl.Checker
 			CheckedAt:         q.CheckedAt,
 			PassID:            q.PassID,
 		})
-		res.Check.Error = clipText(res.Check.Error, maxErrorBytes)
 		buf, dropped, err := encodeResult(q.ID, res, trace)
 		if err != nil {
 			return err

@@ -171,7 +171,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 
 	var checker crawl.Checker = crawler
 	if *isolation == "process" {
-		pool, err := sandbox.NewPool(sandbox.PoolOptions{Args: checkerArgs(c, n), Size: cfg.Crawl.Concurrency,
+		pool, err := sandbox.NewPool(ctx, sandbox.PoolOptions{Args: checkerArgs(c, n), Size: cfg.Crawl.Concurrency,
 			Known: knownHosts, CheckTimeout: opts.CheckTimeout, Logger: log})
 		if err != nil {
 			return fmt.Errorf("start sandboxed checkers (--isolation none runs checks in-process): %w", err)
