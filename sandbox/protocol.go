@@ -576,4 +576,3 @@ func sanitizeSteps(steps []crawl.Step) []crawl.Step {
 	}
 	return out
 }
-
