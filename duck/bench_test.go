@@ -177,7 +177,9 @@ func benchOptions(full bool) duck.DeriveOptions {
 	if v := os.Getenv("OBSERVER_BENCH_MEMORY_LIMIT"); v != "" {
 		limit = v // for exploring the trade-off
 	}
-	return duck.DeriveOptions{State: config.Default().State, Full: full, MemoryLimit: limit}
+	st := config.Default().State
+	st.MemoryLimit = limit
+	return duck.DeriveOptions{State: st, Full: full}
 }
 
 // BenchmarkDeriveFull derives 1,000,000 hosts × 30 days from scratch.

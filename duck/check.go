@@ -8,7 +8,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -87,13 +86,11 @@ func (s *Store) checkSnapshots(ctx context.Context, conn *sql.Conn, schemaTable 
 	kind := strings.TrimSuffix(schemaTable, "_schema")
 	abs := make([]string, len(files))
 	known := make(map[string]bool, len(files))
-	quoted := make([]string, len(files))
 	for i, f := range files {
-		abs[i] = filepath.ToSlash(s.path(filepath.FromSlash(f)))
+		abs[i] = s.snapshotPath(f)
 		known[abs[i]] = true
-		quoted[i] = sqlString(abs[i])
 	}
-	list := "[" + strings.Join(quoted, ", ") + "]"
+	list := sqlList(abs)
 	var names, notNull []string
 	for _, c := range cols {
 		names = append(names, sqlString(c.name))

@@ -24,9 +24,6 @@ type DeriveOptions struct {
 	// Full rebuilds from every snapshot instead of folding only the files
 	// the previous derivation had not seen.
 	Full bool
-	// MemoryLimit, if set, becomes DuckDB's memory_limit (e.g. "1GB") for
-	// this Store, and operators beyond it spill into data/tmp.
-	MemoryLimit string
 
 	// For tests: fold every host with windows (no fold_single), split the
 	// windowed fold into buckets of this many checks (0: the default), keep
@@ -133,8 +130,10 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	}
 	defer lock.Release()
 
-	if opts.MemoryLimit != "" {
-		if err := s.limitMemory(ctx, opts.MemoryLimit); err != nil {
+	// State.MemoryLimit, if set, becomes DuckDB's memory_limit (e.g. "1GB")
+	// for this Store, and operators beyond it spill into data/tmp.
+	if st.MemoryLimit != "" {
+		if err := s.limitMemory(ctx, st.MemoryLimit); err != nil {
 			return rep, fmt.Errorf("derive: %w", err)
 		}
 		if _, err := s.db.ExecContext(ctx, "SET preserve_insertion_order = false"); err != nil {
@@ -391,14 +390,14 @@ func (s *Store) snapshotSource(files []string, schemaTable, columns string) stri
 	if len(files) == 0 {
 		return fmt.Sprintf("SELECT %s FROM %s", columns, schemaTable)
 	}
-	quoted := make([]string, len(files))
+	paths := make([]string, len(files))
 	for i, f := range files {
-		quoted[i] = sqlString(filepath.ToSlash(s.path(filepath.FromSlash(f))))
+		paths[i] = s.snapshotPath(f)
 	}
 	// Unioned by name with the empty schema table, so that a column added
 	// since the files were written reads as NULL even when no file has it.
-	return fmt.Sprintf("SELECT %s FROM (FROM %s UNION ALL BY NAME FROM read_parquet([%s], union_by_name = true))",
-		columns, schemaTable, strings.Join(quoted, ", "))
+	return fmt.Sprintf("SELECT %s FROM (FROM %s UNION ALL BY NAME FROM read_parquet(%s, union_by_name = true))",
+		columns, schemaTable, sqlList(paths))
 }
 
 // lateChecks reports whether a new check is not later than its host's last
@@ -540,11 +539,11 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 				return files, fmt.Errorf("derive (bucket): %w", err)
 			}
 			if len(names) > 0 {
-				quoted := make([]string, len(names))
+				paths := make([]string, len(names))
 				for i, n := range names {
-					quoted[i] = sqlString(filepath.ToSlash(filepath.Join(bucket, n)))
+					paths[i] = filepath.ToSlash(filepath.Join(bucket, n))
 				}
-				view = fmt.Sprintf("SELECT * FROM read_parquet([%s], hive_partitioning = false)", strings.Join(quoted, ", "))
+				view = fmt.Sprintf("SELECT * FROM read_parquet(%s, hive_partitioning = false)", sqlList(paths))
 			}
 		}
 		if err := exec("bucket", "CREATE OR REPLACE TEMP VIEW new_checks AS "+view); err != nil {
@@ -572,11 +571,11 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 			sqlString(filepath.ToSlash(part)))); err != nil {
 			return files, err
 		}
-		parts = append(parts, sqlString(filepath.ToSlash(part)))
+		parts = append(parts, filepath.ToSlash(part))
 	}
 	if buckets > 1 {
-		if err := exec("window_states", fmt.Sprintf("CREATE OR REPLACE TEMP VIEW fold_window_run_states AS SELECT * FROM read_parquet([%s])",
-			strings.Join(parts, ", "))); err != nil {
+		if err := exec("window_states", fmt.Sprintf("CREATE OR REPLACE TEMP VIEW fold_window_run_states AS SELECT * FROM read_parquet(%s)",
+			sqlList(parts))); err != nil {
 			return files, err
 		}
 	}

@@ -233,5 +233,21 @@ func sqlString(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
+// sqlList is a DuckDB list literal of the given strings, quoted: the file
+// lists read_parquet and the metadata functions take.
+func sqlList(items []string) string {
+	quoted := make([]string, len(items))
+	for i, it := range items {
+		quoted[i] = sqlString(it)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
+
+// snapshotPath is the slash path of a snapshot file named relative to the
+// data directory.
+func (s *Store) snapshotPath(rel string) string {
+	return filepath.ToSlash(s.path(filepath.FromSlash(rel)))
+}
+
 // isNotExist reports whether err means a path is missing.
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

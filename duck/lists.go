@@ -64,9 +64,9 @@ func (s *Store) derivedViews(p ViewParams) ([]view, error) {
 
 // derivedList is a SQL list literal of files named relative to data/derived.
 func (s *Store) derivedList(files []string) string {
-	quoted := make([]string, len(files))
+	paths := make([]string, len(files))
 	for i, f := range files {
-		quoted[i] = sqlString(s.derivedPath(f))
+		paths[i] = s.derivedPath(f)
 	}
-	return "[" + strings.Join(quoted, ", ") + "]"
+	return sqlList(paths)
 }

@@ -55,19 +55,25 @@ func ReadBlocklist(r io.Reader) (*Blocklist, []error) {
 
 // Blocked reports whether a normalised host is on the list.
 func (b *Blocklist) Blocked(host string) bool {
+	return b.Match(host) != ""
+}
+
+// Match is the entry that blocks a normalised host, in the file's form
+// ("host" or "*.domain"), or "" when none does.
+func (b *Blocklist) Match(host string) string {
 	if b == nil {
-		return false
+		return ""
 	}
 	if b.exact[host] {
-		return true
+		return host
 	}
 	for h := host; ; {
 		if b.suffixes[h] {
-			return true
+			return "*." + h
 		}
 		i := strings.IndexByte(h, '.')
 		if i < 0 {
-			return false
+			return ""
 		}
 		h = h[i+1:]
 	}

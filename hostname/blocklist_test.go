@@ -33,6 +33,14 @@ Asked.Example.Social.
 			t.Errorf("Blocked(%q) = %v, want %v", host, got, want)
 		}
 	}
+	// Match names the entry, for messages.
+	for host, want := range map[string]string{
+		"asked.example.social": "asked.example.social", "a.b.spam-farm.online": "*.spam-farm.online", "example.social": "",
+	} {
+		if got := b.Match(host); got != want {
+			t.Errorf("Match(%q) = %q, want %q", host, got, want)
+		}
+	}
 	got := b.Entries()
 	slices.Sort(got)
 	if want := []string{"*.spam-farm.online", "asked.example.social"}; !slices.Equal(got, want) {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/fediverse-observer/observer"
@@ -42,7 +40,7 @@ func runAdd(ctx context.Context, e env, args []string) error {
 	}
 	var refused []string
 	for _, h := range hosts {
-		if entry := blockingEntry(blocked, h); entry != "" {
+		if entry := blocked.Match(h); entry != "" {
 			refused = append(refused, fmt.Sprintf("%s (entry %q)", h, entry))
 		}
 	}
@@ -78,21 +76,4 @@ func runAdd(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s: added\n", h)
 	}
 	return store.WriteDiscoveries(ctx, ds)
-}
-
-// dataDirExists refuses a data directory that is missing or no directory,
-// with duck.Open's message.
-func dataDirExists(dir string) error {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return fmt.Errorf("data directory %s: %w", dir, err)
-	}
-	info, err := os.Stat(abs)
-	if err != nil {
-		return fmt.Errorf("data directory %s: %w", dir, err)
-	}
-	if !info.IsDir() {
-		return fmt.Errorf("data directory %s: not a directory", dir)
-	}
-	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/hostname"
@@ -33,29 +32,4 @@ func loadBlocklist(cfg config.Config, configFile string) (*hostname.Blocklist, e
 		return nil, fmt.Errorf("blocklist %s: %w", path, errs[0])
 	}
 	return b, nil
-}
-
-// blockingEntry is the blocklist entry that blocks host, as written in the
-// file's form ("host" or "*.domain"), or "" when none does.
-func blockingEntry(b *hostname.Blocklist, host string) string {
-	if !b.Blocked(host) {
-		return ""
-	}
-	entries := map[string]bool{}
-	for _, e := range b.Entries() {
-		entries[e] = true
-	}
-	if entries[host] {
-		return host
-	}
-	for h := host; ; {
-		if entries["*."+h] {
-			return "*." + h
-		}
-		i := strings.IndexByte(h, '.')
-		if i < 0 {
-			return ""
-		}
-		h = h[i+1:]
-	}
 }

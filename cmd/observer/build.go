@@ -153,7 +153,7 @@ func openViews(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 			store.Close()
 		}
 	}()
-	if _, err := store.Derive(ctx, duck.DeriveOptions{State: cfg.State, Full: full, MemoryLimit: cfg.State.MemoryLimit}); err != nil {
+	if _, err := store.Derive(ctx, duck.DeriveOptions{State: cfg.State, Full: full}); err != nil {
 		if !staleOK || !notWritable(err) {
 			return nil, params, err
 		}

@@ -69,6 +69,6 @@ func runDerive(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer store.Close()
-	_, err = store.Derive(ctx, duck.DeriveOptions{State: cfg.State, MemoryLimit: cfg.State.MemoryLimit})
+	_, err = store.Derive(ctx, duck.DeriveOptions{State: cfg.State})
 	return err
 }

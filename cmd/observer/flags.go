@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode"
@@ -326,4 +328,22 @@ func (n *network) crawler(cfg config.Config, log *slog.Logger) (crawl.Options, *
 	opts.MaxNewPeers = sandbox.MaxDiscoveries
 	crawler, err := crawl.New(opts)
 	return opts, crawler, err
+}
+
+// dataDirExists refuses a data directory that is missing or no directory,
+// with duck.Open's message, for commands that must not create one (add, a
+// mistyped --data) or must watch it (serve).
+func dataDirExists(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("data directory %s: not a directory", dir)
+	}
+	return nil
 }

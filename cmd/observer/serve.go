@@ -40,10 +40,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 		*port = cfg.Serve.Port
 	}
 	// Changes are watched in the data directory: it must exist now.
-	if st, err := os.Stat(c.data); err != nil {
-		return fmt.Errorf("data directory %s: %w", c.data, err)
-	} else if !st.IsDir() {
-		return fmt.Errorf("data directory %s: not a directory", c.data)
+	if err := dataDirExists(c.data); err != nil {
+		return err
 	}
 	dir := *out
 	if dir == "" {
