@@ -30,7 +30,7 @@ func TestCookbookQueriesRun(t *testing.T) {
 		t.Fatalf("docs/data.md has %d sql blocks, want a dozen", len(blocks))
 	}
 	s := openStore(t, t.TempDir())
-	history := randomHistory(rand.New(rand.NewPCG(7, 7)), 100, 10)
+	history := randomHistory(rand.New(rand.NewPCG(7, 7)), 100, 10, 3)
 	for d, evs := range history {
 		write(t, s, "d"+string(rune('a'+d)), evs)
 	}

@@ -25,7 +25,7 @@ type DeriveOptions struct {
 	// the previous derivation had not seen.
 	Full bool
 
-	// For tests: fold every host with windows (no fold_single), split the
+	// For tests: fold every host with windows (no fold_single, no fold_one), split the
 	// windowed fold into buckets of this many checks (0: the default), keep
 	// retired files for this long (nil: defaultRetiredGrace), and merge the
 	// transitions and live events files beyond this many (0: the default).
@@ -48,6 +48,7 @@ type DeriveReport struct {
 	Transitions int64  // transitions found by this step
 	Windowed    int64  // hosts with new checks folded with windows (fold_runs)
 	Windowless  int64  // hosts with new checks folded without (fold_single)
+	OneCheck    int64  // hosts whose one new check was folded onto their carried state (fold_one)
 	Duration    time.Duration
 }
 
@@ -264,7 +265,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	rep.Full = full
 	rep.Files = len(newChecks) + len(newDiscoveries)
 
-	parts, err := s.fold(ctx, conn, foldParams(st), opts, &rep)
+	parts, err := s.fold(ctx, conn, foldParams(st), full, opts, &rep)
 	defer removeFiles(parts)
 	if err != nil {
 		return rep, err
@@ -350,7 +351,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	}
 	rep.Duration = time.Since(start)
 	s.log.Info("derived", "generation", rep.Generation, "full", rep.Full, "files", rep.Files,
-		"hosts", rep.Hosts, "transitions", rep.Transitions, "windowed", rep.Windowed, "windowless", rep.Windowless,
+		"hosts", rep.Hosts, "transitions", rep.Transitions, "windowed", rep.Windowed, "windowless", rep.Windowless, "one_check", rep.OneCheck,
 		"duration", rep.Duration)
 	return rep, nil
 }
@@ -436,7 +437,7 @@ const defaultFoldBucketChecks = 8_000_000
 // fold_transitions and fold_live_events, the step's results. It
 // returns the temporary files it wrote, even on error, for the caller to
 // remove when the step ends (after a crash, the next Open removes them).
-func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replacer, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
+func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replacer, full bool, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
 	exec := func(what, query string) error {
 		stepStart := time.Now()
 		if _, err := conn.ExecContext(ctx, query); err != nil {
@@ -444,6 +445,28 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 		}
 		s.log.Debug("derive step", "step", what, "duration", time.Since(stepStart))
 		return nil
+	}
+	if err := exec("run_rules", sqlFile("run_rules.sql")); err != nil {
+		return nil, err
+	}
+	// An incremental step folds the hosts with one new check onto their
+	// carried state (fold_one) and the others through fold_hosts. A full
+	// derivation carries nothing to fold onto.
+	split := []string{
+		"CREATE OR REPLACE TEMP VIEW fold_checks AS SELECT * FROM new_checks_all",
+		"CREATE OR REPLACE TEMP VIEW fold_one_checks AS SELECT * FROM new_checks_all WHERE false",
+	}
+	if !full && !opts.windowOnly {
+		split = []string{
+			"CREATE OR REPLACE TEMP TABLE fold_several AS SELECT host FROM new_checks_all GROUP BY host HAVING count(*) > 1",
+			"CREATE OR REPLACE TEMP VIEW fold_checks AS SELECT * FROM new_checks_all WHERE host IN (SELECT host FROM fold_several)",
+			"CREATE OR REPLACE TEMP VIEW fold_one_checks AS SELECT * FROM new_checks_all WHERE host NOT IN (SELECT host FROM fold_several)",
+		}
+	}
+	for _, stmt := range split {
+		if err := exec("split", stmt); err != nil {
+			return nil, err
+		}
 	}
 	// The span of days of the new checks sizes fold_hosts' bitstring of
 	// alive days.
@@ -480,6 +503,13 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 	if err != nil {
 		return files, err
 	}
+	if err := exec("fold_one", params.Replace(sqlFile("fold_one.sql"))); err != nil {
+		return files, err
+	}
+	// count(*) of the new checks reads only their files' footers.
+	if err := conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM new_checks_all) - (SELECT coalesce(sum(checks), 0) FROM fold_edges)`).Scan(&rep.OneCheck); err != nil {
+		return files, fmt.Errorf("derive: count hosts folded by fold_one: %w", err)
+	}
 	for _, name := range []string{"run_states", "transitions", "live_events", "state"} {
 		if err := exec(name, params.Replace(sqlFile(name+".sql"))); err != nil {
 			return files, err
@@ -495,7 +525,7 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what, query string) error,
 	params *strings.Replacer, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
 	if err := exec("window checks", `CREATE OR REPLACE TEMP VIEW window_checks_all AS
-		SELECT host, checked_at, outcome, pass_id, moved_to FROM new_checks_all
+		SELECT host, checked_at, outcome, pass_id, moved_to FROM fold_checks
 		WHERE host IN (SELECT host FROM fold_window_hosts)`); err != nil {
 		return files, err
 	}
@@ -524,9 +554,6 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 			query, sqlString(filepath.ToSlash(split)))); err != nil {
 			return files, err
 		}
-	}
-	if err := exec("run_rules", sqlFile("run_rules.sql")); err != nil {
-		return files, err
 	}
 	var parts []string
 	for b := range buckets {
@@ -602,6 +629,9 @@ func dropFoldTables(conn *sql.Conn) {
 		"DROP VIEW IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
 		"DROP TABLE IF EXISTS fold_transitions", "DROP VIEW IF EXISTS fold_run_states",
 		"DROP TABLE IF EXISTS fold_observer",
+		"DROP TABLE IF EXISTS fold_one_events", "DROP VIEW IF EXISTS fold_one",
+		"DROP VIEW IF EXISTS fold_one_checks", "DROP VIEW IF EXISTS fold_checks",
+		"DROP TABLE IF EXISTS fold_several",
 		"DROP VIEW IF EXISTS fold_runs", "DROP VIEW IF EXISTS new_checks",
 		"DROP VIEW IF EXISTS carry_all", "DROP VIEW IF EXISTS new_checks_all",
 		"DROP VIEW IF EXISTS new_discoveries_all",

@@ -27,22 +27,29 @@ type ev struct {
 	outcome observer.Outcome
 	movedTo string
 	via     string // a discovery's, ViaSeed when empty
+	// An alive check fetches the peers list (with an ETag of its time)
+	// unless noPeers.
+	noPeers bool
 }
 
-func alive(host string, at time.Duration) ev { return ev{host, at, observer.OutcomeAlive, "", ""} }
-func fail(host string, at time.Duration) ev  { return ev{host, at, observer.OutcomeUnreachable, "", ""} }
+func alive(host string, at time.Duration) ev {
+	return ev{host, at, observer.OutcomeAlive, "", "", false}
+}
+func fail(host string, at time.Duration) ev {
+	return ev{host, at, observer.OutcomeUnreachable, "", "", false}
+}
 func moving(host string, at time.Duration, to string) ev {
-	return ev{host, at, observer.OutcomeMoving, to, ""}
+	return ev{host, at, observer.OutcomeMoving, to, "", false}
 }
 func moved(host string, at time.Duration, to string) ev {
-	return ev{host, at, observer.OutcomeMoved, to, ""}
+	return ev{host, at, observer.OutcomeMoved, to, "", false}
 }
 func optedOut(host string, at time.Duration) ev {
-	return ev{host, at, observer.OutcomeOptedOut, "", ""}
+	return ev{host, at, observer.OutcomeOptedOut, "", "", false}
 }
-func discover(host string, at time.Duration) ev { return ev{host, at, "", "", ""} }
+func discover(host string, at time.Duration) ev { return ev{host, at, "", "", "", false} }
 func addManually(host string, at time.Duration) ev {
-	return ev{host, at, "", "", observer.ViaManual}
+	return ev{host, at, "", "", observer.ViaManual, false}
 }
 
 // series repeats make(host, at) every step from start, count times.
@@ -76,7 +83,10 @@ func write(t testing.TB, s *duck.Store, pass string, evs []ev) {
 		c := observer.Check{Host: e.host, CheckedAt: at, Outcome: e.outcome, MovedTo: e.movedTo, PassID: pass}
 		if e.outcome == observer.OutcomeAlive {
 			c.Software, c.Version, c.Name, c.Users = "mastodon", "4.3.0", "Name of "+e.host, users(int64(len(e.host)))
-			c.PeersFetched = true
+			c.PeersFetched = !e.noPeers
+			if c.PeersFetched {
+				c.PeersETag = fmt.Sprintf(`"%d"`, at.Unix())
+			}
 		}
 		if err := w.Record(ctx, observer.Result{Check: c}); err != nil {
 			t.Fatal(err)

@@ -20,10 +20,10 @@ import (
 // randomHistory generates days of checks for hosts: each host is discovered
 // on a random day and then follows a random mode (alive, failing, moving,
 // moved, opted out, flapping) that changes now and then, checked zero to
-// three times a day at random moments, with gaps, and now and then two
+// perDay times a day at random moments, with gaps, and now and then two
 // checks at the same instant. Day d's events come first in the result's d-th
 // slice.
-func randomHistory(rng *rand.Rand, hosts, days int) [][]ev {
+func randomHistory(rng *rand.Rand, hosts, days, perDay int) [][]ev {
 	out := make([][]ev, days)
 	modes := []observer.Outcome{observer.OutcomeAlive, observer.OutcomeUnreachable, observer.OutcomeMoving,
 		observer.OutcomeMoved, observer.OutcomeOptedOut, ""}
@@ -36,7 +36,7 @@ func randomHistory(rng *rand.Rand, hosts, days int) [][]ev {
 			if rng.IntN(5) == 0 {
 				mode = modes[rng.IntN(len(modes))]
 			}
-			n := rng.IntN(4)
+			n := rng.IntN(perDay + 1)
 			if rng.IntN(6) == 0 {
 				n = 0 // a gap
 			}
@@ -54,13 +54,13 @@ func randomHistory(rng *rand.Rand, hosts, days int) [][]ev {
 				if o == observer.OutcomeMoving || o == observer.OutcomeMoved {
 					target = fmt.Sprintf("t%d.example", rng.IntN(3))
 				}
-				out[d] = append(out[d], ev{h, a, o, target, ""})
+				out[d] = append(out[d], ev{h, a, o, target, "", rng.IntN(3) == 0})
 				if rng.IntN(25) == 0 {
 					// A twin: another check of the host at the same instant
 					// (a pass never writes one, but files could hold one),
 					// which every fold must order the same way.
 					twin := []observer.Outcome{observer.OutcomeAlive, observer.OutcomeHTTPError, observer.OutcomeUnreachable}[rng.IntN(3)]
-					out[d] = append(out[d], ev{h, a, twin, "", ""})
+					out[d] = append(out[d], ev{h, a, twin, "", "", false})
 				}
 			}
 		}
@@ -140,11 +140,18 @@ func compareDumps(t *testing.T, when string, inc, full map[string][]string) {
 func TestIncrementalEqualsFull(t *testing.T) {
 	short := config.Default().State
 	short.FailuresToDead, short.DeadAfter, short.ReviveAfter = 2, config.Duration(36*time.Hour), config.Duration(2*day)
+	// Gaps in the live list are more than live_window apart: two days
+	// make them common in twelve.
+	short.LiveWindow = config.Duration(2 * day)
 	for _, tc := range []struct {
 		seed    uint64
 		st      config.State
 		buckets bool // the windowed fold in many small buckets of hosts
-	}{{1, short, false}, {2, short, false}, {3, config.Default().State, false}, {4, short, true}, {5, config.Default().State, true}} {
+		// At most one check a host a day, derived every day, as a crawl
+		// does: most hosts have one new check a step (fold_one).
+		daily bool
+	}{{1, short, false, false}, {2, short, false, false}, {3, config.Default().State, false, false},
+		{4, short, true, false}, {5, config.Default().State, true, false}, {6, short, false, true}, {7, short, true, true}} {
 		t.Run(fmt.Sprintf("seed_%d", tc.seed), func(t *testing.T) {
 			opts := func(full bool) duck.DeriveOptions {
 				o := duck.DeriveOptions{State: tc.st, Full: full}
@@ -168,12 +175,19 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			}
 			rng := rand.New(rand.NewPCG(tc.seed, 42))
 			const days = 12
-			history := randomHistory(rng, 300, days)
+			perDay := 3
+			if tc.daily {
+				perDay = 1
+			}
+			history := randomHistory(rng, 300, days, perDay)
 			dir := t.TempDir()
 			s := openStore(t, dir)
-			var windowed, windowless int64
+			var windowed, windowless, oneCheck int64
 			for d := 0; d < days; {
 				step := 1 + rng.IntN(2)
+				if tc.daily {
+					step = 1
+				}
 				for ; step > 0 && d < days; step-- {
 					evs := history[d]
 					cut := rng.IntN(len(evs) + 1)
@@ -184,6 +198,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 				rep := deriveWith(s, opts(false))
 				windowless += rep.Windowless
 				windowed += rep.Windowed
+				oneCheck += rep.OneCheck
 				if rep.Full && rep.FullReason != "no previous derivation" {
 					t.Fatalf("day %d: unexpected full derivation: %s", d, rep.FullReason)
 				}
@@ -201,10 +216,13 @@ func TestIncrementalEqualsFull(t *testing.T) {
 				}
 			}
 			// Both folds must have had hosts to agree on.
-			if windowed == 0 || windowless == 0 {
-				t.Fatalf("incremental steps folded %d hosts with windows and %d without", windowed, windowless)
+			if windowed == 0 || windowless == 0 || oneCheck == 0 {
+				t.Fatalf("incremental steps folded %d hosts with windows, %d without and %d by their one new check", windowed, windowless, oneCheck)
 			}
-			t.Logf("incremental steps folded %d hosts with windows and %d without", windowed, windowless)
+			if tc.daily && oneCheck < windowed+windowless {
+				t.Fatalf("daily steps folded only %d hosts by their one new check, %d otherwise", oneCheck, windowed+windowless)
+			}
+			t.Logf("incremental steps folded %d hosts with windows, %d without and %d by their one new check", windowed, windowless, oneCheck)
 		})
 	}
 }

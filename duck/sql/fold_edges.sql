@@ -28,7 +28,7 @@ SELECT n.host, n.checked_at, n.outcome, n.pass_id, n.moved_to, n.peers_etag, n.p
     {'ts': n.checked_at, 'pass_id': n.pass_id, 'outcome': n.outcome, 'moved_to': n.moved_to} AS check_row,
     {'software': n.software, 'version': n.version, 'users': n.users, 'active_month': n.active_month,
      'open_registrations': n.open_registrations, 'name': n.name, 'description': n.description} AS check_facts
-FROM new_checks_all n
+FROM fold_checks n
 JOIN (SELECT * FROM fold_hosts WHERE checks BETWEEN lo AND hi) h ON n.host = h.host
     AND n.checked_at IN (h.first_checked_at, h.last_checked_at, h.last_alive_at, h.last_peers_at, h.last_redirect_at);
 

@@ -1,5 +1,6 @@
--- fold_hosts: one row per host checked in this derivation step, summarising
--- its new checks with plain aggregates: how many of each class, the first
+-- fold_hosts: one row per host of fold_checks (the hosts checked in this
+-- derivation step, but for those fold_one advances), summarising its new
+-- checks with plain aggregates: how many of each class, the first
 -- and last check, and the times of the checks that carry the state's facts
 -- (the last alive check, the last redirect, the last peers fetch). It is
 -- the only aggregate over every new check; fold_edges then fetches those
@@ -27,5 +28,5 @@ SELECT host,
     max(checked_at) FILTER (WHERE outcome = 'alive') AS last_alive_at,
     max(checked_at) FILTER (WHERE outcome IN ('moving', 'moved')) AS last_redirect_at,
     {{alive_days}} AS alive_days
-FROM new_checks_all
+FROM fold_checks
 GROUP BY host

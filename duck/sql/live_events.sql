@@ -10,6 +10,10 @@ FROM (
     SELECT unnest(live_starts) AS day, 1 AS delta FROM fold_run_states WHERE len(live_starts) > 0
     UNION ALL
     SELECT unnest(live_ends), -1 FROM fold_run_states WHERE len(live_ends) > 0
+    UNION ALL
+    SELECT checked_at::DATE, 1 FROM fold_one_events WHERE live_break
+    UNION ALL
+    SELECT prev_alive::DATE + {{live_days}}, -1 FROM fold_one_events WHERE live_break AND prev_alive IS NOT NULL
 )
 GROUP BY day
 HAVING sum(delta) <> 0

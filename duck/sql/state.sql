@@ -1,7 +1,8 @@
 -- fold_state: the derived state after this step, one row per known host (a
--- host is known once discovered or checked). Carried hosts without new checks
--- keep their fold fields; hosts with new checks take them from their last
--- run. Columns (see docs/data.md): state and since (the last change of
+-- host is known once discovered or checked), from fold_one (the carried
+-- state with the hosts that have one new check already advanced by it).
+-- Hosts without new checks keep their fold fields; hosts with several take
+-- them from their last run. Columns (see docs/data.md): state and since (the last change of
 -- state, or discovery), moved_to (for moving and moved), the discovery
 -- (earliest discovered_at over discoveries and checks, via of the earliest
 -- discovery), check counts and times, the latest alive check's facts, the
@@ -17,12 +18,12 @@
 --   dead, moved, opted_out: last_checked_at + inactive_interval ± inactive_jitter.
 -- The jitter is md5(host ':' checks), so it is deterministic and the same on
 -- every DuckDB version (hash() is not stable across versions).
--- The new checks' aggregates come from fold_edges (which repeats each host's
+-- The aggregates of hosts with several new checks come from fold_edges (which repeats each host's
 -- fold_hosts row), the last run from fold_run_states, the observer's start
 -- from fold_observer.
 CREATE OR REPLACE TEMP VIEW fold_state AS
 WITH checked AS (
-    -- The hosts with new checks: their aggregates, the facts of their
+    -- The hosts with several new checks: their aggregates, the facts of their
     -- edges, their last run and their last change of state.
     SELECT e.host, e.checks, e.first_checked_at, e.last_peers_at, e.first_alive_at, e.last_alive_at,
         e.peers_validators, e.facts, e.redirect,
@@ -64,7 +65,7 @@ WITH checked AS (
         coalesce(a.run_start, c.run_start) AS run_start,
         coalesce(a.pre, c.pre_run_state) AS pre_run_state,
         coalesce(a.changed_at, c.changed_at) AS changed_at
-    FROM carry_all c
+    FROM fold_one c
     FULL JOIN checked a USING (host)
     FULL JOIN new_disc d USING (host)
 )

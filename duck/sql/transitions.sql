@@ -4,7 +4,8 @@
 -- moved) and pass_id (with host and checked_at, it names the causing check). A run
 -- changes state at most twice: at its first check (from the state before the
 -- run) and at the check that crosses its threshold. Changes at the carried
--- row happened in an earlier step and are not repeated.
+-- row happened in an earlier step and are not repeated. A host folded by
+-- fold_one changes at most once, at its one new check (fold_one_events).
 CREATE OR REPLACE TEMP TABLE fold_transitions AS
 SELECT host, from_state, to_state, row.ts AS checked_at,
     CASE WHEN to_state IN ('moving', 'moved') THEN row.moved_to END AS moved_to,
@@ -19,3 +20,9 @@ FROM (
     WHERE cross_row IS NOT NULL AND cross_row.rn <> first_row.rn
       AND NOT cross_row.is_carry AND before <> after
 )
+UNION ALL
+SELECT host, from_state, to_state, checked_at,
+    CASE WHEN to_state IN ('moving', 'moved') THEN moved_to END,
+    pass_id
+FROM fold_one_events
+WHERE to_state <> from_state
