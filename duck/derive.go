@@ -1,6 +1,7 @@
 package duck
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -33,6 +34,9 @@ type DeriveOptions struct {
 	foldBucketChecks int64
 	retiredGrace     *time.Duration
 	maxDerivedParts  int
+	// For tests: hold the new checks of hosts checked more than once in a
+	// table up to this many (0: maxSeveralInMemory; below 0: never).
+	severalInMemory int64
 	// For tests: check snapshot files as if their footers had no null
 	// counts.
 	noNullCounts bool
@@ -79,11 +83,11 @@ func liveDays(st config.State) int64 {
 // stateSchema is the version of the materialised state's columns. A state
 // file of another version cannot be carried, so a change of it (like a
 // change of thresholds) makes the next derivation a full one.
-const stateSchema = 2
+const stateSchema = 3
 
 // rulesFingerprint names what the fold itself depends on: the state's
-// columns and the thresholds. The schedule is recomputed for every host at
-// every step, so it is not part of it.
+// columns and the thresholds. The schedule is not stored: the state view
+// computes it when read.
 func rulesFingerprint(st config.State) string {
 	return fmt.Sprintf("schema=%d failures_to_dead=%d dead_after=%s revive_after=%s live_days=%d",
 		stateSchema, st.FailuresToDead, st.DeadAfter.D(), st.ReviveAfter.D(), liveDays(st))
@@ -98,12 +102,6 @@ func foldParams(st config.State) *strings.Replacer {
 		"{{dead_after_us}}", us(st.DeadAfter),
 		"{{revive_after_us}}", us(st.ReviveAfter),
 		"{{live_days}}", strconv.FormatInt(liveDays(st), 10),
-		"{{warmup_us}}", us(st.Warmup),
-		"{{discovery_delay_us}}", strconv.FormatInt(max(st.DiscoveryDelay.D().Microseconds(), 1), 10),
-		"{{active_us}}", us(st.ActiveInterval),
-		"{{active_jitter_us}}", us(st.ActiveJitter),
-		"{{inactive_us}}", us(st.InactiveInterval),
-		"{{inactive_jitter_us}}", us(st.InactiveJitter),
 	)
 }
 
@@ -291,9 +289,10 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	next.State = "state-" + gen + ".parquet"
 	// fold_state is a view, computed as it is written: materialising a
 	// million hosts first would cost as much again.
-	if err := s.copyAtomically(ctx, conn, "SELECT * FROM fold_state", filepath.Join(derived, next.State)); err != nil {
+	if err := s.copyAtomically(ctx, conn, "SELECT * FROM fold_state", filepath.Join(derived, next.State), codecRewritten); err != nil {
 		return rep, fmt.Errorf("derive: write %s: %w", next.State, err)
 	}
+	s.log.Debug("derive step", "step", "write state", "duration", time.Since(writeStart))
 	maxParts := opts.maxDerivedParts
 	if maxParts <= 0 {
 		maxParts = defaultMaxDerivedParts
@@ -330,7 +329,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 			*out.list = nil
 		}
 		query := fmt.Sprintf("SELECT * FROM (%s) ORDER BY %s", fmt.Sprintf(out.merge, source), out.order)
-		if err := s.copyAtomically(ctx, conn, query, filepath.Join(derived, filepath.FromSlash(rel))); err != nil {
+		if err := s.copyAtomically(ctx, conn, query, filepath.Join(derived, filepath.FromSlash(rel)), codecKept); err != nil {
 			return rep, fmt.Errorf("derive: write %s: %w", rel, err)
 		}
 		*out.list = append(*out.list, rel)
@@ -433,6 +432,11 @@ const maxAliveDays = 2048
 // splits only when many hosts change.
 const defaultFoldBucketChecks = 8_000_000
 
+// maxSeveralInMemory is how many new checks of hosts checked more than once
+// in a step an incremental step holds in a table (a few hundred bytes each)
+// rather than reading them from the files at each use.
+const maxSeveralInMemory = 250_000
+
 // fold runs the fold's SQL for this step, which defines fold_state,
 // fold_transitions and fold_live_events, the step's results. It
 // returns the temporary files it wrote, even on error, for the caller to
@@ -457,9 +461,23 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 		"CREATE OR REPLACE TEMP VIEW fold_one_checks AS SELECT * FROM new_checks_all WHERE false",
 	}
 	if !full && !opts.windowOnly {
+		if err := exec("split", "CREATE OR REPLACE TEMP TABLE fold_several AS SELECT host, count(*) AS checks FROM new_checks_all GROUP BY host HAVING count(*) > 1"); err != nil {
+			return nil, err
+		}
+		var several int64
+		if err := conn.QueryRowContext(ctx, "SELECT coalesce(sum(checks), 0) FROM fold_several").Scan(&several); err != nil {
+			return nil, fmt.Errorf("derive: count checks of hosts checked more than once: %w", err)
+		}
+		// fold_hosts, fold_edges and the windowed fold each read
+		// fold_checks; when they are few (a daily step), one read of the
+		// new checks to a table saves each of them a read of all.
+		inMemory := cmp.Or(opts.severalInMemory, maxSeveralInMemory)
+		kind := "VIEW"
+		if several <= inMemory {
+			kind = "TABLE"
+		}
 		split = []string{
-			"CREATE OR REPLACE TEMP TABLE fold_several AS SELECT host FROM new_checks_all GROUP BY host HAVING count(*) > 1",
-			"CREATE OR REPLACE TEMP VIEW fold_checks AS SELECT * FROM new_checks_all WHERE host IN (SELECT host FROM fold_several)",
+			"CREATE OR REPLACE TEMP " + kind + " fold_checks AS SELECT * FROM new_checks_all WHERE host IN (SELECT host FROM fold_several)",
 			"CREATE OR REPLACE TEMP VIEW fold_one_checks AS SELECT * FROM new_checks_all WHERE host NOT IN (SELECT host FROM fold_several)",
 		}
 	}
@@ -474,7 +492,7 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 	var days int64
 	spanStart := time.Now()
 	if err := conn.QueryRowContext(ctx, `SELECT coalesce(strftime(min(checked_at)::DATE, '%Y-%m-%d'), '2000-01-01'),
-		coalesce(date_diff('day', min(checked_at)::DATE, max(checked_at)::DATE) + 1, 1) FROM new_checks_all`).Scan(&firstDay, &days); err != nil {
+		coalesce(date_diff('day', min(checked_at)::DATE, max(checked_at)::DATE) + 1, 1) FROM fold_checks`).Scan(&firstDay, &days); err != nil {
 		return nil, fmt.Errorf("derive: span of the new checks: %w", err)
 	}
 	s.log.Debug("derive step", "step", "span", "duration", time.Since(spanStart))
@@ -487,7 +505,7 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 		aliveDays = "NULL::BITSTRING"
 	}
 	hostParams := strings.NewReplacer("{{alive_days}}", aliveDays, "{{windowless}}", windowless)
-	for _, name := range []string{"fold_hosts", "fold_observer", "fold_edges", "fold_single"} {
+	for _, name := range []string{"fold_hosts", "fold_edges", "fold_single"} {
 		if err := exec(name, params.Replace(hostParams.Replace(sqlFile(name+".sql")))); err != nil {
 			return nil, err
 		}
@@ -628,9 +646,8 @@ func dropFoldTables(conn *sql.Conn) {
 		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_single_runs",
 		"DROP VIEW IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
 		"DROP TABLE IF EXISTS fold_transitions", "DROP VIEW IF EXISTS fold_run_states",
-		"DROP TABLE IF EXISTS fold_observer",
 		"DROP TABLE IF EXISTS fold_one_events", "DROP VIEW IF EXISTS fold_one",
-		"DROP VIEW IF EXISTS fold_one_checks", "DROP VIEW IF EXISTS fold_checks",
+		"DROP VIEW IF EXISTS fold_one_checks", "DROP VIEW IF EXISTS fold_checks", "DROP TABLE IF EXISTS fold_checks",
 		"DROP TABLE IF EXISTS fold_several",
 		"DROP VIEW IF EXISTS fold_runs", "DROP VIEW IF EXISTS new_checks",
 		"DROP VIEW IF EXISTS carry_all", "DROP VIEW IF EXISTS new_checks_all",

@@ -36,3 +36,11 @@ func WithoutNullCounts(o DeriveOptions) DeriveOptions {
 	o.noNullCounts = true
 	return o
 }
+
+// WithSeveralInMemory makes an incremental step read the new checks of hosts
+// checked more than once from their files (a view) once they are more
+// than checks; below 0, always.
+func WithSeveralInMemory(o DeriveOptions, checks int64) DeriveOptions {
+	o.severalInMemory = checks
+	return o
+}

@@ -162,6 +162,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 					// files: most steps merge them.
 					o = duck.WithFoldBuckets(o, 500)
 					o = duck.WithDerivedParts(o, 2)
+					o = duck.WithSeveralInMemory(o, -1)
 				}
 				return o
 			}

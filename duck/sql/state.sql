@@ -8,19 +8,10 @@
 -- discovery), check counts and times, the latest alive check's facts, the
 -- validators the peers list was last served with (kept from the latest check
 -- that read the list or was told it had not changed; NULL when that list had
--- none, such as a paged one), and next_check_at, the schedule:
---   never checked: at discovered_at when added by hand (observer add, as
---     its first discovery) or while the observer is young (discovered
---     within warmup of its first record), else discovered_at plus a
---     hash-uniform delay in [0, discovery_delay);
---   live, reviving, dying, moving, discovered (checked, never alive):
---     last_checked_at + active_interval ± active_jitter;
---   dead, moved, opted_out: last_checked_at + inactive_interval ± inactive_jitter.
--- The jitter is md5(host ':' checks), so it is deterministic and the same on
--- every DuckDB version (hash() is not stable across versions).
+-- none, such as a paged one). The schedule (next_check_at) is not stored:
+-- the state view computes it from these columns (view_state.sql).
 -- The aggregates of hosts with several new checks come from fold_edges (which repeats each host's
--- fold_hosts row), the last run from fold_run_states, the observer's start
--- from fold_observer.
+-- fold_hosts row), the last run from fold_run_states.
 CREATE OR REPLACE TEMP VIEW fold_state AS
 WITH checked AS (
     -- The hosts with several new checks: their aggregates, the facts of their
@@ -100,20 +91,5 @@ SELECT
     run_n::BIGINT AS run_n,
     run_start::TIMESTAMP AS run_start,
     pre_run_state::VARCHAR AS pre_run_state,
-    changed_at::TIMESTAMP AS changed_at,
-    -- In integer microseconds, with an unsigned modulus: md5_number_lower is
-    -- a UBIGINT, and a signed one made the remainder a HUGEINT, which cost
-    -- more than the md5 itself.
-    (CASE
-        WHEN checks = 0 THEN
-            CASE WHEN via = 'manual' OR discovered_at < (SELECT start FROM fold_observer) + to_microseconds({{warmup_us}}) THEN discovered_at
-                 ELSE make_timestamp(epoch_us(discovered_at)
-                     + (md5_number_lower(host || ':0') % ({{discovery_delay_us}})::UBIGINT)::BIGINT) END
-        WHEN state IN ('dead', 'moved', 'opted_out') THEN
-            make_timestamp(epoch_us(last_checked_at) + {{inactive_us}}
-                + (md5_number_lower(host || ':' || checks) % (2 * {{inactive_jitter_us}} + 1)::UBIGINT)::BIGINT - {{inactive_jitter_us}})
-        ELSE
-            make_timestamp(epoch_us(last_checked_at) + {{active_us}}
-                + (md5_number_lower(host || ':' || checks) % (2 * {{active_jitter_us}} + 1)::UBIGINT)::BIGINT - {{active_jitter_us}})
-    END)::TIMESTAMP AS next_check_at
+    changed_at::TIMESTAMP AS changed_at
 FROM merged

@@ -34,6 +34,5 @@ SELECT
     NULL::BIGINT    AS run_n,
     NULL::TIMESTAMP AS run_start,
     NULL::VARCHAR   AS pre_run_state,
-    NULL::TIMESTAMP AS changed_at,
-    NULL::TIMESTAMP AS next_check_at
+    NULL::TIMESTAMP AS changed_at
 WHERE false
