@@ -181,4 +181,28 @@ func TestSchedule(t *testing.T) {
 			}
 		}
 	})
+	t.Run("settings_apply_without_a_derivation", func(t *testing.T) {
+		// The state view computes the schedule when read, from the settings
+		// it was created with: a changed interval needs no new derivation.
+		changed := st
+		changed.ActiveInterval = config.Duration(st.ActiveInterval.D() + 5*time.Hour)
+		changed.InactiveInterval = config.Duration(st.InactiveInterval.D() - 10*time.Hour)
+		if err := s.CreateViews(context.Background(), duck.ViewParams{Now: t0.Add(30 * day), State: changed}); err != nil {
+			t.Fatal(err)
+		}
+		defer views(t, s, t0.Add(30*day))
+		got := nextChecks(t, s, t0)
+		for host, was := range next {
+			want := was
+			switch {
+			case slices.Contains(hosts("live"), host):
+				want += 5 * time.Hour
+			case slices.Contains(hosts("dead"), host):
+				want -= 10 * time.Hour
+			}
+			if got[host] != want {
+				t.Errorf("%s due at +%s with the changed settings, want +%s", host, got[host], want)
+			}
+		}
+	})
 }
