@@ -453,38 +453,8 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 	if err := exec("run_rules", sqlFile("run_rules.sql")); err != nil {
 		return nil, err
 	}
-	// An incremental step folds the hosts with one new check onto their
-	// carried state (fold_one) and the others through fold_hosts. A full
-	// derivation carries nothing to fold onto.
-	split := []string{
-		"CREATE OR REPLACE TEMP VIEW fold_checks AS SELECT * FROM new_checks_all",
-		"CREATE OR REPLACE TEMP VIEW fold_one_checks AS SELECT * FROM new_checks_all WHERE false",
-	}
-	if !full && !opts.windowOnly {
-		if err := exec("split", "CREATE OR REPLACE TEMP TABLE fold_several AS SELECT host, count(*) AS checks FROM new_checks_all GROUP BY host HAVING count(*) > 1"); err != nil {
-			return nil, err
-		}
-		var several int64
-		if err := conn.QueryRowContext(ctx, "SELECT coalesce(sum(checks), 0) FROM fold_several").Scan(&several); err != nil {
-			return nil, fmt.Errorf("derive: count checks of hosts checked more than once: %w", err)
-		}
-		// fold_hosts, fold_edges and the windowed fold each read
-		// fold_checks; when they are few (a daily step), one read of the
-		// new checks to a table saves each of them a read of all.
-		inMemory := cmp.Or(opts.severalInMemory, maxSeveralInMemory)
-		kind := "VIEW"
-		if several <= inMemory {
-			kind = "TABLE"
-		}
-		split = []string{
-			"CREATE OR REPLACE TEMP " + kind + " fold_checks AS SELECT * FROM new_checks_all WHERE host IN (SELECT host FROM fold_several)",
-			"CREATE OR REPLACE TEMP VIEW fold_one_checks AS SELECT * FROM new_checks_all WHERE host NOT IN (SELECT host FROM fold_several)",
-		}
-	}
-	for _, stmt := range split {
-		if err := exec("split", stmt); err != nil {
-			return nil, err
-		}
+	if err := defineFoldChecks(ctx, conn, exec, full, opts); err != nil {
+		return nil, err
 	}
 	// The span of days of the new checks sizes fold_hosts' bitstring of
 	// alive days.
@@ -534,6 +504,46 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 		}
 	}
 	return files, nil
+}
+
+// defineFoldChecks splits the new checks between the two folds:
+// fold_one_checks, those of hosts with exactly one new check, which an
+// incremental step folds onto their carried state (fold_one.sql), and
+// fold_checks, those of the other hosts, for fold_hosts and what follows
+// it. A full derivation carries nothing to fold onto: every check goes to
+// fold_checks.
+func defineFoldChecks(ctx context.Context, conn *sql.Conn, exec func(what, query string) error, full bool, opts DeriveOptions) error {
+	split := []string{
+		"CREATE OR REPLACE TEMP VIEW fold_checks AS SELECT * FROM new_checks_all",
+		"CREATE OR REPLACE TEMP VIEW fold_one_checks AS SELECT * FROM new_checks_all WHERE false",
+	}
+	if !full && !opts.windowOnly {
+		if err := exec("split", "CREATE OR REPLACE TEMP TABLE fold_several AS SELECT host, count(*) AS checks FROM new_checks_all GROUP BY host HAVING count(*) > 1"); err != nil {
+			return err
+		}
+		var several int64
+		if err := conn.QueryRowContext(ctx, "SELECT coalesce(sum(checks), 0) FROM fold_several").Scan(&several); err != nil {
+			return fmt.Errorf("derive: count checks of hosts checked more than once: %w", err)
+		}
+		// fold_hosts, fold_edges and the windowed fold each read
+		// fold_checks; when they are few (a daily step), one read of the
+		// new checks to a table saves each of them a read of all.
+		inMemory := cmp.Or(opts.severalInMemory, maxSeveralInMemory)
+		kind := "VIEW"
+		if several <= inMemory {
+			kind = "TABLE"
+		}
+		split = []string{
+			"CREATE OR REPLACE TEMP " + kind + " fold_checks AS SELECT * FROM new_checks_all WHERE host IN (SELECT host FROM fold_several)",
+			"CREATE OR REPLACE TEMP VIEW fold_one_checks AS SELECT * FROM new_checks_all WHERE host NOT IN (SELECT host FROM fold_several)",
+		}
+	}
+	for _, stmt := range split {
+		if err := exec("split", stmt); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // foldWindowed runs the windowed fold (fold_runs, then the states of its runs
