@@ -285,19 +285,12 @@ func (s *Store) copyAtomically(ctx context.Context, conn *sql.Conn, query, final
 	tmp := s.path(TmpDir, fmt.Sprintf("%d-%s", os.Getpid(), filepath.Base(final)))
 	defer os.Remove(tmp)
 	copySQL := fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION %s)", query, sqlString(filepath.ToSlash(tmp)), codec)
-	if os.Getenv("XPROF") != "" && strings.Contains(final, "state-") {
-		conn.ExecContext(ctx, "PRAGMA enable_profiling='json'")
-		conn.ExecContext(ctx, "PRAGMA profiling_output='"+os.Getenv("XPROF")+"'")
-	}
 	if _, err := conn.ExecContext(ctx, copySQL); err != nil {
 		return err
 	}
-	conn.ExecContext(ctx, "PRAGMA disable_profiling")
-	syncStart := time.Now()
 	if err := syncFile(tmp); err != nil {
 		return err
 	}
-	s.log.Debug("synced", "file", final, "duration", time.Since(syncStart))
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return err
 	}
