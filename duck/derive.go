@@ -450,7 +450,7 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 		s.log.Debug("derive step", "step", what, "duration", time.Since(stepStart))
 		return nil
 	}
-	if err := exec("run_rules", sqlFile("run_rules.sql")); err != nil {
+	if err := exec("run_rules", params.Replace(sqlFile("run_rules.sql"))); err != nil {
 		return nil, err
 	}
 	if err := defineFoldChecks(ctx, conn, exec, full, opts); err != nil {

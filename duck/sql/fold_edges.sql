@@ -23,8 +23,7 @@ SELECT n.host, n.checked_at, n.outcome, n.pass_id, n.moved_to, n.peers_etag, n.p
     n.checked_at = h.last_alive_at AND n.outcome = 'alive' AS is_facts,
     n.checked_at = h.last_peers_at AND (n.peers_fetched OR coalesce(n.peers_not_modified, false)) AS is_peers,
     n.checked_at = h.last_redirect_at AND n.outcome IN ('moving', 'moved') AS is_redirect,
-    CASE n.outcome WHEN 'alive' THEN 'A' WHEN 'opted_out' THEN 'O' WHEN 'moved' THEN 'M'
-                   WHEN 'moving' THEN 'T' ELSE 'F' END AS class,
+    check_class(n.outcome) AS class,
     {'ts': n.checked_at, 'pass_id': n.pass_id, 'outcome': n.outcome, 'moved_to': n.moved_to} AS check_row,
     {'software': n.software, 'version': n.version, 'users': n.users, 'active_month': n.active_month,
      'open_registrations': n.open_registrations, 'name': n.name, 'description': n.description} AS check_facts

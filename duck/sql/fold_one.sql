@@ -13,8 +13,8 @@
 --     before it the carried pre_run_state;
 --   a new run: n = 1 from the check, the state before it the carried state
 --     (a host's first run: discovered).
--- The threshold is crossed as in fold_runs (it only grows along a run, so
--- the new check crosses whenever the run has crossed), and the check's state
+-- The threshold is crossed as in fold_runs (run_crosses; it only grows along
+-- a run, so the new check crosses whenever the run has crossed), and the check's state
 -- is the run's end state. A change of state is a transition at the check,
 -- from the carried state. An alive check more than live_days days after the
 -- host's last alive check opens a stretch of the live list (and closes the
@@ -30,8 +30,7 @@ WITH joined AS (
         o.peers_etag AS o_peers_etag, o.peers_last_modified AS o_peers_last_modified,
         o.software AS o_software, o.version AS o_version, o.users AS o_users, o.active_month AS o_active_month,
         o.open_registrations AS o_open_registrations, o.name AS o_name, o.description AS o_description,
-        CASE o.outcome WHEN 'alive' THEN 'A' WHEN 'opted_out' THEN 'O' WHEN 'moved' THEN 'M'
-                       WHEN 'moving' THEN 'T' ELSE 'F' END AS o_class
+        check_class(o.outcome) AS o_class
     FROM carry_all c
     FULL JOIN fold_one_checks o ON o.host = c.host
 ), placed AS (
@@ -50,10 +49,8 @@ WITH joined AS (
     FROM placed
 ), crossed AS (
     SELECT *,
-        CASE WHEN o_class IN ('F', 'T') THEN o_n > {{failures_to_dead}} AND o_ts >= o_run_start + to_microseconds({{dead_after_us}})
-             WHEN o_class = 'A' THEN o_ts >= o_run_start + to_microseconds({{revive_after_us}})
-             ELSE false END AS o_crossed,
-        o_class = 'A' AND (prev_alive IS NULL OR o_ts::DATE - prev_alive::DATE > {{live_days}}) AS o_live_break
+        run_crosses(o_class, o_n, o_ts, o_run_start) AS o_crossed,
+        o_class = 'A' AND opens_live_stretch(o_ts, prev_alive) AS o_live_break
     FROM run
 ), stepped AS (
     SELECT *,

@@ -29,8 +29,7 @@ WITH src AS (
     WHERE checks > 0 AND host IN (SELECT host FROM new_checks)
     UNION ALL
     SELECT host, checked_at, pass_id,
-           CASE outcome WHEN 'alive' THEN 'A' WHEN 'opted_out' THEN 'O' WHEN 'moved' THEN 'M'
-                        WHEN 'moving' THEN 'T' ELSE 'F' END,
+           check_class(outcome),
            outcome, moved_to,
            false, 1, checked_at, CASE WHEN outcome = 'alive' THEN checked_at END
     FROM new_checks
@@ -50,11 +49,8 @@ WITH src AS (
     WINDOW w AS (PARTITION BY host ORDER BY rn)
 ), flagged AS (
     SELECT *,
-        CASE WHEN class IN ('F', 'T') THEN n > {{failures_to_dead}} AND ts >= run_start + to_microseconds({{dead_after_us}})
-             WHEN class = 'A' THEN ts >= run_start + to_microseconds({{revive_after_us}})
-             ELSE false END AS crosses,
-        class = 'A' AND NOT is_carry
-            AND (prev_alive IS NULL OR ts::DATE - prev_alive::DATE > {{live_days}}) AS live_break,
+        run_crosses(class, n, ts, run_start) AS crosses,
+        class = 'A' AND NOT is_carry AND opens_live_stretch(ts, prev_alive) AS live_break,
         {'rn': rn, 'ts': ts, 'pass_id': pass_id, 'moved_to': moved_to, 'outcome': outcome,
          'is_carry': is_carry, 'ever_alive': prev_alive IS NOT NULL OR (is_carry AND alive_ts IS NOT NULL)} AS row
     FROM positioned

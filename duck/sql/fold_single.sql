@@ -38,10 +38,6 @@ WITH classed AS (
         CASE WHEN carry_run THEN carry_n ELSE 0 END AS base_n,
         CASE WHEN carry_run THEN carry_start ELSE first_checked_at END AS run_start,
         CASE WHEN carry_run THEN carry_alive_at END AS prev_alive,
-        CASE class WHEN 'F' THEN to_microseconds({{dead_after_us}})
-                   WHEN 'T' THEN to_microseconds({{dead_after_us}})
-                   WHEN 'A' THEN to_microseconds({{revive_after_us}}) END AS cross_after,
-        CASE WHEN class IN ('F', 'T') THEN {{failures_to_dead}} ELSE 0 END AS cross_n,
         -- A run of alive checks only has a threshold when it follows dead.
         class IN ('F', 'T') OR (class = 'A' AND carry_run AND carry_pre = 'dead') AS has_threshold
     FROM classed
@@ -49,11 +45,11 @@ WITH classed AS (
 ), crossing AS (
     SELECT *,
         CASE WHEN NOT has_threshold THEN 'none'
-             WHEN carry_run AND carry_n > cross_n AND carry_ts >= run_start + cross_after THEN 'carry'
-             WHEN base_n + checks <= cross_n OR last_checked_at < run_start + cross_after THEN 'none'
-             WHEN base_n + 1 > cross_n AND first_checked_at >= run_start + cross_after THEN 'first'
+             WHEN carry_run AND run_crosses(class, carry_n, carry_ts, run_start) THEN 'carry'
+             WHEN NOT run_crosses(class, base_n + checks, last_checked_at, run_start) THEN 'none'
+             WHEN run_crosses(class, base_n + 1, first_checked_at, run_start) THEN 'first'
         END AS crossed_at,
-        class = 'A' AND (prev_alive IS NULL OR first_checked_at::DATE - prev_alive::DATE > {{live_days}}) AS first_breaks,
+        class = 'A' AND opens_live_stretch(first_checked_at, prev_alive) AS first_breaks,
         class = 'A' AND last_alive_at::DATE - first_alive_at::DATE > {{live_days}}
             AND contains(trim(alive_days::VARCHAR, '0'), repeat('0', {{live_days}})) AS gap_inside
     FROM placed

@@ -14,6 +14,24 @@
 -- O/M/T runs alone), and A only whether it was dead (decided by F), so three
 -- lags settle it without recursion.
 
+-- A check's class: A alive, O opted_out, M moved (permanent redirect), T
+-- moving (temporary redirect), F any failure.
+CREATE OR REPLACE TEMP MACRO check_class(outcome) AS
+    CASE outcome WHEN 'alive' THEN 'A' WHEN 'opted_out' THEN 'O' WHEN 'moved' THEN 'M'
+                 WHEN 'moving' THEN 'T' ELSE 'F' END;
+-- Whether the check at ts, the n-th of a run of class begun at run_start,
+-- is past the run's threshold: F, T: n > failures_to_dead and dead_after
+-- since the run began; A: revive_after since the run began (it matters only
+-- after dead).
+CREATE OR REPLACE TEMP MACRO run_crosses(class, n, ts, run_start) AS
+    CASE WHEN class IN ('F', 'T') THEN n > {{failures_to_dead}} AND ts >= run_start + to_microseconds({{dead_after_us}})
+         WHEN class = 'A' THEN ts >= run_start + to_microseconds({{revive_after_us}})
+         ELSE false END;
+-- Whether an alive check at ts opens a new stretch of the live list: no
+-- alive check before it (prev_alive), or none within live_days days.
+CREATE OR REPLACE TEMP MACRO opens_live_stretch(ts, prev_alive) AS
+    prev_alive IS NULL OR ts::DATE - prev_alive::DATE > {{live_days}};
+
 -- The end state of a run as far as its class alone decides it.
 CREATE OR REPLACE TEMP MACRO run_e1(class, crossed) AS
     CASE class WHEN 'O' THEN 'opted_out' WHEN 'M' THEN 'moved'

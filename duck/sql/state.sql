@@ -1,20 +1,20 @@
 -- fold_state: the derived state after this step, one row per known host (a
 -- host is known once discovered or checked), from fold_one (the carried
--- state with the hosts that have one new check already advanced by it).
--- Hosts without new checks keep their fold fields; hosts with several take
--- them from their last run. Columns (see docs/data.md): state and since (the last change of
--- state, or discovery), moved_to (for moving and moved), the discovery
--- (earliest discovered_at over discoveries and checks, via of the earliest
+-- state, with the hosts that have one new check already advanced by it)
+-- and the other checked hosts' (fold_checks') last runs. Columns (see
+-- docs/data.md): state and since (the last change of state, or
+-- discovery), moved_to (for moving and moved), the discovery (earliest
+-- discovered_at over discoveries and checks, via of the earliest
 -- discovery), check counts and times, the latest alive check's facts, the
 -- validators the peers list was last served with (kept from the latest check
 -- that read the list or was told it had not changed; NULL when that list had
 -- none, such as a paged one). The schedule (next_check_at) is not stored:
 -- the state view computes it from these columns (view_state.sql).
--- The aggregates of hosts with several new checks come from fold_edges (which repeats each host's
--- fold_hosts row), the last run from fold_run_states.
+-- The aggregates of fold_checks' hosts come from fold_edges (which repeats
+-- each host's fold_hosts row), their last run from fold_run_states.
 CREATE OR REPLACE TEMP VIEW fold_state AS
 WITH checked AS (
-    -- The hosts with several new checks: their aggregates, the facts of their
+    -- The hosts of fold_checks: their aggregates, the facts of their
     -- edges, their last run and their last change of state.
     SELECT e.host, e.checks, e.first_checked_at, e.last_peers_at, e.first_alive_at, e.last_alive_at,
         e.peers_validators, e.facts, e.redirect,
