@@ -506,44 +506,28 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 	return files, nil
 }
 
-// defineFoldChecks splits the new checks between the two folds:
-// fold_one_checks, those of hosts with exactly one new check, which an
-// incremental step folds onto their carried state (fold_one.sql), and
-// fold_checks, those of the other hosts, for fold_hosts and what follows
-// it. A full derivation carries nothing to fold onto: every check goes to
-// fold_checks.
+// defineFoldChecks divides the new checks between fold_one and fold_hosts
+// (fold_several.sql, fold_split.sql).
 func defineFoldChecks(ctx context.Context, conn *sql.Conn, exec func(what, query string) error, full bool, opts DeriveOptions) error {
-	split := []string{
-		"CREATE OR REPLACE TEMP VIEW fold_checks AS SELECT * FROM new_checks_all",
-		"CREATE OR REPLACE TEMP VIEW fold_one_checks AS SELECT * FROM new_checks_all WHERE false",
+	// Every host of a full derivation goes to fold_hosts, and the window-only
+	// test mode wants the same.
+	full = full || opts.windowOnly
+	params := strings.NewReplacer("{{full}}", strconv.FormatBool(full))
+	if err := exec("split", params.Replace(sqlFile("fold_several.sql"))); err != nil {
+		return err
 	}
-	if !full && !opts.windowOnly {
-		if err := exec("split", "CREATE OR REPLACE TEMP TABLE fold_several AS SELECT host, count(*) AS checks FROM new_checks_all GROUP BY host HAVING count(*) > 1"); err != nil {
-			return err
-		}
+	kind := "VIEW"
+	if !full {
 		var several int64
 		if err := conn.QueryRowContext(ctx, "SELECT coalesce(sum(checks), 0) FROM fold_several").Scan(&several); err != nil {
 			return fmt.Errorf("derive: count checks of hosts checked more than once: %w", err)
 		}
-		// fold_hosts, fold_edges and the windowed fold each read
-		// fold_checks; when they are few (a daily step), one read of the
-		// new checks to a table saves each of them a read of all.
-		inMemory := cmp.Or(opts.severalInMemory, maxSeveralInMemory)
-		kind := "VIEW"
-		if several <= inMemory {
+		if several <= cmp.Or(opts.severalInMemory, maxSeveralInMemory) {
 			kind = "TABLE"
 		}
-		split = []string{
-			"CREATE OR REPLACE TEMP " + kind + " fold_checks AS SELECT * FROM new_checks_all WHERE host IN (SELECT host FROM fold_several)",
-			"CREATE OR REPLACE TEMP VIEW fold_one_checks AS SELECT * FROM new_checks_all WHERE host NOT IN (SELECT host FROM fold_several)",
-		}
 	}
-	for _, stmt := range split {
-		if err := exec("split", stmt); err != nil {
-			return err
-		}
-	}
-	return nil
+	split := strings.NewReplacer("{{full}}", strconv.FormatBool(full), "{{fold_checks_kind}}", kind)
+	return exec("split", split.Replace(sqlFile("fold_split.sql")))
 }
 
 // foldWindowed runs the windowed fold (fold_runs, then the states of its runs

@@ -1,0 +1,15 @@
+-- The new checks divided between the two folds (see fold_several.sql).
+-- fold_checks: those of fold_several's hosts (every check, in a full
+-- derivation), for fold_hosts and what follows it. It is a TABLE when they
+-- are few (a daily step), so that fold_hosts, fold_edges and the windowed
+-- fold do not each read every new check to find them, and a VIEW when
+-- holding them could exceed memory ({{fold_checks_kind}}).
+CREATE OR REPLACE TEMP {{fold_checks_kind}} fold_checks AS
+SELECT * FROM new_checks_all
+WHERE {{full}} OR host IN (SELECT host FROM fold_several);
+
+-- fold_one_checks: the new checks of every other host, exactly one each,
+-- for fold_one.sql.
+CREATE OR REPLACE TEMP VIEW fold_one_checks AS
+SELECT * FROM new_checks_all
+WHERE NOT {{full}} AND host NOT IN (SELECT host FROM fold_several);
