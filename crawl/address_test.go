@@ -323,6 +323,27 @@ func TestCheckPinnedAddress(t *testing.T) {
 	wantOutcome(t, r, observer.OutcomeBlockedAddress, "10.0.0.1")
 }
 
+// A NodeInfo link that names the checked host in another spelling (upper
+// case, a trailing dot) is the checked host: it is fetched at the pinned
+// address too, not at the one the name resolves to.
+func TestCheckPinnedAddressNodeInfoLinkSpelling(t *testing.T) {
+	for _, link := range []string{"A.Social", "a.social.", "a.social:443"} {
+		t.Run(link, func(t *testing.T) {
+			srvA, srvB, c := twoAddresses(t)
+			rtB := instance("a.social", "pleroma", `[]`)
+			rtB["/.well-known/nodeinfo"] = text(200, wellKnownFor(link, "2.0"))
+			srvA.HandleFunc("a.social", instance("a.social", "mastodon", `[]`).serve)
+			srvB.HandleFunc("a.social", rtB.serve)
+			pin := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), uint16(srvB.Port()))
+			r, _ := c.Check(context.Background(), "a.social", crawl.CheckOptions{Addr: pin})
+			wantOutcome(t, r, observer.OutcomeAlive, "")
+			if r.Check.Software != "pleroma" || len(srvA.Requests()) != 0 || len(srvB.Paths("a.social")) != 3 {
+				t.Errorf("software %q; requests A %d, B %d", r.Check.Software, len(srvA.Requests()), len(srvB.Requests()))
+			}
+		})
+	}
+}
+
 func TestResolveConnectTo(t *testing.T) {
 	_, srvB, c := twoAddresses(t)
 	got, err := c.Resolve(context.Background(), "two.example.net")

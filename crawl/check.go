@@ -30,10 +30,12 @@ type CheckOptions struct {
 	// and a 304 Not Modified costs no parsing (see Check.PeersNotModified).
 	// Invalid values are not sent.
 	PeersETag, PeersLastModified string
-	// Addr, when valid, is the address every connection of the check goes
-	// to (the pass resolved it and holds it for this check; see
-	// Crawler.Resolve). The address guard still applies to it. The zero
-	// value resolves the host at each dial, through ConnectTo.
+	// Addr, when valid, is the address every connection to the checked
+	// host goes to (the pass resolved it and holds it for this check; see
+	// Crawler.Resolve). The address guard still applies to it. A robots.txt
+	// redirected to another host is fetched from that host's own address,
+	// through the guard (the request still counts against Addr's budget).
+	// The zero value resolves the host at each dial, through ConnectTo.
 	Addr netip.AddrPort
 	// CheckedAt is recorded as the check's time and its discoveries';
 	// zero means now.
@@ -231,6 +233,9 @@ func (k *check) wellKnown(ctx context.Context) (parse.Link, *url.URL, bool) {
 		k.set(observer.OutcomeNotFediverse, status, "nodeinfo href is not https (%s), not fetched", clip(href.Scheme, 20))
 		return link, nil, false
 	}
+	// Canonical form of the host, as for a followed redirect: the fetcher
+	// knows the checked host (and its pinned address) by that form alone.
+	href.Host = k.f.host
 	k.f.note("NodeInfo %s at %s", link.Version, clip(href.String(), 300))
 	return link, href, true
 }

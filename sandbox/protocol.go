@@ -242,9 +242,9 @@ type wireDiscovery struct {
 // maxResultFrame by dropping discoveries beyond the budget (and the trace,
 // if even that is not enough), and reports how many discoveries it dropped.
 //
-// The crawler's error texts may quote what a server said (a certificate's
-// names, say), so they are cleaned here, as the trace is, to what the
-// orchestrator accepts; NodeInfo texts are clean from the parser already.
+// The crawler cleans its own error texts and NodeInfo texts; the error is
+// cleaned again here, as the trace is, for any other Checker, since the
+// orchestrator refuses a result with an unclean text.
 func encodeResult(id uint64, r observer.Result, t crawl.Trace) ([]byte, int, error) {
 	r.Check.Error = observer.CleanText(r.Check.Error, maxErrorRunes)
 	return encodeWire(id, r, sanitizeSteps(t.Steps))
@@ -526,8 +526,8 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 }
 
 // checkText requires s to be exactly what observer.CleanText makes of it
-// with cap max: valid UTF-8 of at most max runes, without control, format
-// or bidi override characters, white space only as single inner spaces.
+// with cap max: valid UTF-8 of at most max runes, without control or bidi
+// override characters, white space only as single inner spaces.
 func checkText(s string, max int) error {
 	if len(s) > 4*max {
 		return fmt.Errorf("%d bytes, too long", len(s))
