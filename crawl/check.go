@@ -149,13 +149,7 @@ func (k *check) run(ctx context.Context) {
 // followed, to another host's /robots.txt too (section 2.3.1.2), and what
 // they lead to applies to this host.
 func (k *check) readRobots(ctx context.Context) bool {
-	var body []byte
-	status, stop, err := k.f.do(ctx, request{method: http.MethodGet, url: k.f.url("/robots.txt"), accept: "text/plain", cap: capRobots, robotsTxt: true},
-		func(r io.Reader) error {
-			var err error
-			body, err = io.ReadAll(r)
-			return err
-		})
+	status, body, stop, err := k.f.getBytes(ctx, request{url: k.f.url("/robots.txt"), accept: "text/plain", cap: capRobots, robotsTxt: true})
 	// robots.txt is the only request that may go to another host: close
 	// that connection now rather than at the end of the check.
 	k.f.closeOther()
@@ -208,7 +202,7 @@ func pathOf(u *url.URL) string {
 // to follow.
 func (k *check) wellKnown(ctx context.Context) (parse.Link, *url.URL, bool) {
 	u := k.f.url("/.well-known/nodeinfo")
-	status, body, stop, err := k.f.getBytes(ctx, u, "application/json", capWellKnown)
+	status, body, stop, err := k.f.getBytes(ctx, request{url: u, accept: "application/json", cap: capWellKnown})
 	if !k.documentStatus("/.well-known/nodeinfo", status, stop, err) {
 		return parse.Link{}, nil, false
 	}
@@ -292,7 +286,7 @@ func (k *check) redirected(what string, s *redirectStop) {
 }
 
 func (k *check) nodeInfo(ctx context.Context, link parse.Link, href *url.URL) bool {
-	status, body, stop, err := k.f.getBytes(ctx, href, "application/json", capNodeInfo)
+	status, body, stop, err := k.f.getBytes(ctx, request{url: href, accept: "application/json", cap: capNodeInfo})
 	if !k.documentStatus("nodeinfo", status, stop, err) {
 		return false
 	}

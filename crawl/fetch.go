@@ -307,10 +307,11 @@ func drain(r io.Reader) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(r, 4<<10))
 }
 
-// getBytes fetches a small document whole.
-func (f *fetcher) getBytes(ctx context.Context, u *url.URL, accept string, max int64) (int, []byte, *redirectStop, error) {
+// getBytes fetches a small document whole with a GET (r.method is ignored).
+func (f *fetcher) getBytes(ctx context.Context, r request) (int, []byte, *redirectStop, error) {
+	r.method = http.MethodGet
 	var body []byte
-	status, stop, err := f.do(ctx, request{method: http.MethodGet, url: u, accept: accept, cap: max}, func(r io.Reader) error {
+	status, stop, err := f.do(ctx, r, func(r io.Reader) error {
 		var err error
 		body, err = io.ReadAll(r)
 		return err

@@ -46,7 +46,7 @@ func (k *check) optedOut(ctx context.Context) bool {
 		k.f.note("robots.txt disallows %s; opt-out flag not read", sig.path)
 		return false
 	}
-	status, body, stop, err := k.f.getBytes(ctx, k.f.url(sig.path), "application/json", capOptOut)
+	status, body, stop, err := k.f.getBytes(ctx, request{url: k.f.url(sig.path), accept: "application/json", cap: capOptOut})
 	switch {
 	case err != nil:
 		k.f.note("%s unreadable (%s); not opted out", sig.path, errorText(err))
