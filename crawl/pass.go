@@ -359,7 +359,7 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 // did not check: unreachable, with the DNS error, as a check that failed on
 // DNS records it.
 func unresolved(host string, at time.Time, passID string, err error) observer.Result {
-	_, text := classify(err)
+	text := errorText(err)
 	if !strings.HasPrefix(text, "dns: ") {
 		text = "dns: " + text
 	}
