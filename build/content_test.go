@@ -50,7 +50,7 @@ func TestPageLinksAreEscaped(t *testing.T) {
 // query or fragment.
 func TestBadBaseURLIsRefused(t *testing.T) {
 	for _, u := range []string{"javascript://x/%0Aalert(1)", "data://x/", "ftp://example.org/", "https://user:secret@example.org/",
-		"https://example.org/?q=1", "https://example.org/#top", "example.org", "https:///path"} {
+		"https://example.org/?q=1", "https://example.org/?", "https://example.org/#top", "example.org", "https:///path"} {
 		cfg := testConfig()
 		cfg.Site.BaseURL = u
 		if _, _, err := run(t, smallSite(t), cfg, smallData()); err == nil || !strings.Contains(err.Error(), "site.base_url") {

@@ -72,7 +72,7 @@ type Site struct {
 func newSite(opts Options) (*Site, error) {
 	cfg := opts.Config
 	u, err := url.Parse(cfg.Site.BaseURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		// Every link, feed and sitemap entry starts with it: a
 		// javascript: scheme or a user:password@ would be published
 		// everywhere, a query or fragment silently dropped.
@@ -117,7 +117,6 @@ func (s *Site) RelURL(p string) string {
 func (s *Site) AbsURL(p string) string {
 	u := *s.base
 	u.Path, u.RawPath = s.sitePath(p), ""
-	u.RawQuery, u.Fragment = "", ""
 	return u.String()
 }
 

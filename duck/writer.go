@@ -283,6 +283,10 @@ const (
 // and then renamed.
 func (s *Store) copyAtomically(ctx context.Context, conn *sql.Conn, query, final, codec string) error {
 	tmp := s.path(TmpDir, fmt.Sprintf("%d-%s", os.Getpid(), filepath.Base(final)))
+	// A Store opened without Create (observer add) has no data/tmp yet.
+	if err := os.MkdirAll(filepath.Dir(tmp), 0o755); err != nil {
+		return err
+	}
 	defer os.Remove(tmp)
 	copySQL := fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION %s)", query, sqlString(filepath.ToSlash(tmp)), codec)
 	if _, err := conn.ExecContext(ctx, copySQL); err != nil {

@@ -47,12 +47,10 @@ func runAdd(ctx context.Context, e env, args []string) error {
 	if len(refused) > 0 {
 		return fmt.Errorf("on the blocklist %s: %s; nothing was added", resolve(cfg.Crawl.Blocklist, c.config), strings.Join(refused, ", "))
 	}
-	// The data directory must exist, as for build and sql: a mistyped
-	// --data must not start a new one somewhere.
-	if err := dataDirExists(c.data); err != nil {
-		return err
-	}
-	store, err := duck.Open(ctx, c.data, duck.Options{Create: true, Logger: log})
+	// The data directory must exist, as for build and sql (Open without
+	// Create refuses it): a mistyped --data must not start a new one
+	// somewhere.
+	store, err := duck.Open(ctx, c.data, duck.Options{Logger: log})
 	if err != nil {
 		return err
 	}

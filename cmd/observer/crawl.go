@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -39,8 +38,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := givenFlags(fs)
 	switch {
 	case *isolation != "process" && *isolation != "none":
 		return usagef("invalid -isolation %q: want process or none", *isolation)
@@ -48,7 +46,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 		return usagef("invalid -flush-checks %d: must be at least 1", *flushChecks)
 	case *maxChecks < 0:
 		return usagef("invalid -max-checks %d: must not be negative (0 = no limit)", *maxChecks)
-	case duration.set && duration.d == 0:
+	case set["duration"] && duration.d == 0:
 		// As crawl.duration: a pass without a budget would outlast the
 		// interval between passes.
 		return usagef("invalid -duration 0: must be positive")
@@ -62,7 +60,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	if set["max-checks"] {
 		cfg.Crawl.MaxChecks = *maxChecks
 	}
-	if duration.set {
+	if set["duration"] {
 		cfg.Crawl.Duration = config.Duration(duration.d)
 	}
 	if set["concurrency"] {

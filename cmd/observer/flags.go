@@ -95,6 +95,14 @@ func clarify(fs *flag.FlagSet) (restore func()) {
 	}
 }
 
+// givenFlags names the flags given on the command line, as opposed to those
+// left at their defaults (which mean "as the config file says").
+func givenFlags(fs *flag.FlagSet) map[string]bool {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	return given
+}
+
 // clearValue is a flag value whose errors say what is wanted.
 type clearValue struct{ flag.Value }
 
@@ -104,15 +112,13 @@ func (v clearValue) Set(s string) error {
 		return nil
 	}
 	if g, ok := v.Value.(flag.Getter); ok {
+		// The commands' own types (durationFlag, timeFlag…) say what they
+		// want themselves; the flag package's int and bool do not.
 		switch g.Get().(type) {
-		case int, int64, uint, uint64:
+		case int:
 			return errors.New("want a whole number")
-		case float64:
-			return errors.New("want a number")
 		case bool:
 			return errors.New("want true or false")
-		case time.Duration:
-			return errors.New("want a duration like 90s, 45m or 2h30m")
 		}
 	}
 	return err
@@ -331,8 +337,8 @@ func (n *network) crawler(cfg config.Config, log *slog.Logger) (crawl.Options, *
 }
 
 // dataDirExists refuses a data directory that is missing or no directory,
-// with duck.Open's message, for commands that must not create one (add, a
-// mistyped --data) or must watch it (serve).
+// with duck.Open's message, for serve, which must watch it before it opens
+// a Store.
 func dataDirExists(dir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,8 +26,6 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	portSet := false
-	fs.Visit(func(f *flag.Flag) { portSet = portSet || f.Name == "port" })
 	if *port < 0 || *port > 65535 {
 		return usagef("invalid -port %d: want 0 to 65535", *port)
 	}
@@ -36,7 +33,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !portSet {
+	if !givenFlags(fs)["port"] {
 		*port = cfg.Serve.Port
 	}
 	// Changes are watched in the data directory: it must exist now.
