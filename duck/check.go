@@ -18,9 +18,14 @@ type schemaColumn struct {
 	notNull   bool
 }
 
+// queryer is what schemaColumns needs of a *sql.DB or a *sql.Conn.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // schemaColumns lists the columns of a snapshot schema table.
-func schemaColumns(ctx context.Context, conn *sql.Conn, table string) ([]schemaColumn, error) {
-	rows, err := conn.QueryContext(ctx, `SELECT column_name, data_type, NOT is_nullable FROM duckdb_columns()
+func schemaColumns(ctx context.Context, q queryer, table string) ([]schemaColumn, error) {
+	rows, err := q.QueryContext(ctx, `SELECT column_name, data_type, NOT is_nullable FROM duckdb_columns()
 		WHERE table_name = ? ORDER BY column_index`, table)
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", table, err)

@@ -5,10 +5,13 @@ import (
 	"fmt"
 )
 
-// Every relation the program derives or defines lives in sql/*.sql, one
-// file per relation, each starting with a comment that says what it means.
-// What Go builds inline is plumbing around them: reading the listed files,
-// writing results, counting, checking footers.
+// Every relation of the fold and of the query surface lives in sql/*.sql,
+// one file per relation (or per step of the fold), each starting with a
+// comment that says what it means. What Go builds inline is plumbing around
+// them: views over exactly the files a step folds (and the windowed fold's
+// buckets read back), a few counts and probes that steer the step (the span
+// of days, the late-check guard, how many checks go where), writing
+// results, checking footers.
 //
 //go:embed sql/*.sql
 var sqlFiles embed.FS

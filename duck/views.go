@@ -56,24 +56,13 @@ func (s *Store) snapshotView(kind, schemaTable string) (view, error) {
 // emptyRelation is a SELECT of no rows with the columns of schemaTable and
 // the hive partition column date.
 func (s *Store) emptyRelation(schemaTable string) (string, error) {
-	rows, err := s.db.Query("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? ORDER BY column_index", schemaTable)
+	schema, err := schemaColumns(context.Background(), s.db, schemaTable)
 	if err != nil {
-		return "", fmt.Errorf("schema of %s: %w", schemaTable, err)
+		return "", err
 	}
-	defer rows.Close()
-	var cols []string
-	for rows.Next() {
-		var name, typ string
-		if err := rows.Scan(&name, &typ); err != nil {
-			return "", fmt.Errorf("schema of %s: %w", schemaTable, err)
-		}
-		cols = append(cols, fmt.Sprintf("NULL::%s AS %s", typ, name))
-	}
-	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("schema of %s: %w", schemaTable, err)
-	}
-	if len(cols) == 0 {
-		return "", fmt.Errorf("schema of %s: no columns", schemaTable)
+	cols := make([]string, len(schema))
+	for i, c := range schema {
+		cols[i] = fmt.Sprintf("NULL::%s AS %s", c.typ, c.name)
 	}
 	return "SELECT " + strings.Join(cols, ", ") + ", NULL::DATE AS date WHERE false", nil
 }
