@@ -37,7 +37,8 @@
 //     time per IP address (a check uses one connection at a time and closes
 //     it when it ends, so this is one connection at a time per address),
 //     pins the check to that address (CheckOptions.Addr, still under the
-//     address guard), and stops checking hosts at an address once
+//     address guard; only a robots.txt redirected to another host is
+//     fetched elsewhere), and stops checking hosts at an address once
 //     Pass.AddressBudget requests were made to it in this pass. A host
 //     the pass cannot resolve is recorded as unreachable, not checked. Hosts
 //     skipped for the budget are not recorded and stay due; the Summary

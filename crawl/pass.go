@@ -69,7 +69,8 @@ type Pass struct {
 	// address.go): each host is resolved before its check (usually
 	// Crawler.Resolve, with the same ConnectTo rules as the checkers), at
 	// most one check at a time runs per address, each check is pinned to
-	// its address, and an address stops being checked in this pass once
+	// its address (see CheckOptions.Addr for the one exception), and an
+	// address stops being checked in this pass once
 	// AddressBudget requests have been made to it. A host that does not
 	// resolve is not checked but recorded as unreachable, as a check
 	// failing on DNS is: a check that cannot be held to an address would
