@@ -128,22 +128,102 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		return rep, fmt.Errorf("derive: %w", err)
 	}
 	defer lock.Release()
-
-	// State.MemoryLimit, if set, becomes DuckDB's memory_limit (e.g. "1GB")
-	// for this Store, and operators beyond it spill into data/tmp.
 	if st.MemoryLimit != "" {
-		if err := s.limitMemory(ctx, st.MemoryLimit); err != nil {
+		restore, err := s.limitDerivationMemory(ctx, st.MemoryLimit)
+		if err != nil {
 			return rep, fmt.Errorf("derive: %w", err)
 		}
-		if _, err := s.db.ExecContext(ctx, "SET preserve_insertion_order = false"); err != nil {
-			return rep, fmt.Errorf("derive: %w", err)
-		}
-		// The setting is global: queries run on this Store after the
-		// derivation (observer sql, a build) keep the order of what they
-		// read, as without a limit.
-		defer s.db.ExecContext(context.Background(), "RESET preserve_insertion_order")
+		defer restore()
 	}
 
+	plan, err := s.planDerivation(ctx, st, opts.Full, &rep)
+	if err != nil {
+		return rep, err
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("derive: duckdb connection: %w", err)
+	}
+	defer conn.Close()
+	defer dropFoldTables(conn)
+
+	step, err := s.prepareStep(ctx, conn, &plan, opts, &rep)
+	if err != nil {
+		return rep, err
+	}
+	if step.nothingNew {
+		rep.Generation = plan.old.Generation
+		rep.Duration = time.Since(start)
+		return rep, s.countHosts(ctx, conn, plan.old, &rep)
+	}
+	rep.Full = plan.full
+	rep.Files = len(step.checks) + len(step.discoveries)
+
+	parts, err := s.fold(ctx, conn, foldParams(st), plan.full, opts, &rep)
+	defer removeFiles(parts)
+	if err != nil {
+		return rep, err
+	}
+
+	next := plan.nextManifest(step)
+	maxParts := opts.maxDerivedParts
+	if maxParts <= 0 {
+		maxParts = defaultMaxDerivedParts
+	}
+	if err := s.writeDerived(ctx, conn, next, maxParts, &rep); err != nil {
+		return rep, err
+	}
+	grace := defaultRetiredGrace
+	if opts.retiredGrace != nil {
+		grace = *opts.retiredGrace
+	}
+	next.Retired = retire(plan.old, next, grace)
+	if err := s.writeManifest(next); err != nil {
+		return rep, err
+	}
+	s.collectGarbage(next)
+	rep.Generation = next.Generation
+	if err := s.countHosts(ctx, conn, next, &rep); err != nil {
+		return rep, err
+	}
+	rep.Duration = time.Since(start)
+	s.log.Info("derived", "generation", rep.Generation, "full", rep.Full, "files", rep.Files,
+		"hosts", rep.Hosts, "transitions", rep.Transitions, "windowed", rep.Windowed, "windowless", rep.Windowless, "one_check", rep.OneCheck,
+		"duration", rep.Duration)
+	return rep, nil
+}
+
+// limitDerivationMemory makes limit (e.g. "1GB") DuckDB's memory_limit for
+// this Store, so that operators beyond it spill into data/tmp, and returns
+// the function that restores the insertion order it relaxes.
+func (s *Store) limitDerivationMemory(ctx context.Context, limit string) (restore func(), err error) {
+	if err := s.limitMemory(ctx, limit); err != nil {
+		return nil, err
+	}
+	if _, err := s.db.ExecContext(ctx, "SET preserve_insertion_order = false"); err != nil {
+		return nil, err
+	}
+	// The setting is global: queries run on this Store after the
+	// derivation (observer sql, a build) keep the order of what they
+	// read, as without a limit.
+	return func() { s.db.ExecContext(context.Background(), "RESET preserve_insertion_order") }, nil
+}
+
+// derivePlan is what a derivation starts from: the previous derivation
+// (nil when there is none to build on), every snapshot file on disk, and
+// whether this step rebuilds from all of them.
+type derivePlan struct {
+	old                         *manifest
+	rules                       string
+	checks, discoveries, passes []string
+	full                        bool
+}
+
+// planDerivation reads the previous derivation's manifest and lists the
+// snapshots, and decides whether the step must be a full one, saying why in
+// rep.FullReason when it was not asked for.
+func (s *Store) planDerivation(ctx context.Context, st config.State, wantFull bool, rep *DeriveReport) (derivePlan, error) {
+	plan := derivePlan{rules: rulesFingerprint(st), full: wantFull}
 	old, err := s.readManifest()
 	var damaged *damagedManifestError
 	if errors.As(err, &damaged) {
@@ -154,47 +234,49 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		old, err = nil, nil
 	}
 	if err != nil {
-		return rep, err
+		return plan, err
 	}
-	checks, err := s.listSnapshots(ChecksDir)
-	if err != nil {
-		return rep, err
+	plan.old = old
+	for _, kind := range []struct {
+		dir  string
+		list *[]string
+	}{{ChecksDir, &plan.checks}, {DiscoveriesDir, &plan.discoveries}, {PassesDir, &plan.passes}} {
+		if *kind.list, err = s.listSnapshots(kind.dir); err != nil {
+			return plan, err
+		}
 	}
-	discoveries, err := s.listSnapshots(DiscoveriesDir)
-	if err != nil {
-		return rep, err
-	}
-	passes, err := s.listSnapshots(PassesDir)
-	if err != nil {
-		return rep, err
-	}
-	rules := rulesFingerprint(st)
-	full := opts.Full
 	switch {
-	case full:
+	case plan.full:
 	case old == nil && rep.FullReason != "":
-		full = true
+		plan.full = true
 	case old == nil:
-		full, rep.FullReason = true, "no previous derivation"
-	case old.Rules != rules:
-		full, rep.FullReason = true, "state thresholds or the state's schema changed"
+		plan.full, rep.FullReason = true, "no previous derivation"
+	case old.Rules != plan.rules:
+		plan.full, rep.FullReason = true, "state thresholds or the state's schema changed"
 	default:
 		// data/derived is a cache of the snapshots: a damaged file of it (a
 		// disk error, a hand edit) is rebuilt from them, not an error.
 		if err := s.readable(ctx, old); err != nil {
 			first, _, _ := strings.Cut(err.Error(), "\n")
-			full, rep.FullReason = true, "a derived file is unreadable: "+first
+			plan.full, rep.FullReason = true, "a derived file is unreadable: "+first
 			s.log.Warn("derive: rebuilding the derived state from the snapshots", "reason", rep.FullReason)
 		}
 	}
+	return plan, nil
+}
 
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("derive: duckdb connection: %w", err)
-	}
-	defer conn.Close()
-	defer dropFoldTables(conn)
+// foldStep is what one derivation step folds: the snapshot files new to it
+// (every file, in a full derivation), or nothing new at all.
+type foldStep struct {
+	checks, discoveries, passes []string
+	nothingNew                  bool
+}
 
+// prepareStep picks the files this step folds, checks them against their
+// schema and defines the fold's inputs on conn. An incremental step that
+// finds a new check older than its host's last folded one becomes a full
+// step (plan.full), since the fold can only append to a host's history.
+func (s *Store) prepareStep(ctx context.Context, conn *sql.Conn, plan *derivePlan, opts DeriveOptions, rep *DeriveReport) (foldStep, error) {
 	// Files new to the derived state are checked against their schema
 	// first (from their footers), so a file the fold cannot read right is
 	// an error naming it and its column, not one of a fold step's SQL.
@@ -214,89 +296,88 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		}
 		return nil
 	}
-	newPasses := passes
-	if !full {
-		newPasses = notIn(passes, old.Passes)
+	step := foldStep{passes: plan.passes}
+	if !plan.full {
+		step.passes = notIn(plan.passes, plan.old.Passes)
 	}
-	if err := check("passes_schema", newPasses); err != nil {
-		return rep, err
+	if err := check("passes_schema", step.passes); err != nil {
+		return step, err
 	}
-
-	var newChecks, newDiscoveries []string
 	for {
-		if full {
-			newChecks, newDiscoveries = checks, discoveries
+		if plan.full {
+			step.checks, step.discoveries = plan.checks, plan.discoveries
 		} else {
-			newChecks, newDiscoveries = notIn(checks, old.Checks), notIn(discoveries, old.Discoveries)
-			if len(newChecks) == 0 && len(newDiscoveries) == 0 {
+			step.checks, step.discoveries = notIn(plan.checks, plan.old.Checks), notIn(plan.discoveries, plan.old.Discoveries)
+			if len(step.checks) == 0 && len(step.discoveries) == 0 {
 				// New passes files (a pass that checked nothing) were
 				// checked above, and are again until a step records them.
-				rep.Generation = old.Generation
-				rep.Duration = time.Since(start)
-				return rep, s.countHosts(ctx, conn, old, &rep)
+				step.nothingNew = true
+				return step, nil
 			}
 		}
-		if err := check("checks_schema", newChecks); err != nil {
-			return rep, err
+		if err := check("checks_schema", step.checks); err != nil {
+			return step, err
 		}
-		if err := check("discoveries_schema", newDiscoveries); err != nil {
-			return rep, err
+		if err := check("discoveries_schema", step.discoveries); err != nil {
+			return step, err
 		}
-		if err := s.defineFoldInputs(ctx, conn, full, old, newChecks, newDiscoveries); err != nil {
-			return rep, err
+		if err := s.defineFoldInputs(ctx, conn, plan.full, plan.old, step.checks, step.discoveries); err != nil {
+			return step, err
 		}
-		if full {
-			break
+		if plan.full {
+			return step, nil
 		}
 		lateStart := time.Now()
 		late, err := lateChecks(ctx, conn)
 		s.log.Debug("derive step", "step", "late checks", "duration", time.Since(lateStart))
 		if err != nil {
-			return rep, err
+			return step, err
 		}
 		if !late {
-			break
+			return step, nil
 		}
-		full, rep.FullReason = true, "a new file holds checks older than already folded ones"
+		plan.full, rep.FullReason = true, "a new file holds checks older than already folded ones"
 		s.log.Info("derive: falling back to a full derivation", "reason", rep.FullReason)
 	}
-	rep.Full = full
-	rep.Files = len(newChecks) + len(newDiscoveries)
+}
 
-	parts, err := s.fold(ctx, conn, foldParams(st), full, opts, &rep)
-	defer removeFiles(parts)
-	if err != nil {
-		return rep, err
-	}
-
-	next := &manifest{Rules: rules, DerivedAt: time.Now().UTC(), Checks: checks, Discoveries: discoveries, Passes: passes}
-	if old != nil {
-		next.Generation = old.Generation + 1
-		if !full {
-			next.Transitions = slices.Clone(old.Transitions)
-			next.LiveEvents = slices.Clone(old.LiveEvents)
-			// Files that were folded stay folded even if they have since
-			// been removed from the snapshots.
-			next.Checks = union(old.Checks, newChecks)
-			next.Discoveries = union(old.Discoveries, newDiscoveries)
-			next.Passes = union(old.Passes, newPasses)
-		}
-	} else {
+// nextManifest is the manifest of the derivation that folds step onto the
+// plan's previous one, before its derived files are written.
+func (plan derivePlan) nextManifest(step foldStep) *manifest {
+	next := &manifest{Rules: plan.rules, DerivedAt: time.Now().UTC(), Checks: plan.checks, Discoveries: plan.discoveries, Passes: plan.passes}
+	old := plan.old
+	if old == nil {
 		next.Generation = 1
+		return next
 	}
+	next.Generation = old.Generation + 1
+	if !plan.full {
+		next.Transitions = slices.Clone(old.Transitions)
+		next.LiveEvents = slices.Clone(old.LiveEvents)
+		// Files that were folded stay folded even if they have since
+		// been removed from the snapshots.
+		next.Checks = union(old.Checks, step.checks)
+		next.Discoveries = union(old.Discoveries, step.discoveries)
+		next.Passes = union(old.Passes, step.passes)
+	}
+	return next
+}
+
+// writeDerived writes the step's results as next's files: the new state,
+// and the step's transitions and live events as a file each (when there
+// are any), which takes in the earlier files of its kind once there are
+// maxParts of them.
+func (s *Store) writeDerived(ctx context.Context, conn *sql.Conn, next *manifest, maxParts int, rep *DeriveReport) error {
+	derived := s.path(DerivedDir)
 	gen := fmt.Sprintf("%08d", next.Generation)
 	writeStart := time.Now()
 	next.State = "state-" + gen + ".parquet"
 	// fold_state is a view, computed as it is written: materialising a
 	// million hosts first would cost as much again.
 	if err := s.copyAtomically(ctx, conn, "SELECT * FROM fold_state", filepath.Join(derived, next.State), codecRewritten); err != nil {
-		return rep, fmt.Errorf("derive: write %s: %w", next.State, err)
+		return fmt.Errorf("derive: write %s: %w", next.State, err)
 	}
 	s.log.Debug("derive step", "step", "write state", "duration", time.Since(writeStart))
-	maxParts := opts.maxDerivedParts
-	if maxParts <= 0 {
-		maxParts = defaultMaxDerivedParts
-	}
 	for _, out := range []struct {
 		table, dir, order string
 		list              *[]string
@@ -311,7 +392,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	} {
 		var n int64
 		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+out.table).Scan(&n); err != nil {
-			return rep, fmt.Errorf("derive: count %s: %w", out.table, err)
+			return fmt.Errorf("derive: count %s: %w", out.table, err)
 		}
 		if out.count != nil {
 			*out.count = n
@@ -330,29 +411,12 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		}
 		query := fmt.Sprintf("SELECT * FROM (%s) ORDER BY %s", fmt.Sprintf(out.merge, source), out.order)
 		if err := s.copyAtomically(ctx, conn, query, filepath.Join(derived, filepath.FromSlash(rel)), codecKept); err != nil {
-			return rep, fmt.Errorf("derive: write %s: %w", rel, err)
+			return fmt.Errorf("derive: write %s: %w", rel, err)
 		}
 		*out.list = append(*out.list, rel)
 	}
 	s.log.Debug("derive step", "step", "write", "duration", time.Since(writeStart))
-	grace := defaultRetiredGrace
-	if opts.retiredGrace != nil {
-		grace = *opts.retiredGrace
-	}
-	next.Retired = retire(old, next, grace)
-	if err := s.writeManifest(next); err != nil {
-		return rep, err
-	}
-	s.collectGarbage(next)
-	rep.Generation = next.Generation
-	if err := s.countHosts(ctx, conn, next, &rep); err != nil {
-		return rep, err
-	}
-	rep.Duration = time.Since(start)
-	s.log.Info("derived", "generation", rep.Generation, "full", rep.Full, "files", rep.Files,
-		"hosts", rep.Hosts, "transitions", rep.Transitions, "windowed", rep.Windowed, "windowless", rep.Windowless, "one_check", rep.OneCheck,
-		"duration", rep.Duration)
-	return rep, nil
+	return nil
 }
 
 // defineFoldInputs defines the fold's inputs on conn: new_checks_all and
