@@ -152,9 +152,11 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		return rep, err
 	}
 	if step.nothingNew {
-		rep.Generation = plan.old.Generation
+		// Only an incremental step finds nothing new, and planDerivation
+		// read the state's row count from its footer for it.
+		rep.Generation, rep.Hosts = plan.old.Generation, plan.oldHosts
 		rep.Duration = time.Since(start)
-		return rep, s.countHosts(ctx, conn, plan.old, &rep)
+		return rep, nil
 	}
 	rep.Full = plan.full
 	rep.Files = len(step.checks) + len(step.discoveries)
@@ -210,10 +212,12 @@ func (s *Store) limitDerivationMemory(ctx context.Context, limit string) (restor
 }
 
 // derivePlan is what a derivation starts from: the previous derivation
-// (nil when there is none to build on), every snapshot file on disk, and
-// whether this step rebuilds from all of them.
+// (nil when there is none to build on) and its count of hosts (read for an
+// incremental step only), every snapshot file on disk, and whether this
+// step rebuilds from all of them.
 type derivePlan struct {
 	old                         *manifest
+	oldHosts                    int64
 	rules                       string
 	checks, discoveries, passes []string
 	full                        bool
@@ -256,11 +260,13 @@ func (s *Store) planDerivation(ctx context.Context, st config.State, wantFull bo
 	default:
 		// data/derived is a cache of the snapshots: a damaged file of it (a
 		// disk error, a hand edit) is rebuilt from them, not an error.
-		if err := s.readable(ctx, old); err != nil {
+		hosts, err := s.readable(ctx, old)
+		if err != nil {
 			first, _, _ := strings.Cut(err.Error(), "\n")
 			plan.full, rep.FullReason = true, "a derived file is unreadable: "+first
 			s.log.Warn("derive: rebuilding the derived state from the snapshots", "reason", rep.FullReason)
 		}
+		plan.oldHosts = hosts
 	}
 	return plan, nil
 }

@@ -91,11 +91,11 @@ func TestLateChecksFallBackToFullDerivation(t *testing.T) {
 func TestDeriveFoldsOnlyNewFilesAndRecordsThem(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	write(t, s, "p0", []ev{discover("a.example", 0), alive("a.example", 0)})
-	if rep := derive(t, s, config.State{}, false); rep.Files != 2 || rep.Generation != 1 {
+	write(t, s, "p0", []ev{discover("a.example", 0), alive("a.example", 0), discover("b.example", 0)})
+	if rep := derive(t, s, config.State{}, false); rep.Files != 2 || rep.Generation != 1 || rep.Hosts != 2 {
 		t.Fatalf("first = %+v", rep)
 	}
-	if rep := derive(t, s, config.State{}, false); rep.Files != 0 || rep.Generation != 1 {
+	if rep := derive(t, s, config.State{}, false); rep.Files != 0 || rep.Generation != 1 || rep.Hosts != 2 {
 		t.Fatalf("nothing new = %+v", rep)
 	}
 	write(t, s, "p1", []ev{fail("a.example", day)})

@@ -76,18 +76,22 @@ func (m *manifest) files() []string {
 // readable reads the footers of the derived files m names (each footer
 // holds its rows and columns), which fails, naming the file, for a missing,
 // truncated or foreign file, without reading their data: one query per kind
-// of file, as the kinds differ in columns.
-func (s *Store) readable(ctx context.Context, m *manifest) error {
-	for _, files := range [][]string{{m.State}, m.Transitions, m.LiveEvents} {
+// of file, as the kinds differ in columns. It returns the state's row count
+// (its hosts), which the footer holds.
+func (s *Store) readable(ctx context.Context, m *manifest) (stateRows int64, err error) {
+	for i, files := range [][]string{{m.State}, m.Transitions, m.LiveEvents} {
 		if len(files) == 0 {
 			continue
 		}
 		var n int64
 		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet("+s.derivedList(files)+")").Scan(&n); err != nil {
-			return err
+			return 0, err
+		}
+		if i == 0 {
+			stateRows = n
 		}
 	}
-	return nil
+	return stateRows, nil
 }
 
 // readManifest returns the manifest in force, or nil before the first
