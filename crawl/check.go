@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -283,6 +284,14 @@ func (k *check) redirected(what string, s *redirectStop) {
 		k.res.Check.MovedTo = s.Host
 		k.set(observer.OutcomeMoving, s.Status, "%s: %d to %s", what, s.Status, s.URL)
 	}
+}
+
+// RecordedSchemaVersion reports whether v is a NodeInfo schema version a
+// check can record: "" (no NodeInfo read) or a version the crawler
+// understands, as a check only keeps a document that matches the version
+// its link announced. The sandbox refuses a checker that reports another.
+func RecordedSchemaVersion(v string) bool {
+	return v == "" || slices.Contains(parse.SchemaVersions, v)
 }
 
 func (k *check) nodeInfo(ctx context.Context, link parse.Link, href *url.URL) bool {

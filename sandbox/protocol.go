@@ -56,11 +56,9 @@ const (
 	// frameChunk is the most readFrame allocates before the bytes arrive.
 	frameChunk = 64 << 10
 
-	maxTraceSteps = 256
-	maxStepText   = 1024 // runes
-	maxErrorRunes = 1024
-	// maxSchemaBytes bounds a NodeInfo schema version ("2.1").
-	maxSchemaBytes = 16
+	maxTraceSteps  = 256
+	maxStepText    = 1024 // runes
+	maxErrorRunes  = 1024
 	maxHostBytes   = 253
 	maxCount       = 1 << 53 // as the NodeInfo parser: beyond, JSON numbers lose precision
 	maxPeersCount  = 1 << 40
@@ -438,7 +436,7 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	if c.Software != strings.ToLower(c.Software) {
 		return fail("software: not lower case")
 	}
-	if !schemaVersion(c.NodeInfoVersion) {
+	if !crawl.RecordedSchemaVersion(c.NodeInfoVersion) {
 		return fail("nodeinfo_version %q is not a schema version", observer.CleanText(c.NodeInfoVersion, 20))
 	}
 	if c.MovedTo != "" {
@@ -542,20 +540,6 @@ func checkText(s string, max int) error {
 		return errors.New("not clean text (control or bidi characters, or stray white space)")
 	}
 	return nil
-}
-
-// schemaVersion reports whether v is "" or shaped like a NodeInfo schema
-// version (digits and dots), the only versions the crawler records.
-func schemaVersion(v string) bool {
-	if len(v) > maxSchemaBytes {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if !(v[i] >= '0' && v[i] <= '9' || v[i] == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 // sanitizeSteps makes an honest checker's trace fit what the receiver

@@ -238,7 +238,14 @@ func TestValidateRefusesOtherForgeries(t *testing.T) {
 			t.Errorf("%s: err = %v, want one naming it", name, err)
 		}
 	}
+	// Shaped like a schema version is not enough: the crawler records
+	// only the versions it reads.
 	r, tr := goodResult()
+	r.Check.NodeInfoVersion = "9.9"
+	if err := forge(r, tr); err == nil || !strings.Contains(err.Error(), "nodeinfo_version") {
+		t.Errorf("unknown schema version: err = %v, want one naming nodeinfo_version", err)
+	}
+	r, tr = goodResult()
 	r.Check.PeersLastModified, r.Check.PeersETag = "Mon, 05 Jan 2026 12:00:00 GMT", `W/"v1"`
 	if err := forge(r, tr); err != nil {
 		t.Errorf("HTTP date refused: %v", err)
@@ -442,7 +449,7 @@ func checkAccepted(t *testing.T, r observer.Result, tr crawl.Trace) {
 			t.Fatalf("accepted text %q", x.s)
 		}
 	}
-	if c.Software != strings.ToLower(c.Software) || strings.Trim(c.NodeInfoVersion, "0123456789.") != "" {
+	if c.Software != strings.ToLower(c.Software) || !crawl.RecordedSchemaVersion(c.NodeInfoVersion) {
 		t.Fatalf("accepted software %q, nodeinfo_version %q", c.Software, c.NodeInfoVersion)
 	}
 	if c.MovedTo != "" && c.Outcome != observer.OutcomeMoved && c.Outcome != observer.OutcomeMoving {
