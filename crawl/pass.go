@@ -49,7 +49,10 @@ type Pass struct {
 	Known *KnownSet
 	// Concurrency bounds the checks running at once; default 1.
 	Concurrency int
-	// MaxChecks stops starting checks after this many; 0: no limit.
+	// MaxChecks bounds the due hosts a pass takes on (the first this many
+	// valid ones); the rest are left for a later pass. Hosts it takes on
+	// but does not check (not resolved, or their address's budget used
+	// up) count towards it. 0: no limit.
 	MaxChecks int
 	// Duration is the pass's time budget: no check starts after it has
 	// passed, and running checks finish (each within its own deadline).
@@ -172,6 +175,51 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 	if p.Checker == nil || p.Sink == nil {
 		return Summary{}, errors.New("crawl pass needs a Checker and a Sink")
 	}
+	r := p.newRun()
+	hosts := r.admit(due)
+
+	// The sink's failure stops the pass like a cancellation.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	budget, cancelBudget := p.budgetContext(ctx)
+	defer cancelBudget()
+
+	go r.schedule(ctx, budget, hosts)
+	err := r.collect(ctx, cancel)
+	return r.summary(), err
+}
+
+// passRun is the state one Run shares between its steps.
+type passRun struct {
+	p       *Pass
+	log     *slog.Logger
+	mono    time.Time       // the pass's start, for the monotonic time elapsed
+	clock   time.Time       // the pass clock at mono
+	limiter *AddressLimiter // nil without Pass.Resolve
+	sum     Summary         // written by admit, then only by the collector
+
+	// A host goes through three gates: pending (resolving, or waiting for
+	// its address), parked (waiting for a busy address without holding a
+	// place in pending, so that many hosts at one address do not hold up
+	// the hosts behind them), and sem (the check itself). A goroutine that
+	// holds sem only runs its check, and one that holds an address only
+	// waits for sem, so every wait ends.
+	pending, parked, sem *semaphore.Weighted
+	results              chan hostDone
+	wg                   sync.WaitGroup
+	notStarted           int // written by the producer before it closes results
+}
+
+// hostDone is what one due host's goroutine reports to the collector.
+type hostDone struct {
+	r          observer.Result
+	abandoned  bool
+	skipped    bool // address budget used up: not checked
+	notStarted bool // the budget or the pass ended before the check began
+}
+
+// newRun sets up one Run's state, starting the pass clock.
+func (p *Pass) newRun() *passRun {
 	log := p.Logger
 	if log == nil {
 		log = slog.Default()
@@ -183,177 +231,225 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 		clock = mono
 	}
 	clock = clock.UTC()
-	sum := Summary{PassID: p.PassID, Started: clock, ByOutcome: make(map[observer.Outcome]int)}
+	r := &passRun{
+		p:       p,
+		log:     log,
+		mono:    mono,
+		clock:   clock,
+		sum:     Summary{PassID: p.PassID, Started: clock, ByOutcome: make(map[observer.Outcome]int)},
+		pending: semaphore.NewWeighted(int64(conc)),
+		parked:  semaphore.NewWeighted(int64(4 * conc)),
+		sem:     semaphore.NewWeighted(int64(conc)),
+		results: make(chan hostDone, conc),
+	}
+	if p.Resolve != nil {
+		r.limiter = NewAddressLimiter(p.AddressBudget)
+	}
+	return r
+}
 
+// now is the pass clock now.
+func (r *passRun) now() time.Time {
+	return r.clock.Add(time.Since(r.mono))
+}
+
+// admit returns the due hosts the pass is to check, counting those it leaves
+// out.
+func (r *passRun) admit(due []string) []string {
 	// Deduplicate and validate up front: one check per host per pass.
 	hosts := make([]string, 0, len(due))
 	seen := make(map[string]struct{}, len(due))
 	for _, h := range due {
 		n, err := hostname.Normalize(h)
 		if err != nil {
-			sum.Invalid++
-			log.Warn("due host skipped", "host", h, "err", err)
+			r.sum.Invalid++
+			r.log.Warn("due host skipped", "host", h, "err", err)
 			continue
 		}
 		if _, dup := seen[n]; dup {
-			sum.Duplicates++
+			r.sum.Duplicates++
 			continue
 		}
 		seen[n] = struct{}{}
 		hosts = append(hosts, n)
 	}
-	if p.MaxChecks > 0 && len(hosts) > p.MaxChecks {
-		sum.NotStarted += len(hosts) - p.MaxChecks
-		hosts = hosts[:p.MaxChecks]
+	if r.p.MaxChecks > 0 && len(hosts) > r.p.MaxChecks {
+		r.sum.NotStarted += len(hosts) - r.p.MaxChecks
+		hosts = hosts[:r.p.MaxChecks]
 	}
+	return hosts
+}
 
-	// The sink's failure stops the pass like a cancellation.
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	budget := ctx
-	if p.Duration > 0 {
-		withBudget := context.WithTimeout
-		if p.withBudget != nil {
-			withBudget = p.withBudget
+// budgetContext returns ctx limited to the pass's Duration budget.
+func (p *Pass) budgetContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.Duration <= 0 {
+		return ctx, func() {}
+	}
+	withBudget := context.WithTimeout
+	if p.withBudget != nil {
+		withBudget = p.withBudget
+	}
+	return withBudget(ctx, p.Duration)
+}
+
+// schedule is the producer: it starts a goroutine per host, in order, as
+// pending lets it, until the hosts or the budget run out, and closes results
+// once every goroutine it started has reported.
+func (r *passRun) schedule(ctx, budget context.Context, hosts []string) {
+	defer close(r.results)
+	defer r.wg.Wait()
+	for i, h := range hosts {
+		if budget.Err() != nil || r.pending.Acquire(budget, 1) != nil {
+			r.notStarted = len(hosts) - i
+			return
 		}
-		var cancelBudget context.CancelFunc
-		budget, cancelBudget = withBudget(ctx, p.Duration)
-		defer cancelBudget()
-	}
-
-	type done struct {
-		r          observer.Result
-		abandoned  bool
-		skipped    bool // address budget used up: not checked
-		notStarted bool // the pass ended while waiting for the address
-	}
-	var limiter *AddressLimiter
-	if p.Resolve != nil {
-		limiter = NewAddressLimiter(p.AddressBudget)
-	}
-	// A host goes through three gates: pending (resolving, or waiting for
-	// its address), parked (waiting for a busy address without holding a
-	// place in pending, so that many hosts at one address do not hold up
-	// the hosts behind them), and sem (the check itself). A goroutine that
-	// holds sem only runs its check, and one that holds an address only
-	// waits for sem, so every wait ends.
-	pending := semaphore.NewWeighted(int64(conc))
-	parked := semaphore.NewWeighted(int64(4 * conc))
-	sem := semaphore.NewWeighted(int64(conc))
-	results := make(chan done, conc)
-	var wg sync.WaitGroup
-	notStarted := 0 // written by the producer before it closes results
-	go func() {
-		defer close(results)
-		defer wg.Wait()
-		for i, h := range hosts {
-			if budget.Err() != nil || pending.Acquire(budget, 1) != nil {
-				notStarted = len(hosts) - i
-				return
-			}
-			// Acquire may succeed on a context already done.
-			if budget.Err() != nil {
-				pending.Release(1)
-				notStarted = len(hosts) - i
-				return
-			}
-			due := PeersDue{Fetch: true}
-			if p.Peers != nil {
-				due = p.Peers(h)
-			}
-			opts := CheckOptions{
-				Known:      p.Known,
-				FetchPeers: due.Fetch,
-				PassID:     p.PassID,
-			}
-			if due.Fetch {
-				opts.PeersETag, opts.PeersLastModified = due.ETag, due.LastModified
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				g := gates{pending: pending, parked: parked, holdsPending: true}
-				defer g.leave()
-				if limiter != nil {
-					addr, err := p.Resolve(budget, h)
-					if err != nil {
-						if budget.Err() != nil {
-							results <- done{notStarted: true}
-							return
-						}
-						log.Debug("not resolved; recorded as unreachable", "host", h, "err", err)
-						results <- done{r: unresolved(h, clock.Add(time.Since(mono)), p.PassID, err)}
-						return
-					}
-					if err := g.takeAddress(budget, limiter, addr.Addr()); err != nil {
-						results <- done{skipped: errors.Is(err, ErrAddressBudget), notStarted: !errors.Is(err, ErrAddressBudget)}
-						return
-					}
-					opts.Addr = addr
-				}
-				acquired := sem.Acquire(budget, 1) == nil
-				// Acquire may succeed on a context already done.
-				if !acquired || budget.Err() != nil {
-					if acquired {
-						sem.Release(1)
-					}
-					if opts.Addr.IsValid() {
-						limiter.Release(opts.Addr.Addr(), 0)
-					}
-					results <- done{notStarted: true}
-					return
-				}
-				g.leave()
-				defer sem.Release(1)
-				opts.CheckedAt = clock.Add(time.Since(mono))
-				r, tr := p.Checker.Check(ctx, h, opts)
-				if opts.Addr.IsValid() {
-					// The check's connections are closed by now.
-					limiter.Release(opts.Addr.Addr(), requestCount(tr))
-				}
-				// A check still running when the pass was interrupted
-				// did not finish: it is not recorded.
-				results <- done{r: r, abandoned: ctx.Err() != nil}
-			}()
+		// Acquire may succeed on a context already done.
+		if budget.Err() != nil {
+			r.pending.Release(1)
+			r.notStarted = len(hosts) - i
+			return
 		}
-	}()
+		opts := r.p.checkOptions(h)
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.checkHost(ctx, budget, h, opts)
+		}()
+	}
+}
 
+// checkOptions returns the options to check host with, but for its address
+// and time, which are known only when the check starts.
+func (p *Pass) checkOptions(host string) CheckOptions {
+	due := PeersDue{Fetch: true}
+	if p.Peers != nil {
+		due = p.Peers(host)
+	}
+	opts := CheckOptions{
+		Known:      p.Known,
+		FetchPeers: due.Fetch,
+		PassID:     p.PassID,
+	}
+	if due.Fetch {
+		opts.PeersETag, opts.PeersLastModified = due.ETag, due.LastModified
+	}
+	return opts
+}
+
+// checkHost takes h through the gates, holding a place in pending, checks it
+// and reports to results.
+func (r *passRun) checkHost(ctx, budget context.Context, h string, opts CheckOptions) {
+	g := gates{pending: r.pending, parked: r.parked, holdsPending: true}
+	defer g.leave()
+	if r.limiter != nil {
+		addr, d, ok := r.holdAddress(budget, &g, h)
+		if !ok {
+			r.results <- d
+			return
+		}
+		opts.Addr = addr
+	}
+	if !r.enterCheck(budget, opts.Addr) {
+		r.results <- hostDone{notStarted: true}
+		return
+	}
+	g.leave()
+	defer r.sem.Release(1)
+	r.results <- r.check(ctx, h, opts)
+}
+
+// holdAddress resolves h and takes its address in the limiter. If it
+// cannot, ok is false and d is what to report for h instead of a check.
+func (r *passRun) holdAddress(budget context.Context, g *gates, h string) (addr netip.AddrPort, d hostDone, ok bool) {
+	addr, err := r.p.Resolve(budget, h)
+	if err != nil {
+		if budget.Err() != nil {
+			return addr, hostDone{notStarted: true}, false
+		}
+		r.log.Debug("not resolved; recorded as unreachable", "host", h, "err", err)
+		return addr, hostDone{r: unresolved(h, r.now(), r.p.PassID, err)}, false
+	}
+	if err := g.takeAddress(budget, r.limiter, addr.Addr()); err != nil {
+		return addr, hostDone{skipped: errors.Is(err, ErrAddressBudget), notStarted: !errors.Is(err, ErrAddressBudget)}, false
+	}
+	return addr, hostDone{}, true
+}
+
+// enterCheck takes a place in sem for a check holding addr (if valid). If
+// the budget ends first it gives back what it took and addr, and reports
+// false.
+func (r *passRun) enterCheck(budget context.Context, addr netip.AddrPort) bool {
+	acquired := r.sem.Acquire(budget, 1) == nil
+	// Acquire may succeed on a context already done.
+	if !acquired || budget.Err() != nil {
+		if acquired {
+			r.sem.Release(1)
+		}
+		if addr.IsValid() {
+			r.limiter.Release(addr.Addr(), 0)
+		}
+		return false
+	}
+	return true
+}
+
+// check runs the check of h and gives back its address.
+func (r *passRun) check(ctx context.Context, h string, opts CheckOptions) hostDone {
+	opts.CheckedAt = r.now()
+	res, tr := r.p.Checker.Check(ctx, h, opts)
+	if opts.Addr.IsValid() {
+		// The check's connections are closed by now.
+		r.limiter.Release(opts.Addr.Addr(), requestCount(tr))
+	}
+	// A check still running when the pass was interrupted
+	// did not finish: it is not recorded.
+	return hostDone{r: res, abandoned: ctx.Err() != nil}
+}
+
+// collect records the finished checks in r.sum until results is closed, and
+// returns the sink's error; on that error it cancels the pass.
+func (r *passRun) collect(ctx context.Context, cancel context.CancelCauseFunc) error {
 	// The only goroutine that touches the sink and the discoveries.
 	var found KnownSet
 	var sinkErr error
-	for d := range results {
+	for d := range r.results {
 		switch {
 		case d.skipped:
-			sum.SkippedAddressBudget++
+			r.sum.SkippedAddressBudget++
 			continue
 		case d.notStarted:
-			sum.NotStarted++
+			r.sum.NotStarted++
 			continue
 		}
 		if d.abandoned || sinkErr != nil {
-			sum.Abandoned++
+			r.sum.Abandoned++
 			continue
 		}
-		r := p.dedupe(d.r, &found)
-		log.Debug("checked", "host", r.Check.Host, "outcome", r.Check.Outcome, "error", r.Check.Error,
-			"ms", r.Check.DurationMS, "discoveries", len(r.Discoveries))
-		if err := p.Sink.Record(ctx, r); err != nil {
-			sinkErr = fmt.Errorf("record check of %s: %w", r.Check.Host, err)
+		res := r.p.dedupe(d.r, &found)
+		r.log.Debug("checked", "host", res.Check.Host, "outcome", res.Check.Outcome, "error", res.Check.Error,
+			"ms", res.Check.DurationMS, "discoveries", len(res.Discoveries))
+		if err := r.p.Sink.Record(ctx, res); err != nil {
+			sinkErr = fmt.Errorf("record check of %s: %w", res.Check.Host, err)
 			cancel(sinkErr)
 			continue
 		}
-		sum.Checks++
-		sum.ByOutcome[r.Check.Outcome]++
-		sum.Discovered += len(r.Discoveries)
-		sum.Bytes += r.Bytes
+		r.sum.Checks++
+		r.sum.ByOutcome[res.Check.Outcome]++
+		r.sum.Discovered += len(res.Discoveries)
+		r.sum.Bytes += res.Bytes
 	}
-	sum.NotStarted += notStarted
-	if limiter != nil {
-		st := limiter.Stats()
-		sum.Addresses, sum.BusiestAddressRequests, sum.AddressesOverBudget = st.Addresses, st.BusiestRequests, st.OverBudget
+	return sinkErr
+}
+
+// summary completes the summary once results is closed.
+func (r *passRun) summary() Summary {
+	r.sum.NotStarted += r.notStarted
+	if r.limiter != nil {
+		st := r.limiter.Stats()
+		r.sum.Addresses, r.sum.BusiestAddressRequests, r.sum.AddressesOverBudget = st.Addresses, st.BusiestRequests, st.OverBudget
 	}
-	sum.Duration = time.Since(mono)
-	return sum, sinkErr
+	r.sum.Duration = time.Since(r.mono)
+	return r.sum
 }
 
 // unresolved is the result for a host the pass could not resolve, and so
