@@ -21,199 +21,323 @@ import (
 )
 
 func runCrawl(ctx context.Context, e env, args []string) error {
-	fs := newFlagSet(e, "crawl", "[flags]")
-	var c common
-	var n network
-	c.register(fs)
-	n.register(fs)
-	maxChecks := fs.Int("max-checks", 0, "stop after this many checks, 0 = no limit (default: crawl.max_checks from the config)")
-	var duration durationFlag
-	fs.Var(&duration, "duration", "time budget of the pass, a `duration` like 90m, 2h or 1d (default: crawl.duration from the config)")
-	concurrency := fs.Int("concurrency", 0, "checks at once, at least 1 (default: crawl.concurrency from the config)")
-	isolation := fs.String("isolation", defaultIsolation(), "where checks run: process (sandboxed checker processes) or none (in this process, for debugging)")
-	flushChecks := fs.Int("flush-checks", 10_000, "write buffered checks to disk after this many (they are also written every 30 s)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	set := givenFlags(fs)
-	switch {
-	case *isolation != "process" && *isolation != "none":
-		return usagef("invalid -isolation %q: want process or none", *isolation)
-	case *flushChecks < 1:
-		return usagef("invalid -flush-checks %d: must be at least 1", *flushChecks)
-	case *maxChecks < 0:
-		return usagef("invalid -max-checks %d: must not be negative (0 = no limit)", *maxChecks)
-	case set["duration"] && duration.d == 0:
-		// As crawl.duration: a pass without a budget would outlast the
-		// interval between passes.
-		return usagef("invalid -duration 0: must be positive")
-	case set["concurrency"] && *concurrency < 1:
-		return usagef("invalid -concurrency %d: must be at least 1", *concurrency)
-	}
-	cfg, err := c.loadConfig()
+	f, err := parseCrawlFlags(e, args)
 	if err != nil {
 		return err
 	}
-	if set["max-checks"] {
-		cfg.Crawl.MaxChecks = *maxChecks
-	}
-	if set["duration"] {
-		cfg.Crawl.Duration = config.Duration(duration.d)
-	}
-	if set["concurrency"] {
-		cfg.Crawl.Concurrency = *concurrency
-	}
-	log, err := c.logger(e.stderr)
+	r, err := setUpCrawl(ctx, e, f)
 	if err != nil {
 		return err
 	}
-	opts, crawler, err := n.crawler(cfg, log)
-	if err != nil {
-		return err
-	}
-	blocked, err := loadBlocklist(cfg, c.config)
-	if err != nil {
-		return err
-	}
+	defer r.close(ctx)
 
-	store, err := duck.Open(ctx, c.data, duck.Options{Create: true, Logger: log, MemoryLimit: cfg.Crawl.DuckDBMemoryLimit})
+	known, err := r.loadKnownHosts(ctx)
 	if err != nil {
 		return err
-	}
-	defer store.Close()
-	lock, err := lockfile.Acquire(filepath.Join(store.Dir(), ".lock"))
-	if err != nil {
-		return err
-	}
-	defer lock.Release()
-	now := c.at()
-	passID := duck.NewPassID(now)
-	writer, err := store.NewWriter(passID, duck.WriterOptions{FlushChecks: *flushChecks})
-	if err != nil {
-		return err
-	}
-	// Whatever happens below, what was recorded reaches disk: the final
-	// flush must not be cancelled by the signal that ended the pass.
-	flushed := false
-	defer func() {
-		if !flushed {
-			writer.Close(context.WithoutCancel(ctx))
-		}
-	}()
-
-	if err := store.CreateViews(ctx, duck.ViewParams{Now: now}); err != nil {
-		return err
-	}
-	known := crawl.NewKnownSet(0)
-	var knownHosts []string // for the checker processes, which drop known peers themselves
-	if err := store.KnownHosts(ctx, func(h string) {
-		known.Add(h)
-		if *isolation == "process" {
-			knownHosts = append(knownHosts, h)
-		}
-	}); err != nil {
-		return err
-	}
-	seeded, err := addSeeds(ctx, cfg, c.config, known, writer, now)
-	if err != nil {
-		return err
-	}
-	if known.Len() == 0 {
-		return fmt.Errorf("no hosts known in %s and no seed list at %s: add some with observer add HOST", store.Dir(), seedsPath(cfg, c.config))
-	}
-	if seeded > 0 {
-		// The seeds must be on disk before the schedule is derived.
-		if err := writer.Flush(ctx); err != nil {
-			return err
-		}
 	}
 	// The schedule lives in the derived state: fold in what earlier passes
 	// (and observer add) wrote, then read who is due.
-	if err := deriveInChild(ctx, e, c); err != nil {
+	if err := deriveInChild(ctx, e, f.common); err != nil {
 		return err
 	}
-	if err := store.CreateViews(ctx, duck.ViewParams{Now: now, State: cfg.State, Blocklist: blocked.Entries()}); err != nil {
+	due, err := r.readDueHosts(ctx)
+	if err != nil {
 		return err
 	}
-	// The due list, less what this pass must not check: blocklisted hosts,
-	// and new hosts past their registrable domain's budget (they stay due
-	// and are taken a few at a time by later passes).
-	var due []string
-	peers := map[string]crawl.PeersDue{}
-	budget := crawl.NewDomainBudget(cfg.Crawl.DomainBudget)
-	blockedDue, overBudget := 0, 0
-	if err := store.DueHosts(ctx, now, cfg.Crawl.PeersInterval.D(), func(d duck.DueHost) {
+	r.logPassStart(known, due)
+
+	checker, stopCheckers, err := r.startCheckers(ctx, known.list)
+	if err != nil {
+		return err
+	}
+	defer stopCheckers()
+	known.list = nil // the checkers have them now, and the pass needs only the set
+	sum, runErr := r.runPass(ctx, checker, known.set, due)
+	return r.finish(ctx, sum, runErr, due)
+}
+
+// crawlFlags are the crawl command's flags, checked. maxChecks, duration
+// and concurrency stand in for the config's settings only where given.
+type crawlFlags struct {
+	common      common
+	network     network
+	maxChecks   int
+	duration    durationFlag
+	concurrency int
+	isolation   string
+	flushChecks int
+	given       map[string]bool
+}
+
+func parseCrawlFlags(e env, args []string) (crawlFlags, error) {
+	var f crawlFlags
+	fs := newFlagSet(e, "crawl", "[flags]")
+	f.common.register(fs)
+	f.network.register(fs)
+	fs.IntVar(&f.maxChecks, "max-checks", 0, "stop after this many checks, 0 = no limit (default: crawl.max_checks from the config)")
+	fs.Var(&f.duration, "duration", "time budget of the pass, a `duration` like 90m, 2h or 1d (default: crawl.duration from the config)")
+	fs.IntVar(&f.concurrency, "concurrency", 0, "checks at once, at least 1 (default: crawl.concurrency from the config)")
+	fs.StringVar(&f.isolation, "isolation", defaultIsolation(), "where checks run: process (sandboxed checker processes) or none (in this process, for debugging)")
+	fs.IntVar(&f.flushChecks, "flush-checks", 10_000, "write buffered checks to disk after this many (they are also written every 30 s)")
+	if err := parse(fs, args); err != nil {
+		return crawlFlags{}, err
+	}
+	if err := noArgs(fs); err != nil {
+		return crawlFlags{}, err
+	}
+	f.given = givenFlags(fs)
+	switch {
+	case f.isolation != "process" && f.isolation != "none":
+		return crawlFlags{}, usagef("invalid -isolation %q: want process or none", f.isolation)
+	case f.flushChecks < 1:
+		return crawlFlags{}, usagef("invalid -flush-checks %d: must be at least 1", f.flushChecks)
+	case f.maxChecks < 0:
+		return crawlFlags{}, usagef("invalid -max-checks %d: must not be negative (0 = no limit)", f.maxChecks)
+	case f.given["duration"] && f.duration.d == 0:
+		// As crawl.duration: a pass without a budget would outlast the
+		// interval between passes.
+		return crawlFlags{}, usagef("invalid -duration 0: must be positive")
+	case f.given["concurrency"] && f.concurrency < 1:
+		return crawlFlags{}, usagef("invalid -concurrency %d: must be at least 1", f.concurrency)
+	}
+	return f, nil
+}
+
+// overrideConfig puts the crawl settings given as flags in place of the
+// config's.
+func (f crawlFlags) overrideConfig(cfg *config.Config) {
+	if f.given["max-checks"] {
+		cfg.Crawl.MaxChecks = f.maxChecks
+	}
+	if f.given["duration"] {
+		cfg.Crawl.Duration = config.Duration(f.duration.d)
+	}
+	if f.given["concurrency"] {
+		cfg.Crawl.Concurrency = f.concurrency
+	}
+}
+
+// crawlRun is one crawl pass as setUpCrawl wired it: what the flags and the
+// config ask for, and the data directory the pass writes to.
+type crawlRun struct {
+	env     env
+	flags   crawlFlags
+	cfg     config.Config
+	log     *slog.Logger
+	opts    crawl.Options
+	crawler *crawl.Crawler
+	blocked *hostname.Blocklist
+
+	store   *duck.Store
+	lock    *lockfile.Lock
+	writer  *duck.Writer
+	flushed bool // finish closed the writer
+	now     time.Time
+	passID  string
+}
+
+// setUpCrawl reads the config (with the flags' overrides) and builds the
+// logger, the crawler and the blocklist, then opens the data directory,
+// locked for this pass, with a writer for the pass's snapshots. close
+// releases them.
+func setUpCrawl(ctx context.Context, e env, f crawlFlags) (*crawlRun, error) {
+	cfg, log, err := f.common.setup(e)
+	if err != nil {
+		return nil, err
+	}
+	f.overrideConfig(&cfg)
+	opts, crawler, err := f.network.crawler(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	blocked, err := loadBlocklist(cfg, f.common.config)
+	if err != nil {
+		return nil, err
+	}
+
+	store, err := duck.Open(ctx, f.common.data, duck.Options{Create: true, Logger: log, MemoryLimit: cfg.Crawl.DuckDBMemoryLimit})
+	if err != nil {
+		return nil, err
+	}
+	lock, err := lockfile.Acquire(filepath.Join(store.Dir(), ".lock"))
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	now := f.common.at()
+	passID := duck.NewPassID(now)
+	writer, err := store.NewWriter(passID, duck.WriterOptions{FlushChecks: f.flushChecks})
+	if err != nil {
+		lock.Release()
+		store.Close()
+		return nil, err
+	}
+	return &crawlRun{
+		env: e, flags: f, cfg: cfg, log: log, opts: opts, crawler: crawler, blocked: blocked,
+		store: store, lock: lock, writer: writer, now: now, passID: passID,
+	}, nil
+}
+
+// close releases the data directory. Whatever happened, what was recorded
+// reaches disk: the final flush must not be cancelled by the signal that
+// ended the pass.
+func (r *crawlRun) close(ctx context.Context) {
+	if !r.flushed {
+		r.writer.Close(context.WithoutCancel(ctx))
+	}
+	r.lock.Release()
+	r.store.Close()
+}
+
+// knownHosts are the hosts known before the pass, seeds included.
+type knownHosts struct {
+	set    *crawl.KnownSet
+	list   []string // for the checker processes, which drop known peers themselves
+	seeded int      // how many of them the seed list added
+}
+
+// loadKnownHosts reads the hosts the data directory knows and records the
+// seed list's new ones. Knowing none is an error: the pass would have
+// nothing to check.
+func (r *crawlRun) loadKnownHosts(ctx context.Context) (knownHosts, error) {
+	if err := r.store.CreateViews(ctx, duck.ViewParams{Now: r.now}); err != nil {
+		return knownHosts{}, err
+	}
+	known := knownHosts{set: crawl.NewKnownSet(0)}
+	if err := r.store.KnownHosts(ctx, func(h string) {
+		known.set.Add(h)
+		if r.flags.isolation == "process" {
+			known.list = append(known.list, h)
+		}
+	}); err != nil {
+		return knownHosts{}, err
+	}
+	seeded, err := addSeeds(ctx, r.cfg, r.flags.common.config, known.set, r.writer, r.now)
+	if err != nil {
+		return knownHosts{}, err
+	}
+	known.seeded = seeded
+	if known.set.Len() == 0 {
+		return knownHosts{}, fmt.Errorf("no hosts known in %s and no seed list at %s: add some with observer add HOST", r.store.Dir(), seedsPath(r.cfg, r.flags.common.config))
+	}
+	if seeded > 0 {
+		// The seeds must be on disk before the schedule is derived.
+		if err := r.writer.Flush(ctx); err != nil {
+			return knownHosts{}, err
+		}
+	}
+	return known, nil
+}
+
+// dueHosts is the due list, less what this pass must not check: blocklisted
+// hosts, and new hosts past their registrable domain's budget (they stay due
+// and are taken a few at a time by later passes).
+type dueHosts struct {
+	hosts            []string
+	peers            map[string]crawl.PeersDue
+	blocklisted      int
+	overDomainBudget int
+}
+
+// readDueHosts defines the views over the derived state and reads the due
+// list from them.
+func (r *crawlRun) readDueHosts(ctx context.Context) (dueHosts, error) {
+	if err := r.store.CreateViews(ctx, duck.ViewParams{Now: r.now, State: r.cfg.State, Blocklist: r.blocked.Entries()}); err != nil {
+		return dueHosts{}, err
+	}
+	due := dueHosts{peers: map[string]crawl.PeersDue{}}
+	budget := crawl.NewDomainBudget(r.cfg.Crawl.DomainBudget)
+	if err := r.store.DueHosts(ctx, r.now, r.cfg.Crawl.PeersInterval.D(), func(d duck.DueHost) {
 		switch {
-		case blocked.Blocked(d.Host):
-			blockedDue++
+		case r.blocked.Blocked(d.Host):
+			due.blocklisted++
 			return
 		case d.New && !budget.Admit(d.Host):
-			overBudget++
+			due.overDomainBudget++
 			return
 		}
-		due = append(due, d.Host)
+		due.hosts = append(due.hosts, d.Host)
 		// Only what differs from "fetch it, unconditionally" is kept, so a
 		// fresh pass over a million new hosts holds no map entry for them.
 		if pd := (crawl.PeersDue{Fetch: d.FetchPeers, ETag: d.PeersETag, LastModified: d.PeersLastModified}); pd != (crawl.PeersDue{Fetch: true}) {
-			peers[d.Host] = pd
+			due.peers[d.Host] = pd
 		}
 	}); err != nil {
-		return err
+		return dueHosts{}, err
 	}
-	log.Info("crawl pass starting", "pass", passID, "due", len(due), "blocklisted", blockedDue, "over_domain_budget", overBudget,
-		"known", known.Len(), "seeded", seeded, "concurrency", cfg.Crawl.Concurrency, "max_checks", cfg.Crawl.MaxChecks,
-		"duration", cfg.Crawl.Duration.D())
+	return due, nil
+}
 
-	var checker crawl.Checker = crawler
-	if *isolation == "process" {
-		pool, err := sandbox.NewPool(ctx, sandbox.PoolOptions{Args: checkerArgs(c, n), Size: cfg.Crawl.Concurrency,
-			Known: knownHosts, CheckTimeout: opts.CheckTimeout, Logger: log})
-		if err != nil {
-			return fmt.Errorf("start sandboxed checkers (--isolation none runs checks in-process): %w", err)
-		}
-		defer pool.Close()
-		checker = pool
+// peersDue is how the pass fetches host's peers list.
+func (d dueHosts) peersDue(host string) crawl.PeersDue {
+	if pd, ok := d.peers[host]; ok {
+		return pd
 	}
-	knownHosts = nil
-	prog := newProgress(writer, len(due), cfg.Crawl.Duration.D())
+	return crawl.PeersDue{Fetch: true}
+}
+
+func (r *crawlRun) logPassStart(known knownHosts, due dueHosts) {
+	r.log.Info("crawl pass starting", "pass", r.passID, "due", len(due.hosts), "blocklisted", due.blocklisted, "over_domain_budget", due.overDomainBudget,
+		"known", known.set.Len(), "seeded", known.seeded, "concurrency", r.cfg.Crawl.Concurrency, "max_checks", r.cfg.Crawl.MaxChecks,
+		"duration", r.cfg.Crawl.Duration.D())
+}
+
+// startCheckers returns what runs the pass's checks: the crawler itself
+// with --isolation none, else a pool of sandboxed checker processes. stop
+// ends them.
+func (r *crawlRun) startCheckers(ctx context.Context, knownHosts []string) (checker crawl.Checker, stop func(), err error) {
+	if r.flags.isolation != "process" {
+		return r.crawler, func() {}, nil
+	}
+	pool, err := sandbox.NewPool(ctx, sandbox.PoolOptions{Args: checkerArgs(r.flags.common, r.flags.network), Size: r.cfg.Crawl.Concurrency,
+		Known: knownHosts, CheckTimeout: r.opts.CheckTimeout, Logger: r.log})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start sandboxed checkers (--isolation none runs checks in-process): %w", err)
+	}
+	return pool, func() { pool.Close() }, nil
+}
+
+// runPass checks the due hosts, recording each check through the writer and
+// reporting progress on stderr until the pass ends.
+func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *crawl.KnownSet, due dueHosts) (crawl.Summary, error) {
+	prog := newProgress(r.writer, len(due.hosts), r.cfg.Crawl.Duration.D())
 	reportCtx, stopReport := context.WithCancel(ctx)
 	reported := make(chan struct{})
 	go func() {
 		defer close(reported)
-		prog.report(reportCtx, e.stderr, log, c.quiet)
+		prog.report(reportCtx, r.env.stderr, r.log, r.flags.common.quiet)
 	}()
 	pass := crawl.Pass{
-		Checker:     checker,
-		Sink:        prog,
-		Known:       known,
-		Concurrency: cfg.Crawl.Concurrency,
-		MaxChecks:   cfg.Crawl.MaxChecks,
-		Duration:    cfg.Crawl.Duration.D(),
-		Now:         now,
-		PassID:      passID,
-		Peers: func(host string) crawl.PeersDue {
-			if pd, ok := peers[host]; ok {
-				return pd
-			}
-			return crawl.PeersDue{Fetch: true}
-		},
-		Resolve:       perAddress(opts, crawler, log),
-		AddressBudget: cfg.Crawl.AddressBudget,
-		Logger:        log,
+		Checker:       checker,
+		Sink:          prog,
+		Known:         known,
+		Concurrency:   r.cfg.Crawl.Concurrency,
+		MaxChecks:     r.cfg.Crawl.MaxChecks,
+		Duration:      r.cfg.Crawl.Duration.D(),
+		Now:           r.now,
+		PassID:        r.passID,
+		Peers:         due.peersDue,
+		Resolve:       perAddress(r.opts, r.crawler, r.log),
+		AddressBudget: r.cfg.Crawl.AddressBudget,
+		Logger:        r.log,
 	}
-	sum, runErr := pass.Run(ctx, due)
+	sum, err := pass.Run(ctx, due.hosts)
 	stopReport()
 	<-reported
-	flushed = true
+	return sum, err
+}
+
+// finish writes what the pass recorded to disk, prints its summary and
+// records it in data/passes. It returns the pass's error, else a
+// cutShortError when the pass ended before its due list did.
+func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, due dueHosts) error {
+	r.flushed = true
 	// The writer's error is sticky: when the pass stopped on it, it is
 	// already in runErr and is not repeated.
-	if err := writer.Close(context.WithoutCancel(ctx)); err != nil && !errors.Is(runErr, err) {
+	if err := r.writer.Close(context.WithoutCancel(ctx)); err != nil && !errors.Is(runErr, err) {
 		return errors.Join(runErr, fmt.Errorf("write snapshots: %w", err))
 	}
-	sum.Write(e.stdout)
+	sum.Write(r.env.stdout)
 	var cut error
 	switch {
 	case runErr != nil:
@@ -222,9 +346,9 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	case sum.NotStarted > 0:
 		cut = cutShortError{fmt.Sprintf("%d due hosts left for a later pass (budget reached)", sum.NotStarted)}
 	}
-	record := passRecord(sum, len(due), cut)
-	record.Blocklisted, record.OverDomainBudget = int64(blockedDue), int64(overBudget)
-	if err := store.WritePass(context.WithoutCancel(ctx), record); err != nil {
+	record := passRecord(sum, len(due.hosts), cut)
+	record.Blocklisted, record.OverDomainBudget = int64(due.blocklisted), int64(due.overDomainBudget)
+	if err := r.store.WritePass(context.WithoutCancel(ctx), record); err != nil {
 		return errors.Join(runErr, fmt.Errorf("record pass: %w", err))
 	}
 	if runErr != nil {
