@@ -140,10 +140,14 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
+	known := encodeKnown(opts.Known)
+	// The encoded frames are what every checker is sent; the list itself
+	// (a million hosts on a big pass) need not outlive this call.
+	opts.Known = nil
 	p := &Pool{
 		opts:   opts,
 		log:    opts.Logger,
-		known:  encodeKnown(opts.Known),
+		known:  known,
 		slots:  make(chan struct{}, opts.Size),
 		idle:   make(chan *proc, opts.Size),
 		procs:  map[*proc]struct{}{},
