@@ -380,7 +380,7 @@ func (s *Store) writeDerived(ctx context.Context, conn *sql.Conn, next *manifest
 	next.State = "state-" + gen + ".parquet"
 	// fold_state is a view, computed as it is written: materialising a
 	// million hosts first would cost as much again.
-	if err := s.copyAtomically(ctx, conn, "SELECT * FROM fold_state", filepath.Join(derived, next.State), codecRewritten); err != nil {
+	if err := s.copyAtomically(ctx, conn, "SELECT * FROM fold_state", filepath.Join(derived, next.State), parquetRewritten); err != nil {
 		return fmt.Errorf("derive: write %s: %w", next.State, err)
 	}
 	s.log.Debug("derive step", "step", "write state", "duration", time.Since(writeStart))
@@ -416,7 +416,7 @@ func (s *Store) writeDerived(ctx context.Context, conn *sql.Conn, next *manifest
 			*out.list = nil
 		}
 		query := fmt.Sprintf("SELECT * FROM (%s) ORDER BY %s", fmt.Sprintf(out.merge, source), out.order)
-		if err := s.copyAtomically(ctx, conn, query, filepath.Join(derived, filepath.FromSlash(rel)), codecKept); err != nil {
+		if err := s.copyAtomically(ctx, conn, query, filepath.Join(derived, filepath.FromSlash(rel)), parquetKept); err != nil {
 			return fmt.Errorf("derive: write %s: %w", rel, err)
 		}
 		*out.list = append(*out.list, rel)

@@ -262,33 +262,36 @@ func (s *Store) writeSnapshot(ctx context.Context, kind, schemaTable, timeColumn
 	for _, date := range dates {
 		final := s.path(kind, "date="+date, name+".parquet")
 		query := fmt.Sprintf("SELECT * FROM %s WHERE strftime(%s, '%%Y-%%m-%%d') = %s ORDER BY ALL", scratch, timeColumn, sqlString(date))
-		if err := s.copyAtomically(ctx, conn, query, final, codecKept); err != nil {
+		if err := s.copyAtomically(ctx, conn, query, final, parquetKept); err != nil {
 			return fmt.Errorf("write %s: %w", final, err)
 		}
 	}
 	return nil
 }
 
-// Parquet codecs: zstd for what is kept (snapshots, transitions), snappy
-// for the derived state, which is rewritten whole at every derivation and
-// replaced by the next: on the benchmark's million hosts it writes about a
-// third of a second faster than zstd, at 1.6 times the size (86 MB).
+// Parquet writer options. What is kept (snapshots, transitions) is
+// compressed with zstd. The derived state is rewritten whole at every
+// derivation and replaced by the next, so it is written the quickest way:
+// snappy, version 2 data pages, and no dictionaries (a dictionary of at most
+// one byte is given up at once). On the benchmark's million hosts that
+// writes in about 0.5 s instead of 0.75 s with zstd's version 1 pages
+// (0.7 s with snappy's), for 72 MB instead of 55 MB.
 const (
-	codecKept      = "zstd"
-	codecRewritten = "snappy"
+	parquetKept      = "COMPRESSION zstd"
+	parquetRewritten = "COMPRESSION snappy, PARQUET_VERSION V2, DICTIONARY_SIZE_LIMIT 1"
 )
 
 // copyAtomically writes the result of query as a Parquet file at final,
-// with the given codec, through a temporary file in data/tmp that is synced
-// and then renamed.
-func (s *Store) copyAtomically(ctx context.Context, conn *sql.Conn, query, final, codec string) error {
+// with the given writer options, through a temporary file in data/tmp that
+// is synced and then renamed.
+func (s *Store) copyAtomically(ctx context.Context, conn *sql.Conn, query, final, options string) error {
 	tmp := s.path(TmpDir, fmt.Sprintf("%d-%s", os.Getpid(), filepath.Base(final)))
 	// A Store opened without Create (observer add) has no data/tmp yet.
 	if err := os.MkdirAll(filepath.Dir(tmp), 0o755); err != nil {
 		return err
 	}
 	defer os.Remove(tmp)
-	copySQL := fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION %s)", query, sqlString(filepath.ToSlash(tmp)), codec)
+	copySQL := fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, %s)", query, sqlString(filepath.ToSlash(tmp)), options)
 	if _, err := conn.ExecContext(ctx, copySQL); err != nil {
 		return err
 	}
