@@ -592,7 +592,11 @@ func defineFoldChecks(ctx context.Context, conn *sql.Conn, exec func(what, query
 			kind = "TABLE"
 		}
 	}
-	split := strings.NewReplacer("{{full}}", strconv.FormatBool(full), "{{fold_checks_kind}}", kind)
+	in, notIn := "host IN (SELECT host FROM fold_several)", "host NOT IN (SELECT host FROM fold_several)"
+	if full {
+		in, notIn = "true", "false"
+	}
+	split := strings.NewReplacer("{{fold_checks_kind}}", kind, "{{in_several}}", in, "{{not_in_several}}", notIn)
 	return exec("split", split.Replace(sqlFile("fold_split.sql")))
 }
 
