@@ -560,8 +560,11 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 	if err := exec("fold_one", params.Replace(sqlFile("fold_one.sql"))); err != nil {
 		return files, err
 	}
-	// count(*) of the new checks reads only their files' footers.
-	if err := conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM new_checks_all) - (SELECT coalesce(sum(checks), 0) FROM fold_edges)`).Scan(&rep.OneCheck); err != nil {
+	// fold_one_checks holds one check per host fold_one folds. (Counting
+	// the new checks instead reads every one of them, through the view
+	// that unions them with the schema: 0.35 s for a month of a million
+	// hosts.)
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_one_checks").Scan(&rep.OneCheck); err != nil {
 		return files, fmt.Errorf("derive: count hosts folded by fold_one: %w", err)
 	}
 	for _, name := range []string{"run_states", "transitions", "live_events", "state"} {
