@@ -437,7 +437,7 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 		return fail("software: not lower case")
 	}
 	if !crawl.RecordedSchemaVersion(c.NodeInfoVersion) {
-		return fail("nodeinfo_version %q is not a schema version", observer.CleanText(c.NodeInfoVersion, 20))
+		return fail("nodeinfo_version %q is not a schema version the crawler records", observer.CleanText(c.NodeInfoVersion, 20))
 	}
 	if c.MovedTo != "" {
 		if n, err := hostname.Normalize(c.MovedTo); err != nil || n != c.MovedTo {

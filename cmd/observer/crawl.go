@@ -74,7 +74,7 @@ func parseCrawlFlags(e env, args []string) (crawlFlags, error) {
 	fs := newFlagSet(e, "crawl", "[flags]")
 	f.common.register(fs)
 	f.network.register(fs)
-	fs.IntVar(&f.maxChecks, "max-checks", 0, "stop after this many checks, 0 = no limit (default: crawl.max_checks from the config)")
+	fs.IntVar(&f.maxChecks, "max-checks", 0, "check at most this many due hosts, the rest waiting for a later pass; 0 = no limit (default: crawl.max_checks from the config)")
 	fs.Var(&f.duration, "duration", "time budget of the pass, a `duration` like 90m, 2h or 1d (default: crawl.duration from the config)")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "checks at once, at least 1 (default: crawl.concurrency from the config)")
 	fs.StringVar(&f.isolation, "isolation", defaultIsolation(), "where checks run: process (sandboxed checker processes) or none (in this process, for debugging)")

@@ -7,19 +7,19 @@
 -- (by pass_id, then class, outcome and moved_to, NULLs last), and the facts
 -- by pass_id, software, version and name, so the result never depends on
 -- the order the files are read in. Each row repeats its host's fold_hosts
--- row, so that fold_single and the derived state read one table instead of
--- joining two (a join of a million rows to a million costs more than the
--- columns).
+-- row: the join of the two is made once here, so that fold_single and the
+-- derived state do not each make it.
 
 -- fold_edge_times: each host's edge times (first and last check, last alive
 -- check, last peers fetch, last redirect), one row per distinct time, with
 -- the edges it is. The checks are joined to it on (host, checked_at), so
--- that only the few at an edge come out of the join.
+-- that only the few at an edge come out of the join. An edge a host lacks
+-- (no alive check, say) is NULL and gives no row.
 CREATE OR REPLACE TEMP TABLE fold_edge_times AS
 SELECT host, edge_at,
-    edge_at = first_checked_at AS is_first,
-    edge_at = last_checked_at AS is_last,
-    edge_at = last_alive_at AS is_last_alive,
+    edge_at IS NOT DISTINCT FROM first_checked_at AS is_first,
+    edge_at IS NOT DISTINCT FROM last_checked_at AS is_last,
+    edge_at IS NOT DISTINCT FROM last_alive_at AS is_last_alive,
     edge_at IS NOT DISTINCT FROM last_peers_at AS is_last_peers,
     edge_at IS NOT DISTINCT FROM last_redirect_at AS is_last_redirect
 FROM (
