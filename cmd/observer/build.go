@@ -24,10 +24,7 @@ func runBuild(ctx context.Context, e env, args []string) error {
 	c.register(fs)
 	out := fs.String("out", "public", "output `directory`, replaced as a whole by the new site")
 	full := fs.Bool("full", false, "derive from scratch over every snapshot instead of folding only the new ones")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {

@@ -27,10 +27,7 @@ func runChecker(ctx context.Context, e env, args []string) error {
 	var n network
 	c.registerNoData(fs)
 	n.register(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	cfg, log, err := c.setup(e)

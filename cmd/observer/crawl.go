@@ -79,10 +79,7 @@ func parseCrawlFlags(e env, args []string) (crawlFlags, error) {
 	fs.IntVar(&f.concurrency, "concurrency", 0, "checks at once, at least 1 (default: crawl.concurrency from the config)")
 	fs.StringVar(&f.isolation, "isolation", defaultIsolation(), "where checks run: process (sandboxed checker processes) or none (in this process, for debugging)")
 	fs.IntVar(&f.flushChecks, "flush-checks", 10_000, "write buffered checks to disk after this many (they are also written every 30 s)")
-	if err := parse(fs, args); err != nil {
-		return crawlFlags{}, err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return crawlFlags{}, err
 	}
 	f.given = givenFlags(fs)

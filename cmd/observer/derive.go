@@ -54,10 +54,7 @@ func runDerive(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet(e, "__derive", "[flags]")
 	var c common
 	c.register(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	cfg, log, err := c.setup(e)

@@ -160,8 +160,12 @@ func isBoolValue(v flag.Value) bool {
 	return ok && b.IsBoolFlag()
 }
 
-// noArgs refuses positional arguments, for commands that take none.
-func noArgs(fs *flag.FlagSet) error {
+// parseNoArgs parses args for a command that takes flags only, refusing
+// positional arguments.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	if err := parse(fs, args); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}

@@ -160,10 +160,7 @@ func commandNames() []string {
 
 func runVersion(_ context.Context, e env, args []string) error {
 	fs := newFlagSet(e, "version", "")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, "observer", version())

@@ -20,10 +20,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	c.register(fs)
 	out := fs.String("out", "", "`directory` to build the preview into (default: a temporary directory removed on exit, so the preview's links never end up in public/)")
 	port := fs.Int("port", 0, "port to listen on at 127.0.0.1, 0 picks a free one (default: serve.port from the config)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *port < 0 || *port > 65535 {
