@@ -1,0 +1,121 @@
+package duck_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/duck"
+)
+
+// tieCheck is a check written by pass, at offset at from t0.
+type tieCheck struct {
+	pass    string
+	host    string
+	at      time.Duration
+	outcome observer.Outcome
+	name    string // the instance's name, for alive checks
+}
+
+func writeTieChecks(t *testing.T, s *duck.Store, checks []tieCheck) {
+	t.Helper()
+	ctx := context.Background()
+	byPass := map[string][]tieCheck{}
+	var passes []string
+	for _, c := range checks {
+		if _, ok := byPass[c.pass]; !ok {
+			passes = append(passes, c.pass)
+		}
+		byPass[c.pass] = append(byPass[c.pass], c)
+	}
+	for _, pass := range passes {
+		w, err := s.NewWriter(pass, duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range byPass[pass] {
+			check := observer.Check{Host: c.host, CheckedAt: t0.Add(c.at), Outcome: c.outcome, PassID: pass}
+			if c.outcome == observer.OutcomeAlive {
+				check.Software, check.Version, check.Name = "mastodon", "4.3.0", c.name
+			}
+			if err := w.Record(ctx, observer.Result{Check: check}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Checks of one host at the same instant are ordered by pass_id, then
+// class, outcome and moved_to (docs/data.md), and the facts of alive ones
+// by pass_id, then software, version and name; the greatest is the later.
+// The result does not depend on the order the files were written in, nor
+// on whether the instant was folded in a full or an incremental step, nor
+// on whether the host's checks are folded with windows (a.example ends
+// failing) or without (b.example stays alive, c.example failing).
+func TestChecksAtTheSameInstant(t *testing.T) {
+	const at = day + time.Hour
+	first := []tieCheck{
+		{"p0", "a.example", time.Hour, observer.OutcomeAlive, "earlier"},
+		{"p0", "b.example", time.Hour, observer.OutcomeAlive, "earlier"},
+		{"p0", "c.example", time.Hour, observer.OutcomeHTTPError, ""},
+	}
+	tied := []tieCheck{
+		{"p1", "a.example", at, observer.OutcomeAlive, "p1's"},
+		{"p2", "a.example", at, observer.OutcomeAlive, "p2's alpha"},
+		{"p2", "a.example", at, observer.OutcomeHTTPError, ""},
+		{"p2", "a.example", at, observer.OutcomeAlive, "p2's beta"},
+		{"p1", "b.example", at, observer.OutcomeAlive, "p1's"},
+		{"p2", "b.example", at, observer.OutcomeAlive, "p2's beta"},
+		{"p2", "b.example", at, observer.OutcomeAlive, "p2's alpha"},
+		{"p1", "c.example", at, observer.OutcomeHTTPError, ""},
+		{"p2", "c.example", at, observer.OutcomeUnreachable, ""},
+		{"p2", "c.example", at, observer.OutcomeHTTPError, ""},
+	}
+	want := []string{
+		"a.example dying http_error p2's beta",
+		"b.example live alive p2's beta",
+		"c.example discovered unreachable -",
+		"a.example discovered>live p0",
+		"a.example live>dying p2",
+		"b.example discovered>live p0",
+	}
+	reversed := slices.Clone(tied)
+	slices.Reverse(reversed)
+	for _, tc := range []struct {
+		name        string
+		tied        []tieCheck
+		incremental bool
+	}{
+		{"full", tied, false},
+		{"full, files written in the other order", reversed, false},
+		{"incremental", tied, true},
+		{"incremental, files written in the other order", reversed, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openStore(t, t.TempDir())
+			writeTieChecks(t, s, first)
+			if tc.incremental {
+				derive(t, s, config.State{}, false)
+			}
+			writeTieChecks(t, s, tc.tied)
+			if rep := derive(t, s, config.State{}, false); rep.Full == tc.incremental {
+				t.Fatalf("derivation = %+v, want full %v", rep, !tc.incremental)
+			}
+			views(t, s, t0.Add(2*day))
+			got := append(texts(t, s, `SELECT host || ' ' || state || ' ' || last_outcome || ' ' || coalesce(name, '-')
+				FROM state ORDER BY host`),
+				texts(t, s, `SELECT host || ' ' || from_state || '>' || to_state || ' ' || pass_id
+				FROM transitions ORDER BY host, checked_at`)...)
+			if !slices.Equal(got, want) {
+				t.Fatalf("state and transitions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
