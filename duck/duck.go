@@ -57,30 +57,22 @@ type Options struct {
 
 // Open opens the data directory dir.
 func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, fmt.Errorf("data directory %s: %w", dir, err)
-	}
-	// Refused before anything is created in it.
-	if err := globSafe(dir, abs); err != nil {
-		return nil, err
-	}
 	if opts.Create {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, fmt.Errorf("data directory %s: %w", dir, err)
+		}
+		// Nothing is created in a directory dataDir would refuse.
+		if err := globSafe(dir, abs); err != nil {
+			return nil, err
+		}
 		if err := os.MkdirAll(filepath.Join(abs, TmpDir), 0o755); err != nil {
 			return nil, fmt.Errorf("data directory %s: %w", dir, err)
 		}
 	}
-	info, err := os.Stat(abs)
+	abs, err := dataDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("data directory %s: %w", dir, err)
-	}
-	if !info.IsDir() {
-		return nil, fmt.Errorf("data directory %s: not a directory", dir)
-	}
-	if resolved, err := filepath.EvalSymlinks(abs); err == nil && resolved != abs {
-		if err := globSafe(dir, resolved); err != nil {
-			return nil, err
-		}
+		return nil, err
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -151,6 +143,40 @@ func (s *Store) Dir() string { return s.dir }
 // path joins parts below the data directory.
 func (s *Store) path(parts ...string) string {
 	return filepath.Join(append([]string{s.dir}, parts...)...)
+}
+
+// CheckDataDir refuses what Open refuses of a data directory (missing, not
+// a directory, or a path DuckDB would read as a file pattern), for a caller
+// that uses the directory before it opens a Store: observer serve watches it.
+func CheckDataDir(dir string) error {
+	_, err := dataDir(dir)
+	return err
+}
+
+// dataDir returns the absolute path of the data directory dir, refusing one
+// that is missing, not a directory, or whose path, as given or with its
+// symbolic links resolved, holds a pattern character (globSafe).
+func dataDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	if err := globSafe(dir, abs); err != nil {
+		return "", err
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	if !info.IsDir() {
+		return "", fmt.Errorf("data directory %s: not a directory", dir)
+	}
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil && resolved != abs {
+		if err := globSafe(dir, resolved); err != nil {
+			return "", err
+		}
+	}
+	return abs, nil
 }
 
 // globChars are the characters DuckDB (1.4) reads specially in a file name

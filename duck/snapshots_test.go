@@ -51,6 +51,16 @@ func TestDataDirectoryWithAGlobCharacterIsRefused(t *testing.T) {
 		}
 		t.Fatalf("want an error naming %s and %s, got %v", link, target, err)
 	}
+	// CheckDataDir (what observer serve checks before it watches the
+	// directory) refuses the same, and takes a plain directory.
+	for _, dir := range []string{target, link} {
+		if err := duck.CheckDataDir(dir); err == nil || !strings.Contains(err.Error(), "file pattern") {
+			t.Fatalf("CheckDataDir(%s) = %v, want the pattern refused", dir, err)
+		}
+	}
+	if err := duck.CheckDataDir(base); err != nil {
+		t.Fatalf("CheckDataDir(%s) = %v", base, err)
+	}
 
 	// Braces are no pattern to DuckDB: "site{a,b}" reads neither sitea
 	// nor siteb.

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode"
@@ -338,22 +336,4 @@ func (n *network) crawler(cfg config.Config, log *slog.Logger) (crawl.Options, *
 	opts.MaxNewPeers = sandbox.MaxDiscoveries
 	crawler, err := crawl.New(opts)
 	return opts, crawler, err
-}
-
-// dataDirExists refuses a data directory that is missing or no directory,
-// with duck.Open's message, for serve, which must watch it before it opens
-// a Store.
-func dataDirExists(dir string) error {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return fmt.Errorf("data directory %s: %w", dir, err)
-	}
-	info, err := os.Stat(abs)
-	if err != nil {
-		return fmt.Errorf("data directory %s: %w", dir, err)
-	}
-	if !info.IsDir() {
-		return fmt.Errorf("data directory %s: not a directory", dir)
-	}
-	return nil
 }

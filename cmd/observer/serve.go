@@ -34,7 +34,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		*port = cfg.Serve.Port
 	}
 	// Changes are watched in the data directory: it must exist now.
-	if err := dataDirExists(c.data); err != nil {
+	if err := duck.CheckDataDir(c.data); err != nil {
 		return err
 	}
 	dir := *out
