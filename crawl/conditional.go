@@ -41,6 +41,14 @@ func cleanLastModified(v string) string {
 	return v
 }
 
+// KeptValidators reports whether etag and lastModified are peers-list
+// validators the crawler could have recorded: each empty or as cleanETag
+// and cleanLastModified keep it. The sandbox refuses a checker that
+// reports others, and a request that carries others.
+func KeptValidators(etag, lastModified string) (etagOK, lastModifiedOK bool) {
+	return etag == "" || cleanETag(etag) == etag, lastModified == "" || cleanLastModified(lastModified) == lastModified
+}
+
 func printableASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] > 0x7e {

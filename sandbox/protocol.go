@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/netip"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -128,14 +126,16 @@ type wireRequest struct {
 	Addr              string `json:"addr,omitempty"`
 }
 
-// Bounds on the peers list's validators, as the crawler keeps them.
+// Bounds on the peers list's validators in a request, as the crawler keeps
+// them.
 const (
 	maxETagBytes         = 256
 	maxLastModifiedBytes = 64
 )
 
 // checkHeaderValue accepts "" or printable ASCII of at most limit bytes:
-// what a validator may be on the way to a checker and back.
+// what a validator may be on the way to a checker (the crawler drops one
+// that is not well-formed beyond that before sending it).
 func checkHeaderValue(name, v string, limit int) error {
 	if len(v) > limit {
 		return fmt.Errorf("%s of %d bytes, limit %d", name, len(v), limit)
@@ -433,7 +433,8 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 			return fail("%s: %v", t.name, err)
 		}
 	}
-	if c.Software != strings.ToLower(c.Software) {
+	// Clean (checked above) and lower-cased: what the crawler records.
+	if c.Software != observer.CleanSoftware(c.Software) {
 		return fail("software: not lower case")
 	}
 	if !crawl.RecordedSchemaVersion(c.NodeInfoVersion) {
@@ -465,17 +466,13 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	if c.PeersNotModified && (c.PeersFetched || (e.req.PeersETag == "" && e.req.PeersLastModified == "")) {
 		return fail("peers list not modified, but it was read or not asked for conditionally")
 	}
-	if err := checkHeaderValue("peers_etag", c.PeersETag, maxETagBytes); err != nil {
-		return fail("%v", err)
+	// A checker reports the validators the crawler kept from the response.
+	etagOK, lastModifiedOK := crawl.KeptValidators(c.PeersETag, c.PeersLastModified)
+	if !etagOK {
+		return fail("peers_etag %q is not an entity tag the crawler keeps", observer.CleanText(c.PeersETag, 80))
 	}
-	if err := checkHeaderValue("peers_last_modified", c.PeersLastModified, maxLastModifiedBytes); err != nil {
-		return fail("%v", err)
-	}
-	if c.PeersLastModified != "" {
-		// The crawler keeps a Last-Modified only if it is an HTTP date.
-		if _, err := http.ParseTime(c.PeersLastModified); err != nil {
-			return fail("peers_last_modified is not an HTTP date")
-		}
+	if !lastModifiedOK {
+		return fail("peers_last_modified %q is not an HTTP date the crawler keeps", observer.CleanText(c.PeersLastModified, 80))
 	}
 	// The check cannot have taken longer than the orchestrator waited
 	// for it (a second of slack for clock granularity).
