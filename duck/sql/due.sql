@@ -1,5 +1,5 @@
 -- Hosts due for a check at $1 (the pass's now): every host of the derived
--- state whose next_check_at (the schedule, see state.sql) is not after now,
+-- state whose next_check_at (the schedule, see view_state.sql) is not after now,
 -- soonest first, so a pass cut short by its budget takes the most overdue.
 -- fetch_peers says whether the host's peers list is due too: never fetched,
 -- or last fetched at least $2 microseconds (peers_interval) before now; new
