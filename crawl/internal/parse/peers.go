@@ -318,16 +318,31 @@ func (s *arrayScanner) hex4() (rune, bool) {
 }
 
 // skipStr consumes the rest of an over-long string and reports it as an
-// empty entry.
+// empty entry. It checks escapes as slowStr does: whether a long string is
+// skipped or decoded depends on where the buffer ends, and that must not
+// change which inputs are accepted.
 func (s *arrayScanner) skipStr(fn func([]byte, uint8)) error {
 	escaped := false
+	hexLeft := 0 // hex digits still owed to a \u escape
 	for {
 		for s.pos < s.end {
 			c := s.buf[s.pos]
 			s.pos++
 			switch {
+			case hexLeft > 0:
+				if !isHex(c) {
+					return ErrNotStringArray
+				}
+				hexLeft--
 			case escaped:
 				escaped = false
+				switch c {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				case 'u':
+					hexLeft = 4
+				default:
+					return ErrNotStringArray
+				}
 			case c == '\\':
 				escaped = true
 			case c == '"':
@@ -341,4 +356,8 @@ func (s *arrayScanner) skipStr(fn func([]byte, uint8)) error {
 			return s.fail()
 		}
 	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
