@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -76,6 +77,37 @@ func TestStringArray(t *testing.T) {
 	boom := errors.New("boom")
 	if _, err := collect(t, io.MultiReader(strings.NewReader(`["a",`), iotest.ErrReader(boom))); !errors.Is(err, boom) {
 		t.Errorf("read error not passed on: %v", err)
+	}
+	// A read error (the body cap, say) inside an escape is the read error,
+	// whether the string is being decoded or skipped.
+	for _, prefix := range []string{`["\u00`, `["x\u0`, `["\u`, `["` + long + `\u00`, `["\n\u00`} {
+		for _, mode := range []string{"whole", "one byte"} {
+			var r io.Reader = strings.NewReader(prefix)
+			if mode == "one byte" {
+				r = iotest.OneByteReader(r)
+			}
+			if _, err := collect(t, io.MultiReader(r, iotest.ErrReader(boom))); !errors.Is(err, boom) {
+				t.Errorf("%s %.20q then a read error: got %v, want the read error", mode, prefix, err)
+			}
+		}
+	}
+}
+
+// An over-long entry is junk whatever its bytes: decoding one that has an
+// escape must not buffer all of it.
+func TestStringArrayMemory(t *testing.T) {
+	big := strings.Repeat("a", 16<<20)
+	for _, in := range []string{`["` + big + `"]`, `["\n` + big + `"]`, `["` + big + `\n` + big + `"]`} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got, err := collect(t, strings.NewReader(in))
+		runtime.ReadMemStats(&after)
+		if err != nil || len(got) != 1 || got[0] != "" {
+			t.Errorf("%.8q: got %d entries, %v; want one empty entry", in, len(got), err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+			t.Errorf("%.8q: %d KiB allocated for one %d MiB entry; the scanner's memory is meant to be fixed", in, n>>10, len(in)>>20)
+		}
 	}
 }
 
@@ -190,6 +222,22 @@ func TestRobotsGroups(t *testing.T) {
 	merged := parse.ParseRobots([]byte("User-agent: TestObserver\nCrawl-delay: 5\nUser-agent: *\nDisallow: /\n"), "TestObserver")
 	if merged.Allowed("/x") {
 		t.Error("a crawl-delay line ended the group (Google's reference parser ignores it)")
+	}
+	// temoto/robotstxt splits at white space: a space inside a value must
+	// not become a field of its own, which once made it reject the file
+	// (allow all) or open a group.
+	for _, body := range []string{
+		"User-agent: *\nDisallow: /\nDisallow: /tmp crawl-delay\n",
+		"User-agent: X\nDisallow: /x user-agent\nDisallow: /\n",
+		"User-agent: X\nDisallow: /x\tuser-agent\vallow\nDisallow: /\n",
+	} {
+		if parse.ParseRobots([]byte(body), "X").Allowed("/api/v1/instance/peers") {
+			t.Errorf("%q: a rule with white space inside lost the others", body)
+		}
+	}
+	spaced := parse.ParseRobots([]byte("User-agent: *\nDisallow: /a b\n"), "X")
+	if spaced.Allowed("/a%20b") || !spaced.Allowed("/a") {
+		t.Error("a value with a space is matched as its escaped path, as Google's parser does")
 	}
 	wild := parse.ParseRobots([]byte("User-agent: *\nDisallow: /*.json$\n"), "X")
 	if wild.Allowed("/nodeinfo/2.0.json") || !wild.Allowed("/nodeinfo/2.0") {

@@ -235,7 +235,11 @@ func (s *arrayScanner) slowStr(start int, fn func([]byte, uint8)) error {
 		case c < 0x20:
 			return ErrNotStringArray
 		case c != '\\':
-			out = append(out, c)
+			// Past maxEntry the entry is junk (passed on as nil), so only
+			// its length matters: the buffer stays bounded.
+			if len(out) <= maxEntry {
+				out = append(out, c)
+			}
 			s.pos++
 			continue
 		}
@@ -264,6 +268,12 @@ func (s *arrayScanner) slowStr(start int, fn func([]byte, uint8)) error {
 		case 'u':
 			r, ok := s.hex4()
 			if !ok {
+				if s.pos+4 > s.end {
+					// The input ended inside the escape: a read error
+					// (such as the body cap) is reported as such, as
+					// skipStr does.
+					return s.fail()
+				}
 				return ErrNotStringArray
 			}
 			if r >= 0xD800 && r < 0xDC00 {
@@ -288,8 +298,7 @@ func (s *arrayScanner) slowStr(start int, fn func([]byte, uint8)) error {
 		default:
 			return ErrNotStringArray
 		}
-		if len(out) > 4*maxEntry {
-			// Junk; keep the buffer bounded and let the caller drop it.
+		if len(out) > maxEntry {
 			out = out[:maxEntry+1]
 		}
 	}

@@ -67,7 +67,13 @@ func ParseRobots(body []byte, token string) *Robots {
 			if !sawAgent {
 				continue
 			}
-			out.WriteString(key + ": " + value + "\n")
+			// temoto/robotstxt splits lines at white space, so a space
+			// inside a value would start new fields: "Disallow: /a
+			// crawl-delay" made it reject the whole file (read as allow
+			// all). A path has no literal white space (a URL escapes it),
+			// so it is escaped here too, which matches it as Google's
+			// parser does.
+			out.WriteString(key + ": " + valueSpaces.Replace(value) + "\n")
 		}
 	}
 	data, err := robotstxt.FromBytes(out.Bytes())
@@ -76,6 +82,9 @@ func ParseRobots(body []byte, token string) *Robots {
 	}
 	return &Robots{group: data.FindGroup(token)}
 }
+
+// valueSpaces escapes the bytes temoto/robotstxt splits fields at.
+var valueSpaces = strings.NewReplacer(" ", "%20", "\t", "%09", "\v", "%0B")
 
 // Allowed reports whether path (with its query, if any) may be fetched.
 func (r *Robots) Allowed(path string) bool {
