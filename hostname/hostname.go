@@ -24,8 +24,10 @@ import (
 // (RFC 1035, without the root label's dot).
 const MaxLen = 253
 
-// maxInput bounds the work done on junk: no input this long can map to a
-// valid name, and IDNA processing costs time proportional to the input.
+// maxInput bounds the work done on junk, since IDNA processing costs time
+// proportional to the input. An input this long is refused even in the rare
+// case it would map to a valid name (IDNA maps some characters, such as the
+// soft hyphen, to nothing): no real peers list writes a name so.
 const maxInput = 4 * MaxLen
 
 // Fixed reasons, allocated once: junk is common in peers lists.
@@ -82,7 +84,9 @@ func normalizeSlow(s string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("not a valid IDNA host name: %v", idnaReason(err))
 	}
-	h = strings.ToLower(h)
+	// The trailing dot is removed again after mapping: a full stop such as
+	// U+3002 becomes one only here.
+	h = strings.TrimSuffix(strings.ToLower(h), ".")
 	for i := 0; i < len(h); i++ {
 		c := h[i]
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {

@@ -24,9 +24,11 @@ func TestNormalizeAccepts(t *testing.T) {
 		{"1.2.3.social", "1.2.3.social"},
 		{"foo.github.io", "foo.github.io"}, // private section of the list
 		{"фото.рф", "xn--n1aalg.xn--p1ai"},
-		{"pleroma。example。com", "pleroma.example.com"}, // ideographic full stop
-		{"ｍａｓｔｏｄｏｎ.social", "mastodon.social"},         // full-width letters
-		{"😀.social", "xn--e28h.social"},                // UTS #46 allows emoji; so do browsers
+		{"pleroma。example。com", "pleroma.example.com"},  // ideographic full stop
+		{"pleroma.example.com。", "pleroma.example.com"}, // a trailing one, as a trailing "."
+		{"pleroma.example.com．", "pleroma.example.com"}, // full-width full stop
+		{"ｍａｓｔｏｄｏｎ.social", "mastodon.social"},          // full-width letters
+		{"😀.social", "xn--e28h.social"},                 // UTS #46 allows emoji; so do browsers
 		{strings.Repeat("a", 63) + ".social", strings.Repeat("a", 63) + ".social"},
 	}
 	for _, c := range cases {
@@ -49,6 +51,8 @@ func TestNormalizeRejects(t *testing.T) {
 		{"127.0.0.1", "IP address"},
 		{"8.8.8.8", "IP address"},
 		{"8.8.8.8.", "IP address"},
+		{"8.8.8.8。", "IP address"},
+		{"。", "IDNA"},
 		{"::1", "IP address"},
 		{"2001:db8::1", "IP address"},
 		{"[2001:db8::1]", "IP address"},
