@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -246,9 +247,23 @@ func hasDelimLine(src []byte, delim string) bool {
 }
 
 func (p *Page) applyFrontMatter(fm map[string]any) error {
-	for k, v := range fm {
+	// Sorted, so that which error is reported does not depend on map order;
+	// the known keys are case-insensitive, so two spellings of one would
+	// otherwise race (a "Draft: false" beside "draft: true" published the
+	// page at random).
+	known := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(fm)) {
+		v := fm[k]
 		var err error
-		switch strings.ToLower(k) {
+		lower := strings.ToLower(k)
+		switch lower {
+		case "title", "description", "date", "draft", "weight":
+			if other, ok := known[lower]; ok {
+				return fmt.Errorf("front matter has both %s and %s: keys are case-insensitive", other, k)
+			}
+			known[lower] = k
+		}
+		switch lower {
 		case "title":
 			p.Title, err = asString(k, v)
 		case "description":

@@ -79,15 +79,17 @@ func (b *builder) writeFeeds(list []observer.Instance, fl []FeedLink) error {
 	if err := b.writeFeed("new.atom", b.site.Title+": new instances", "", list); err != nil {
 		return err
 	}
+	// Grouped in one pass: with a feed per software and new hosts that each
+	// claim their own software (spam can), a pass over the list per feed was
+	// quadratic.
+	bySlug := map[string][]observer.Instance{}
+	for _, inst := range list {
+		slug := softwareSlug(inst.Software)
+		bySlug[slug] = append(bySlug[slug], inst)
+	}
 	for _, f := range fl {
 		slug := strings.TrimSuffix(strings.TrimPrefix(f.file, "new/"), ".atom")
-		var sub []observer.Instance
-		for _, inst := range list {
-			if softwareSlug(inst.Software) == slug {
-				sub = append(sub, inst)
-			}
-		}
-		if err := b.writeFeed(f.file, b.site.Title+": new "+f.Software+" instances", f.Software, sub); err != nil {
+		if err := b.writeFeed(f.file, b.site.Title+": new "+f.Software+" instances", f.Software, bySlug[slug]); err != nil {
 			return err
 		}
 	}

@@ -67,6 +67,17 @@ func TestFrontMatterFields(t *testing.T) {
 	if _, err := parsePage("x.md", []byte("---\ndate: yesterday\n---\n"), newMarkdown(false)); err == nil {
 		t.Error("date: yesterday was accepted")
 	}
+	// The known keys are case-insensitive, so two spellings of one are
+	// refused rather than one winning by map order.
+	for _, src := range []string{
+		"---\ndraft: true\nDraft: false\n---\n",
+		"+++\ntitle = \"A\"\nTitle = \"B\"\n+++\n",
+	} {
+		_, err := parsePage("x.md", []byte(src), newMarkdown(false))
+		if err == nil || !strings.Contains(err.Error(), "case-insensitive") {
+			t.Errorf("%q: got %v, want a refusal of the two spellings", src, err)
+		}
+	}
 }
 
 func TestInertCell(t *testing.T) {
