@@ -195,6 +195,12 @@ func Parse(data []byte, cfg *Config) error {
 		}
 		return err
 	}
+	if len(cfg.Site.Params) == 0 {
+		// go-toml reads an empty [site.params] table as nil but
+		// `params = {}` as an empty map; one form, so that a config written
+		// back reads the same.
+		cfg.Site.Params = nil
+	}
 	return cfg.Validate()
 }
 

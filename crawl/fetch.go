@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/crawl/internal/parse"
@@ -245,6 +246,10 @@ func (f *fetcher) classifyRedirect(status int, target *url.URL, robotsTxt bool) 
 func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []byte, r request, read func(io.Reader) error) (int, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.c.opts.RequestTimeout)
 	defer cancel()
+	// abort ends the request early: drain uses it to stop waiting on a
+	// slow body.
+	ctx, abort := context.WithCancel(ctx)
+	defer abort()
 	step := Step{Method: method, URL: u.String()}
 	defer func() { f.steps = append(f.steps, step) }()
 
@@ -272,6 +277,14 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 	}
 	defer resp.Body.Close()
 	step.Status = resp.StatusCode
+	if resp.StatusCode < 100 {
+		// Go's client takes any three digits; the result's schema (and a
+		// sandboxed checker's orchestrator) does not, and no server that
+		// means it sends one.
+		err := fmt.Errorf("invalid HTTP status %03d", resp.StatusCode)
+		step.Error = err.Error()
+		return 0, "", err
+	}
 	r.cond.keep(resp)
 	cr := &capReader{r: resp.Body, max: r.cap, url: u.String(), total: &f.bytes}
 	defer func() { step.Bytes = cr.n }()
@@ -279,13 +292,13 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
 		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 		if loc := resp.Header.Get("Location"); loc != "" {
-			drain(cr)
+			drain(cr, abort)
 			step.Note = "redirect to " + clip(loc, 300)
 			return resp.StatusCode, loc, nil
 		}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		drain(cr)
+		drain(cr, abort)
 		return resp.StatusCode, "", nil
 	}
 	err = read(cr)
@@ -301,9 +314,15 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 	return resp.StatusCode, "", nil
 }
 
+// drainWait is how long drain waits for an unwanted body.
+const drainWait = time.Second
+
 // drain reads a little of an unwanted body so the connection can be reused,
-// without waiting on a slow or endless one.
-func drain(r io.Reader) {
+// without waiting on a slow or endless one: past drainWait it calls abort,
+// which cancels the request (and so the read) and loses the connection.
+func drain(r io.Reader, abort context.CancelFunc) {
+	t := time.AfterFunc(drainWait, abort)
+	defer t.Stop()
 	_, _ = io.Copy(io.Discard, io.LimitReader(r, 4<<10))
 }
 
