@@ -98,6 +98,9 @@ type check struct {
 	// peersLeft is what the peers list may still read, over all its
 	// requests (see peersRequest).
 	peersLeft int64
+	// peersRequests counts the peers list's requests, redirects included,
+	// which a paged list may make at most MaxPeerPages of.
+	peersRequests int
 }
 
 func (k *check) set(o observer.Outcome, status int, format string, args ...any) {
@@ -424,9 +427,10 @@ func (k *check) peersStatus(path string, status int, stop *redirectStop, err err
 // large, as a single list is.
 func (k *check) peersRequest(ctx context.Context, r request, read func(io.Reader) error) (int, *redirectStop, error) {
 	r.cap = max(k.peersLeft, 0)
-	before := k.f.bytes
+	before, steps := k.f.bytes, len(k.f.steps)
 	status, stop, err := k.f.do(ctx, r, read)
 	k.peersLeft -= k.f.bytes - before
+	k.peersRequests += len(k.f.steps) - steps
 	var tooLarge *TooLargeError
 	if errors.As(err, &tooLarge) && r.cap < capPeers {
 		// Name the list's cap, not what was left of it for this page.
@@ -463,7 +467,9 @@ func (k *check) misskeyPeers(ctx context.Context, pl *PeerList) (bool, int, erro
 	if !k.peersAllowed(path) {
 		return false, 0, nil
 	}
-	for page := 0; page < k.c.opts.MaxPeerPages; page++ {
+	// Redirects count against MaxPeerPages: a host that redirects every
+	// page five times must not multiply the requests a list costs.
+	for page := 0; k.peersRequests < k.c.opts.MaxPeerPages; page++ {
 		body := []byte(`{"limit":` + strconv.Itoa(pageSize) + `,"offset":` + strconv.Itoa(page*pageSize) + `}`)
 		var n int
 		status, stop, err := k.peersRequest(ctx, request{method: http.MethodPost, url: k.f.url(path), body: body, accept: "application/json"},
@@ -486,19 +492,18 @@ func (k *check) misskeyPeers(ctx context.Context, pl *PeerList) (bool, int, erro
 			return true, status, nil
 		}
 	}
-	k.f.note("peers: stopped after %d pages", k.c.opts.MaxPeerPages)
+	k.f.note("peers: stopped after %d requests", k.peersRequests)
 	return true, 200, nil
 }
 
 func (k *check) peerTubePeers(ctx context.Context, pl *PeerList) (bool, int, error) {
 	got := false
 	status := 0
-	pages := 0
 	for _, side := range []struct{ path, field string }{
 		{"/api/v1/server/followers", "follower"},
 		{"/api/v1/server/following", "following"},
 	} {
-		for start := 0; pages < k.c.opts.MaxPeerPages; start += pageSize {
+		for start := 0; k.peersRequests < k.c.opts.MaxPeerPages; start += pageSize {
 			// robots.txt is asked about each page as it is fetched, query
 			// included ("Disallow: /*?" is common). A page that may not be
 			// fetched is treated as one that is unavailable.
@@ -509,7 +514,6 @@ func (k *check) peerTubePeers(ctx context.Context, pl *PeerList) (bool, int, err
 				}
 				return false, status, fmt.Errorf("%s: page at %d disallowed by robots.txt", side.path, start)
 			}
-			pages++
 			var n int
 			var total int64
 			var stop *redirectStop
@@ -536,8 +540,8 @@ func (k *check) peerTubePeers(ctx context.Context, pl *PeerList) (bool, int, err
 			}
 		}
 	}
-	if pages >= k.c.opts.MaxPeerPages {
-		k.f.note("peers: stopped after %d pages", pages)
+	if k.peersRequests >= k.c.opts.MaxPeerPages {
+		k.f.note("peers: stopped after %d requests", k.peersRequests)
 	}
 	return got, status, nil
 }

@@ -50,7 +50,9 @@ type Options struct {
 	CheckTimeout time.Duration
 
 	// MaxPeerPages caps the requests made for one paged peers list
-	// (Misskey, PeerTube); default 100 pages of 100 entries.
+	// (Misskey, PeerTube), redirects included: no page is asked for once
+	// that many are made, so a list makes at most MaxPeerPages requests and
+	// the redirects of its last page. Default 100 pages of 100 entries.
 	MaxPeerPages int
 	// MaxNewPeers caps the discoveries kept from one check, and so the
 	// hosts a check remembers from its peers list; with the 32 MiB cap on

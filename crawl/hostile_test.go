@@ -1,6 +1,7 @@
 package crawl_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -58,5 +59,44 @@ func TestSlowUnwantedBodyIsNotAwaited(t *testing.T) {
 	r, _ := e.check("drip.social", crawl.CheckOptions{})
 	if r.Check.Outcome != observer.OutcomeAlive {
 		t.Errorf("outcome %s (%s), want alive", r.Check.Outcome, r.Check.Error)
+	}
+}
+
+// A paged list's redirects count against MaxPeerPages: a Misskey host that
+// redirects every page five times within itself made six times the
+// requests the cap allows.
+func TestPagedPeersRedirectsCountAsRequests(t *testing.T) {
+	const maxPages = 3
+	e := newEnv(t, func(o *crawl.Options) { o.MaxPeerPages = maxPages })
+	rt := instance("mk.social", "misskey", "")
+	page := 0
+	rt["/api/federation/instances"] = func(w http.ResponseWriter, r *http.Request) {
+		hop := 0
+		fmt.Sscanf(r.URL.RawQuery, "hop=%d", &hop)
+		if hop < 5 {
+			w.Header().Set("Location", fmt.Sprintf("/api/federation/instances?hop=%d", hop+1))
+			w.WriteHeader(http.StatusTemporaryRedirect)
+			return
+		}
+		var items []string
+		for i := range 100 {
+			items = append(items, fmt.Sprintf(`{"host":"p%d-%d.social"}`, page, i))
+		}
+		page++
+		fmt.Fprint(w, "["+strings.Join(items, ",")+"]")
+	}
+	e.host("mk.social", rt)
+	r, _ := e.check("mk.social", crawl.CheckOptions{FetchPeers: true})
+	requests := 0
+	for _, p := range e.srv.Paths("mk.social") {
+		if strings.HasSuffix(p, "/api/federation/instances") {
+			requests++
+		}
+	}
+	// The first page's five redirects are followed, which is over the cap,
+	// so no second page is asked for.
+	if requests != 6 || page != 1 || r.Check.Outcome != observer.OutcomeAlive || r.Check.PeersCount != 100 {
+		t.Errorf("%d requests for %d pages, outcome %s, %d peers; want 6 requests for 1 page of 100, alive",
+			requests, page, r.Check.Outcome, r.Check.PeersCount)
 	}
 }
