@@ -468,3 +468,48 @@ func TestPassUnresolvedHostNotChecked(t *testing.T) {
 		}
 	}
 }
+
+// A farm of hosts at one address whose checks are slow does not hold up the
+// hosts behind it: those that find no place to wait for the busy address
+// are left for a later pass. Here the farm's checks last until the host at
+// the other address has been checked; when the farm held every place, that
+// never happened (the context's deadline, a safety net only, then ended
+// the pass).
+func TestPassFarmAtOneAddressDoesNotHoldUpOthers(t *testing.T) {
+	f := newFake()
+	release := make(chan struct{})
+	const farm = 20
+	var due []string
+	for i := range farm {
+		h := fmt.Sprintf("farm%d.social", i)
+		f.block[h] = release
+		due = append(due, h)
+	}
+	due = append(due, "innocent.social")
+	sink := &memSink{onRecord: func(r observer.Result) {
+		if r.Check.Host == "innocent.social" {
+			close(release)
+		}
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := &crawl.Pass{Checker: f, Sink: sink, Concurrency: 2,
+		Resolve: func(_ context.Context, h string) (netip.AddrPort, error) {
+			if h == "innocent.social" {
+				return netip.AddrPortFrom(addrB, 443), nil
+			}
+			return netip.AddrPortFrom(addrA, 443), nil
+		}}
+	sum, err := p.Run(ctx, due)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.calls["innocent.social"] != 1 {
+		t.Fatalf("the host at a free address was not checked: summary %+v", sum)
+	}
+	// One farm check holds the address, eight wait in parked (4 × the
+	// concurrency), and the other eleven are left for a later pass.
+	if sum.Checks != 10 || sum.NotStarted != farm-9 || sum.ByOutcome[observer.OutcomeAlive] != 10 {
+		t.Errorf("summary %+v, want 10 checks (9 of the farm) and %d not started", sum, farm-9)
+	}
+}

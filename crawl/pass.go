@@ -198,12 +198,14 @@ type passRun struct {
 	limiter *AddressLimiter // nil without Pass.Resolve
 	sum     Summary         // written by admit, then only by the collector
 
-	// A host goes through three gates: pending (resolving, or waiting for
-	// its address), parked (waiting for a busy address without holding a
-	// place in pending, so that many hosts at one address do not hold up
-	// the hosts behind them), and sem (the check itself). A goroutine that
-	// holds sem only runs its check, and one that holds an address only
-	// waits for sem, so every wait ends.
+	// A host goes through three gates: pending (resolving), parked (waiting
+	// for a busy address without holding a place in pending, so that many
+	// hosts at one address do not hold up the hosts behind them), and sem
+	// (the check itself). A host whose address is busy when parked is full
+	// is not started (errAddressBusy): waiting in pending instead let a farm
+	// of slow hosts at one address fill every place and run the pass one
+	// check at a time. A goroutine that holds sem only runs its check, and
+	// one that holds an address only waits for sem, so every wait ends.
 	pending, parked, sem *semaphore.Weighted
 	results              chan hostDone
 	wg                   sync.WaitGroup
@@ -482,19 +484,24 @@ func (g *gates) leave() {
 	}
 }
 
-// takeAddress takes addr, waiting if another check holds it; while it
-// waits it moves from pending to parked when parked has room. On error it
+// errAddressBusy leaves a host unstarted: its address was busy and every
+// place to wait for it was taken. It stays due for the next pass.
+var errAddressBusy = errors.New("address busy and no place to wait for it")
+
+// takeAddress takes addr, waiting in parked (having left pending) if another
+// check holds it, or returns errAddressBusy if parked is full. On error it
 // does not hold the address.
 func (g *gates) takeAddress(ctx context.Context, l *AddressLimiter, addr netip.Addr) error {
 	ok, err := l.TryAcquire(addr)
 	if ok || err != nil {
 		return err
 	}
-	if g.parked.TryAcquire(1) {
-		g.holdsParked = true
-		g.holdsPending = false
-		g.pending.Release(1)
+	if !g.parked.TryAcquire(1) {
+		return errAddressBusy
 	}
+	g.holdsParked = true
+	g.holdsPending = false
+	g.pending.Release(1)
 	return l.Acquire(ctx, addr)
 }
 
