@@ -120,7 +120,7 @@ func (s *Store) checkSnapshots(ctx context.Context, conn *sql.Conn, schemaTable 
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("read the schemas of the %s files: %w", kind, err)
+		return fmt.Errorf("read the schemas of the %s files: %w", kind, blameFile(ctx, conn, abs, err))
 	}
 
 	// The null counts of the NOT NULL columns, summed over row groups
@@ -150,7 +150,7 @@ func (s *Store) checkSnapshots(ctx context.Context, conn *sql.Conn, schemaTable 
 			})
 		}
 		if err != nil {
-			return fmt.Errorf("read the statistics of the %s files: %w", kind, err)
+			return fmt.Errorf("read the statistics of the %s files: %w", kind, blameFile(ctx, conn, abs, err))
 		}
 	}
 
@@ -240,4 +240,28 @@ func nullsError(file, column string, n int64) error {
 	}
 	return fmt.Errorf("snapshot file %s: column %s holds %d %s, and it may not be NULL (the schema is in docs/data.md): "+
 		"rewrite the file without those rows, or move it out of the data directory", file, column, n, nulls)
+}
+
+// blameFile names the file behind err, an error from reading the footers of
+// every file in abs at once, when DuckDB's message names none: a damaged
+// footer gives a bare Thrift error ("don't know what type"), which in a
+// directory of hundreds of snapshots says nothing of which to remove. It
+// reads each footer alone until one fails.
+func blameFile(ctx context.Context, conn *sql.Conn, abs []string, err error) error {
+	msg := err.Error()
+	for _, f := range abs {
+		if strings.Contains(msg, f) {
+			return err
+		}
+	}
+	for _, f := range abs {
+		if ctx.Err() != nil {
+			return err
+		}
+		var n int64
+		if ferr := conn.QueryRowContext(ctx, "SELECT count(*) FROM parquet_schema("+sqlString(f)+")").Scan(&n); ferr != nil {
+			return fmt.Errorf("%s: %w", f, ferr)
+		}
+	}
+	return err
 }

@@ -83,6 +83,12 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("start duckdb: %w", err)
 	}
 	s := &Store{dir: abs, connector: connector, db: sql.OpenDB(connector), log: logger}
+	// DuckDB's default spill directory is .tmp in the working directory: a
+	// large `observer sql` query would write there, outside data/.
+	if _, err := s.db.ExecContext(ctx, "SET temp_directory = "+sqlString(s.spillDir())); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("duckdb temp_directory: %w", err)
+	}
 	if opts.MemoryLimit != "" {
 		if err := s.limitMemory(ctx, opts.MemoryLimit); err != nil {
 			s.Close()
@@ -96,12 +102,17 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// spillDir is where DuckDB spills what does not fit in memory.
+func (s *Store) spillDir() string {
+	return filepath.ToSlash(s.path(TmpDir, "duckdb-spill"))
+}
+
 // limitMemory sets DuckDB's memory_limit, past which operators spill into
 // data/tmp/duckdb-spill. DuckDB refuses to switch the temporary directory
 // once it has been used, so it is set only when it differs: a Store may be
 // limited more than once (every Derive with a MemoryLimit).
 func (s *Store) limitMemory(ctx context.Context, limit string) error {
-	spill := filepath.ToSlash(s.path(TmpDir, "duckdb-spill"))
+	spill := s.spillDir()
 	stmts := []string{
 		"SET memory_limit = " + sqlString(limit),
 		// memory_limit bounds DuckDB's buffers, not what its allocator keeps

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,9 +18,18 @@ import (
 )
 
 func TestCorruptSnapshotIsAnErrorNamingTheFile(t *testing.T) {
-	for name, content := range map[string][]byte{
-		"garbage":   []byte("this is not parquet at all"),
-		"truncated": nil, // filled below from a real file
+	for name, damage := range map[string]func(real []byte) []byte{
+		"garbage":   func([]byte) []byte { return []byte("this is not parquet at all") },
+		"truncated": func(real []byte) []byte { return real[:len(real)/2] },
+		// The magic bytes intact and the footer (the schema) damaged:
+		// DuckDB's message names no file, so the store finds it.
+		"footer": func(real []byte) []byte {
+			footer := len(real) - 8 - int(binary.LittleEndian.Uint32(real[len(real)-8:]))
+			for i := footer + 20; i < footer+60; i++ {
+				real[i] ^= 0xff
+			}
+			return real
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -28,14 +38,11 @@ func TestCorruptSnapshotIsAnErrorNamingTheFile(t *testing.T) {
 			derive(t, s, config.State{}, false)
 			write(t, s, "p1", []ev{alive("a.example", day)})
 			bad := filepath.Join(dir, "checks", "date=2026-01-06", "p1-00000.parquet")
-			if content == nil {
-				real, err := os.ReadFile(bad)
-				if err != nil {
-					t.Fatal(err)
-				}
-				content = real[:len(real)/2]
+			real, err := os.ReadFile(bad)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if err := os.WriteFile(bad, content, 0o644); err != nil {
+			if err := os.WriteFile(bad, damage(real), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			for _, full := range []bool{false, true} {
@@ -469,4 +476,20 @@ func TestTransitionsAndLiveEventsFilesAreMerged(t *testing.T) {
 	inc := dump(t, s, dir)
 	derive(t, s, config.State{}, true)
 	compareDumps(t, "merged incremental against full", inc, dump(t, s, dir))
+}
+
+// What does not fit in memory spills under data/tmp, whether or not a
+// memory limit is set: DuckDB's default is .tmp in the working directory,
+// outside data/, where a large `observer sql` query would write.
+func TestSpillStaysInData(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	got, err := s.QueryMaps(context.Background(), "SELECT current_setting('temp_directory') AS d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.ToSlash(filepath.Join(dir, "tmp", "duckdb-spill"))
+	if len(got) != 1 || got[0]["d"] != want {
+		t.Errorf("temp_directory %v, want %s", got, want)
+	}
 }
