@@ -84,7 +84,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{dir: abs, connector: connector, db: sql.OpenDB(connector), log: logger}
 	// DuckDB's default spill directory is .tmp in the working directory: a
-	// large `observer sql` query would write there, outside data/.
+	// large `observer sql` query would write there, outside data/. It is
+	// set once, here: DuckDB refuses to switch it once it has been used.
 	if _, err := s.db.ExecContext(ctx, "SET temp_directory = "+sqlString(s.spillDir())); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("duckdb temp_directory: %w", err)
@@ -108,11 +109,9 @@ func (s *Store) spillDir() string {
 }
 
 // limitMemory sets DuckDB's memory_limit, past which operators spill into
-// data/tmp/duckdb-spill. DuckDB refuses to switch the temporary directory
-// once it has been used, so it is set only when it differs: a Store may be
-// limited more than once (every Derive with a MemoryLimit).
+// spillDir. A Store may be limited more than once (every Derive with a
+// MemoryLimit).
 func (s *Store) limitMemory(ctx context.Context, limit string) error {
-	spill := s.spillDir()
 	stmts := []string{
 		"SET memory_limit = " + sqlString(limit),
 		// memory_limit bounds DuckDB's buffers, not what its allocator keeps
@@ -123,13 +122,6 @@ func (s *Store) limitMemory(ctx context.Context, limit string) error {
 		// 1.21-1.25 GiB in seven runs, at no cost in time.
 		"SET allocator_flush_threshold = '16MB'",
 		"SET allocator_background_threads = true",
-	}
-	var current string
-	if err := s.db.QueryRowContext(ctx, "SELECT current_setting('temp_directory')").Scan(&current); err != nil {
-		return fmt.Errorf("temp_directory: %w", err)
-	}
-	if current != spill {
-		stmts = append(stmts, "SET temp_directory = "+sqlString(spill))
 	}
 	for _, stmt := range stmts {
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {

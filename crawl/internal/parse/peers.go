@@ -310,20 +310,27 @@ func (s *arrayScanner) hex4() (rune, bool) {
 	}
 	var r rune
 	for _, c := range s.buf[s.pos : s.pos+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
+		d, ok := hexDigit(c)
+		if !ok {
 			return 0, false
 		}
+		r = r<<4 | d
 	}
 	s.pos += 4
 	return r, true
+}
+
+// hexDigit is the value of the hex digit c.
+func hexDigit(c byte) (rune, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return rune(c - '0'), true
+	case c >= 'a' && c <= 'f':
+		return rune(c - 'a' + 10), true
+	case c >= 'A' && c <= 'F':
+		return rune(c - 'A' + 10), true
+	}
+	return 0, false
 }
 
 // skipStr consumes the rest of an over-long string and reports it as an
@@ -339,7 +346,7 @@ func (s *arrayScanner) skipStr(fn func([]byte, uint8)) error {
 			s.pos++
 			switch {
 			case hexLeft > 0:
-				if !isHex(c) {
+				if _, ok := hexDigit(c); !ok {
 					return ErrNotStringArray
 				}
 				hexLeft--
@@ -365,8 +372,4 @@ func (s *arrayScanner) skipStr(fn func([]byte, uint8)) error {
 			return s.fail()
 		}
 	}
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
