@@ -128,6 +128,9 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		return rep, fmt.Errorf("derive: %w", err)
 	}
 	defer lock.Release()
+	// A build or `observer sql` killed while it spilled left its spill
+	// directory behind; a derivation is the next writer those commands run.
+	s.removeOrphanedTmp()
 	if st.MemoryLimit != "" {
 		restore, err := s.limitDerivationMemory(ctx, st.MemoryLimit)
 		if err != nil {

@@ -11,6 +11,7 @@ package duck
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -35,6 +36,7 @@ const (
 // Store is an open data directory with an in-memory DuckDB over it.
 type Store struct {
 	dir       string
+	spill     string // this Store's own spill directory, under data/tmp
 	connector *duckdb.Connector
 	db        *sql.DB
 	log       *slog.Logger
@@ -83,10 +85,16 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("start duckdb: %w", err)
 	}
 	s := &Store{dir: abs, connector: connector, db: sql.OpenDB(connector), log: logger}
+	s.spill = filepath.ToSlash(s.path(TmpDir, fmt.Sprintf("%d-duckdb-spill-%s", os.Getpid(), rand.Text()[:8])))
 	// DuckDB's default spill directory is .tmp in the working directory: a
-	// large `observer sql` query would write there, outside data/. It is
-	// set once, here: DuckDB refuses to switch it once it has been used.
-	if _, err := s.db.ExecContext(ctx, "SET temp_directory = "+sqlString(s.spillDir())); err != nil {
+	// large `observer sql` query would write there, outside data/. Each
+	// Store has its own: DuckDB names its spill files alike in every
+	// process and opens them without O_EXCL, so two processes spilling
+	// into one directory overwrote and deleted each other's files (seen
+	// as segfaults and short reads). The pid prefix lets the next writer
+	// remove a killed process's spill (removeOrphanedTmp). It is set once,
+	// here: DuckDB refuses to switch it once it has been used.
+	if _, err := s.db.ExecContext(ctx, "SET temp_directory = "+sqlString(s.spill)); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("duckdb temp_directory: %w", err)
 	}
@@ -101,11 +109,6 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("create schema: %w", err)
 	}
 	return s, nil
-}
-
-// spillDir is where DuckDB spills what does not fit in memory.
-func (s *Store) spillDir() string {
-	return filepath.ToSlash(s.path(TmpDir, "duckdb-spill"))
 }
 
 // limitMemory sets DuckDB's memory_limit, past which operators spill into
@@ -137,6 +140,7 @@ func (s *Store) Close() error {
 	if cerr := s.connector.Close(); err == nil {
 		err = cerr
 	}
+	os.RemoveAll(filepath.FromSlash(s.spill))
 	return err
 }
 

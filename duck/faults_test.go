@@ -480,16 +480,47 @@ func TestTransitionsAndLiveEventsFilesAreMerged(t *testing.T) {
 
 // What does not fit in memory spills under data/tmp, whether or not a
 // memory limit is set: DuckDB's default is .tmp in the working directory,
-// outside data/, where a large `observer sql` query would write.
-func TestSpillStaysInData(t *testing.T) {
+// outside data/, where a large `observer sql` query would write. Each Store
+// spills into its own directory: DuckDB's spill files have the same names in
+// every process, and two processes spilling into one directory crashed each
+// other. Its name starts with the pid, so that the next writer removes a
+// killed process's spill, and Close removes it.
+func TestSpillStaysInDataAndIsPerStore(t *testing.T) {
 	dir := t.TempDir()
-	s := openStore(t, dir)
-	got, err := s.QueryMaps(context.Background(), "SELECT current_setting('temp_directory') AS d")
+	spillDir := func(s *duck.Store) string {
+		got, err := s.QueryMaps(context.Background(), "SELECT current_setting('temp_directory') AS d")
+		if err != nil || len(got) != 1 {
+			t.Fatalf("temp_directory: %v %v", got, err)
+		}
+		return got[0]["d"].(string)
+	}
+	a, err := duck.Open(context.Background(), dir, duck.Options{Create: true, MemoryLimit: "32MB"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := filepath.ToSlash(filepath.Join(dir, "tmp", "duckdb-spill"))
-	if len(got) != 1 || got[0]["d"] != want {
-		t.Errorf("temp_directory %v, want %s", got, want)
+	b := openStore(t, dir)
+	da, db := spillDir(a), spillDir(b)
+	prefix := filepath.ToSlash(filepath.Join(dir, "tmp", fmt.Sprintf("%d-duckdb-spill-", os.Getpid())))
+	for _, d := range []string{da, db} {
+		if !strings.HasPrefix(d, prefix) {
+			t.Errorf("temp_directory %s, want it under %s*", d, prefix)
+		}
+	}
+	if da == db {
+		t.Errorf("two Stores share the spill directory %s", da)
+	}
+	// Make a spill happen, then close: the directory goes with the Store.
+	if _, err := a.QueryMaps(context.Background(),
+		"SELECT sum(hash(i, rn)) AS s FROM (SELECT i, row_number() OVER (ORDER BY hash(i)) AS rn FROM range(3000000) t(i))"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.FromSlash(da)); err != nil {
+		t.Fatalf("nothing spilled into %s: %v", da, err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.FromSlash(da)); !os.IsNotExist(err) {
+		t.Errorf("spill directory %s still there after Close: %v", da, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/duck"
 )
 
 // listHistory: the observer starts at d0 (warmup until d7); the lists are
@@ -138,7 +139,7 @@ func TestLists(t *testing.T) {
 		}
 	})
 	t.Run("recent_transitions_newest_first", func(t *testing.T) {
-		tr, err := s.RecentTransitions(ctx, 4)
+		tr, err := s.RecentTransitions(ctx, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +147,6 @@ func TestLists(t *testing.T) {
 			{Host: "stale.example", From: observer.StateDying, To: observer.StateDead, At: t0.Add(39 * day)},
 			{Host: "moved.example", From: observer.StateLive, To: observer.StateMoved, At: t0.Add(39 * day), MovedTo: "new.example"},
 			{Host: "moving.example", From: observer.StateLive, To: observer.StateMoving, At: t0.Add(39 * day), MovedTo: "tmp.example"},
-			{Host: "opted.example", From: observer.StateLive, To: observer.StateOptedOut, At: t0.Add(39 * day)},
 		}
 		slices.SortFunc(tr, func(a, b observer.Transition) int { return compareStrings(a.Host, b.Host) })
 		slices.SortFunc(want, func(a, b observer.Transition) int { return compareStrings(a.Host, b.Host) })
@@ -198,5 +198,65 @@ func TestViewsWithoutDerivationAreEmpty(t *testing.T) {
 		if got := texts(t, s, "SELECT count(*) FROM "+v); got[0] != "0" {
 			t.Errorf("%s has %s rows before any derivation", v, got[0])
 		}
+	}
+}
+
+// The recent changes are published: they show only hosts a list may show.
+// An opted-out host leaves them at once, a blocklisted one never enters, a
+// blocklisted redirect target is not named, and a name that was never alive
+// (only ever seen in a peers list) is not published for dying.
+func TestRecentTransitionsShowOnlyPublishableHosts(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	write(t, s, "p0", concat(
+		[]ev{discover("first.example", 0), discover("ok.example", 20*day), alive("ok.example", 30*day)},
+		[]ev{discover("spam.example", 20*day), alive("spam.example", 30*day)},
+		[]ev{discover("optout.example", 20*day), alive("optout.example", 29*day), optedOut("optout.example", 30*day)},
+		[]ev{discover("mover.example", 20*day), alive("mover.example", 29*day), moved("mover.example", 30*day, "a.farm.example")},
+		append([]ev{discover("never.example", 20*day)}, series(fail, "never.example", 20*day, 29*time.Hour, 8)...),
+	))
+	derive(t, s, config.Default().State, false)
+	if err := s.CreateViews(ctx, duck.ViewParams{Now: t0.Add(31 * day), Blocklist: []string{"spam.example", "*.farm.example"}}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := s.RecentTransitions(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]observer.Transition{}
+	for _, x := range tr { // newest first: keep each host's latest
+		if _, ok := got[x.Host]; !ok {
+			got[x.Host] = x
+		}
+	}
+	for _, h := range []string{"spam.example", "optout.example", "never.example"} {
+		if x, ok := got[h]; ok {
+			t.Errorf("published %+v", x)
+		}
+	}
+	if x := got["mover.example"]; x.To != observer.StateMoved || x.MovedTo != "" {
+		t.Errorf("mover.example: %+v, want moved without its blocklisted target", x)
+	}
+	if x := got["ok.example"]; x.To != observer.StateLive {
+		t.Errorf("ok.example: %+v, want its change to live", x)
+	}
+}
+
+// live at a --now in the past leaves out a host first alive after it, as new
+// does: both lists describe that moment.
+func TestLiveAtPastNowLeavesOutHostsFirstAliveLater(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	write(t, s, "p0", []ev{
+		discover("old.example", 0), alive("old.example", 8*day), alive("old.example", 16*day),
+		discover("late.example", 10*day), alive("late.example", 20*day),
+	})
+	derive(t, s, config.Default().State, false)
+	views(t, s, t0.Add(15*day))
+	if got := texts(t, s, "SELECT host FROM live"); !slices.Equal(got, []string{"old.example"}) {
+		t.Errorf("live at day 15 = %v, want [old.example]", got)
+	}
+	views(t, s, t0.Add(21*day))
+	if got := texts(t, s, "SELECT host FROM live ORDER BY host"); !slices.Equal(got, []string{"late.example", "old.example"}) {
+		t.Errorf("live at day 21 = %v, want both", got)
 	}
 }

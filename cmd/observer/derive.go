@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 
 	"github.com/fediverse-observer/observer/duck"
 )
@@ -40,6 +41,12 @@ func deriveInChild(ctx context.Context, e env, c common) error {
 		}
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
+			if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				// Killed from outside (the OOM killer under a MemoryMax,
+				// say): it could not say why, and its exit code is -1.
+				return fmt.Errorf("derive the state before the pass: the derivation process was killed by signal %d (%s); "+
+					"the previous derived state is still in force", ws.Signal(), ws.Signal())
+			}
 			// The child said why on stderr.
 			return fmt.Errorf("derive the state before the pass: exit code %d", exit.ExitCode())
 		}
