@@ -98,6 +98,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("duckdb temp_directory: %w", err)
 	}
+	// Every time in data/ is UTC (TIMESTAMP without zone), and so is a
+	// query's now(): in the machine's zone, now()::TIMESTAMP in the
+	// cookbook's queries would be local wall time compared with UTC times.
+	if _, err := s.db.ExecContext(ctx, "SET TimeZone = 'UTC'"); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("duckdb time zone: %w", err)
+	}
 	if opts.MemoryLimit != "" {
 		if err := s.limitMemory(ctx, opts.MemoryLimit); err != nil {
 			s.Close()

@@ -524,3 +524,20 @@ func TestSpillStaysInDataAndIsPerStore(t *testing.T) {
 		t.Errorf("spill directory %s still there after Close: %v", da, err)
 	}
 }
+
+// Queries see now() in UTC, as every time in data/ is, whatever the
+// machine's zone (the cookbook compares times with now()::TIMESTAMP).
+func TestQueriesRunInUTC(t *testing.T) {
+	t.Setenv("TZ", "Asia/Tokyo")
+	s := openStore(t, t.TempDir())
+	got, err := s.QueryMaps(context.Background(), "SELECT current_setting('TimeZone') AS tz, epoch_us(now()::TIMESTAMP) AS now")
+	if err != nil || len(got) != 1 {
+		t.Fatalf("%v %v", got, err)
+	}
+	if got[0]["tz"] != "UTC" {
+		t.Errorf("TimeZone %v, want UTC", got[0]["tz"])
+	}
+	if d := time.Since(time.UnixMicro(got[0]["now"].(int64))); d < -time.Hour || d > time.Hour {
+		t.Errorf("now()::TIMESTAMP is %s away from UTC now", d)
+	}
+}

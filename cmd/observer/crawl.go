@@ -304,6 +304,13 @@ func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *cr
 		defer close(reported)
 		prog.report(reportCtx, r.env.stderr, r.log, r.flags.common.quiet)
 	}()
+	// The pass clock starts now, not when the run was set up: the
+	// derivation and the checkers' start-up came between, and checked_at
+	// is when a check started. A --now is the pass's start as given.
+	passStart := r.now
+	if !r.flags.common.now.set {
+		passStart = time.Time{}
+	}
 	pass := crawl.Pass{
 		Checker:       checker,
 		Sink:          prog,
@@ -311,7 +318,7 @@ func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *cr
 		Concurrency:   r.cfg.Crawl.Concurrency,
 		MaxChecks:     r.cfg.Crawl.MaxChecks,
 		Duration:      r.cfg.Crawl.Duration.D(),
-		Now:           r.now,
+		Now:           passStart,
 		PassID:        r.passID,
 		Peers:         due.peersDue,
 		Resolve:       perAddress(r.opts, r.crawler, r.log),
