@@ -782,3 +782,35 @@ func TestStaleStagingIsRemoved(t *testing.T) {
 		t.Errorf("a build holding the lock left a killed build's staging directory: %v", err)
 	}
 }
+
+// A feed shared by software names with one slug is named after the name most
+// of its hosts give, not its newest host's: one spam instance must not
+// retitle the feed of every new Mastodon instance.
+func TestSoftwareFeedIsNamedByMostHosts(t *testing.T) {
+	real := func(host string, age time.Duration) observer.Instance {
+		return observer.Instance{Host: host, State: observer.StateLive, Software: "mastodon", FirstAliveAt: now.Add(-age)}
+	}
+	spam := observer.Instance{Host: "spam.example", State: observer.StateLive, Software: "mastodon ｂｕｙ ｐｉｌｌｓ", FirstAliveAt: now.Add(-time.Hour)}
+	for _, tc := range []struct {
+		name string
+		list []observer.Instance
+	}{
+		{"one each", []observer.Instance{spam, real("real.example", 2*time.Hour)}},
+		{"outvoted", []observer.Instance{spam, real("a.example", 2*time.Hour), real("b.example", 3*time.Hour)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			live := slices.Clone(tc.list)
+			slices.SortFunc(live, func(a, b observer.Instance) int { return strings.Compare(a.Host, b.Host) })
+			d := &buildtest.Fake{NewList: tc.list, LiveList: live}
+			out, _ := mustBuild(t, t.TempDir(), testConfig(), d)
+			feed := parseFeed(t, filepath.Join(out, "new", "mastodon.atom"))
+			if want := "Test Observer: new mastodon instances"; feed.Title != want {
+				t.Errorf("new/mastodon.atom is titled %q, want %q", feed.Title, want)
+			}
+			if len(feed.Items) != len(tc.list) {
+				t.Errorf("new/mastodon.atom has %d entries, want %d", len(feed.Items), len(tc.list))
+			}
+			assertNotContains(t, "index.html", read(t, filepath.Join(out, "index.html")), "ｐｉｌｌｓ</a>")
+		})
+	}
+}

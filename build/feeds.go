@@ -53,26 +53,50 @@ func softwareSlug(s string) string {
 }
 
 // softwareFeeds lists one feed per software family of the new list, sorted
-// by slug.
+// by slug. Names that share a slug share a feed, which is named after the
+// name most of its hosts give (on a tie, the shortest, then the first in
+// byte order): named after its newest host, one spam instance calling its
+// software "mastodon ｂｕｙ ｐｉｌｌｓ" retitled the feed of every new
+// Mastodon instance.
 func softwareFeeds(list []observer.Instance, site *Site) []FeedLink {
 	idx := map[string]int{}
 	var out []FeedLink
+	names := map[string]map[string]int{}
 	for _, inst := range list {
 		slug := softwareSlug(inst.Software)
+		name := inst.Software
+		if name == "" {
+			name = "unknown"
+		}
+		if names[slug] == nil {
+			names[slug] = map[string]int{}
+		}
+		names[slug][name]++
 		if i, ok := idx[slug]; ok {
 			out[i].Count++
 			continue
 		}
 		idx[slug] = len(out)
-		name := inst.Software
-		if name == "" {
-			name = "unknown"
-		}
 		file := "new/" + slug + ".atom"
-		out = append(out, FeedLink{Software: name, RelPermalink: site.RelURL(file), Count: 1, file: file})
+		out = append(out, FeedLink{RelPermalink: site.RelURL(file), Count: 1, file: file})
+	}
+	for slug, i := range idx {
+		out[i].Software = mostGiven(names[slug])
 	}
 	slices.SortFunc(out, func(a, b FeedLink) int { return strings.Compare(a.file, b.file) })
 	return out
+}
+
+// mostGiven is the name with the highest count; on a tie the shortest, then
+// the first in byte order, so the choice does not depend on map order.
+func mostGiven(counts map[string]int) string {
+	best, bestN := "", 0
+	for name, n := range counts {
+		if n > bestN || n == bestN && (len(name) < len(best) || len(name) == len(best) && name < best) {
+			best, bestN = name, n
+		}
+	}
+	return best
 }
 
 func (b *builder) writeFeeds(list []observer.Instance, fl []FeedLink) error {
