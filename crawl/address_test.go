@@ -507,9 +507,14 @@ func TestPassFarmAtOneAddressDoesNotHoldUpOthers(t *testing.T) {
 	if f.calls["innocent.social"] != 1 {
 		t.Fatalf("the host at a free address was not checked: summary %+v", sum)
 	}
-	// One farm check holds the address, eight wait in parked (4 × the
-	// concurrency), and the other eleven are left for a later pass.
-	if sum.Checks != 10 || sum.NotStarted != farm-9 || sum.ByOutcome[observer.OutcomeAlive] != 10 {
-		t.Errorf("summary %+v, want 10 checks (9 of the farm) and %d not started", sum, farm-9)
+	// One farm check holds the address and up to 4 × the concurrency wait
+	// for it; the rest are left for a later pass, not waited for. (How
+	// many wait depends on when the waiting places free up, so only the
+	// bounds are asserted.)
+	if sum.Checks+sum.NotStarted != farm+1 || sum.NotStarted == 0 || sum.Checks < 2 || sum.Checks > 1+1+4*2+1 {
+		t.Errorf("summary %+v, want the farm partly left for a later pass", sum)
+	}
+	if sum.ByOutcome[observer.OutcomeAlive] != sum.Checks {
+		t.Errorf("summary %+v: every started check should be alive", sum)
 	}
 }

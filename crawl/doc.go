@@ -47,7 +47,8 @@
 //     across all checks of a pass whether they run in-process or in
 //     sandboxed checker processes.
 //
-// Wiring, as cmd/observer does it:
+// Wiring, in outline (cmd/observer also sets limits, a logger and the
+// per-address resolver, and may run checks in sandboxed processes):
 //
 //	c, err := crawl.New(crawl.Options{
 //		UserAgent:    cfg.Crawl.UserAgent(version),

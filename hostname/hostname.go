@@ -230,7 +230,8 @@ func fastASCII(s string) (string, bool) {
 	return h, true
 }
 
-// ReadList reads a host-per-line file such as the seed list or a blocklist.
+// ReadList reads a host-per-line file such as the seed list (a blocklist,
+// which may hold "*.domain" entries, is read by ReadBlocklist).
 // Blank lines and lines starting with '#' are skipped, as is anything after a
 // " #" on a line. Each valid host is returned once, normalised, in order of
 // first appearance; each invalid line yields an error naming its number and

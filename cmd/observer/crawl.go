@@ -341,16 +341,23 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 	if err := r.writer.Close(context.WithoutCancel(ctx)); err != nil && !errors.Is(runErr, err) {
 		return errors.Join(runErr, fmt.Errorf("write snapshots: %w", err))
 	}
-	sum.Write(r.env.stdout)
+	if err := sum.Write(r.env.stdout); err != nil {
+		// The summary is for a person; the pass is recorded regardless.
+		r.log.Warn("print the pass summary", "err", err)
+	}
 	var cut error
+	var cutReason string
 	switch {
 	case runErr != nil:
 	case ctx.Err() != nil:
-		cut = cutShortError{"interrupted; finished checks were kept"}
+		cutReason = "interrupted; finished checks were kept"
 	case sum.NotStarted > 0:
-		cut = cutShortError{fmt.Sprintf("%d due hosts left for a later pass (budget reached)", sum.NotStarted)}
+		cutReason = fmt.Sprintf("%d due hosts left for a later pass (budget reached)", sum.NotStarted)
 	}
-	record := passRecord(sum, len(due.hosts), cut)
+	if cutReason != "" {
+		cut = cutShortError{cutReason}
+	}
+	record := passRecord(sum, len(due.hosts), cutReason)
 	record.Blocklisted, record.OverDomainBudget = int64(due.blocklisted), int64(due.overDomainBudget)
 	if err := r.store.WritePass(context.WithoutCancel(ctx), record); err != nil {
 		return errors.Join(runErr, fmt.Errorf("record pass: %w", err))
@@ -362,7 +369,8 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 }
 
 // passRecord turns the crawler's summary into the data/passes row.
-func passRecord(sum crawl.Summary, due int, cut error) observer.Pass {
+// cutShort is why the pass ended before its due list did ("" when it did not).
+func passRecord(sum crawl.Summary, due int, cutShort string) observer.Pass {
 	p := observer.Pass{
 		PassID:     sum.PassID,
 		StartedAt:  sum.Started,
@@ -383,9 +391,7 @@ func passRecord(sum crawl.Summary, due int, cut error) observer.Pass {
 		p.ByOutcome[o] = int64(n)
 	}
 	p.Errors = p.ByOutcome[observer.OutcomeError] + p.ByOutcome[observer.OutcomeCheckerFailed]
-	if cut != nil {
-		p.CutShort = cut.(cutShortError).reason
-	}
+	p.CutShort = cutShort
 	return p
 }
 

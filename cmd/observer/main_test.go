@@ -60,7 +60,7 @@ func newSimSite(t *testing.T, cfg fedisim.Config) *simSite {
 func runObserver(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}, args)
+	code = run(context.Background(), env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, args)
 	return code, out.String(), errb.String()
 }
 

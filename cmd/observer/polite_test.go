@@ -111,7 +111,7 @@ func TestInvalidBlocklistFailsNamingFileAndLine(t *testing.T) {
 // TestPassRecordKeepsThePolitenessFigures: the summary's per-address
 // figures reach the data/passes row, each in its own column.
 func TestPassRecordKeepsThePolitenessFigures(t *testing.T) {
-	p := passRecord(crawl.Summary{PassID: "p", SkippedAddressBudget: 2, Addresses: 3, BusiestAddressRequests: 5, AddressesOverBudget: 7}, 11, nil)
+	p := passRecord(crawl.Summary{PassID: "p", SkippedAddressBudget: 2, Addresses: 3, BusiestAddressRequests: 5, AddressesOverBudget: 7}, 11, "")
 	if got := [...]int64{p.SkippedAddressBudget, p.Addresses, p.BusiestAddressRequests, p.AddressesOverBudget, p.Due}; got != [...]int64{2, 3, 5, 7, 11} {
 		t.Fatalf("skipped, addresses, busiest, over budget, due = %v", got)
 	}

@@ -76,7 +76,7 @@ func TestServeBuildsServesAndRebuildsOnChanges(t *testing.T) {
 	var stdout, stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }},
+		done <- run(ctx, env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr},
 			[]string{"serve", "--port", "0", "--now", asOf})
 	}()
 

@@ -54,7 +54,7 @@ func (s *simSite) sql(t *testing.T, args ...string) (int, string, string) {
 func runObserverStdin(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}, args)
+	code = run(context.Background(), env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb}, args)
 	return code, out.String(), errb.String()
 }
 
