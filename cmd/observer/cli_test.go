@@ -89,6 +89,7 @@ func TestCLIFlagErrorsArePrintedOnce(t *testing.T) {
 		{"crawl", []string{"--bogus"}, "-bogus", "not defined"},
 		{"crawl", []string{"--concurrency"}, "needs an argument: -concurrency", ""},
 		{"build", []string{"--now", "2026-13-01T00:00:00Z"}, `"2026-13-01T00:00:00Z"`, "RFC 3339"},
+		{"crawl", []string{"--now", "0001-01-01T00:00:00Z"}, `"0001-01-01T00:00:00Z"`, "a time after"},
 		{"serve", []string{"--port", "abc"}, `"abc"`, "whole number"},
 		{"sql", []string{"--format"}, "needs an argument: -format", ""},
 		{"add", []string{"--now", "soon", "h.example.org"}, `"soon"`, "RFC 3339"},

@@ -241,6 +241,11 @@ func (f *timeFlag) Set(s string) error {
 	if err != nil {
 		return errors.New("want RFC 3339 like 2026-11-21T12:00:00Z")
 	}
+	if t.IsZero() {
+		// The packages read the zero time as "no --now, use the clock",
+		// which would date a pass's checks today and its id in year 1.
+		return errors.New("want a time after 0001-01-01T00:00:00Z (that one means the current time to the packages)")
+	}
 	f.t, f.set = t.UTC(), true
 	return nil
 }
