@@ -105,18 +105,9 @@ func (s *Store) Stats(ctx context.Context) (observer.Stats, error) {
 }
 
 // RecentTransitions returns at most limit transitions, newest first, of the
-// hosts a published list may show: not blocklisted, not opted out, and alive
-// at least once (a name that only ever appeared in someone's peers list is
-// not published for dying, or a hostile list could put any name on the
-// site). A redirect target on the blocklist is left out of its row.
+// hosts a published list may show (recent_transitions.sql).
 func (s *Store) RecentTransitions(ctx context.Context, limit int) ([]observer.Transition, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT t.host, t.from_state, t.to_state, t.checked_at,
-		    CASE WHEN NOT EXISTS (SELECT 1 FROM blocked b
-		                          WHERE b.entry = t.moved_to OR (b.kind = 'domain' AND ends_with(t.moved_to, '.' || b.entry)))
-		         THEN t.moved_to END AS moved_to
-		FROM transitions t
-		JOIN listable l ON l.host = t.host AND l.state <> 'opted_out' AND l.first_alive_at IS NOT NULL
-		ORDER BY t.checked_at DESC, t.host, t.to_state LIMIT $1`, max(limit, 0))
+	rows, err := s.db.QueryContext(ctx, sqlFile("recent_transitions.sql"), max(limit, 0))
 	if err != nil {
 		return nil, fmt.Errorf("recent transitions: %w", err)
 	}

@@ -345,7 +345,6 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 		// The summary is for a person; the pass is recorded regardless.
 		r.log.Warn("print the pass summary", "err", err)
 	}
-	var cut error
 	var cutReason string
 	switch {
 	case runErr != nil:
@@ -353,9 +352,6 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 		cutReason = "interrupted; finished checks were kept"
 	case sum.NotStarted > 0:
 		cutReason = fmt.Sprintf("%d due hosts left for a later pass (budget reached)", sum.NotStarted)
-	}
-	if cutReason != "" {
-		cut = cutShortError{cutReason}
 	}
 	record := passRecord(sum, len(due.hosts), cutReason)
 	record.Blocklisted, record.OverDomainBudget = int64(due.blocklisted), int64(due.overDomainBudget)
@@ -365,7 +361,10 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 	if runErr != nil {
 		return runErr
 	}
-	return cut
+	if cutReason != "" {
+		return cutShortError{cutReason}
+	}
+	return nil
 }
 
 // passRecord turns the crawler's summary into the data/passes row.
