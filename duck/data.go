@@ -104,10 +104,11 @@ func (s *Store) Stats(ctx context.Context) (observer.Stats, error) {
 	return st, nil
 }
 
-// RecentTransitions returns at most limit transitions, newest first, of the
-// hosts a published list may show (recent_transitions.sql).
-func (s *Store) RecentTransitions(ctx context.Context, limit int) ([]observer.Transition, error) {
-	rows, err := s.db.QueryContext(ctx, sqlFile("recent_transitions.sql"), max(limit, 0))
+// RecentTransitions returns at most limit transitions made up to now,
+// newest first, of the hosts a published list may show
+// (recent_transitions.sql).
+func (s *Store) RecentTransitions(ctx context.Context, now time.Time, limit int) ([]observer.Transition, error) {
+	rows, err := s.db.QueryContext(ctx, sqlFile("recent_transitions.sql"), max(limit, 0), now.UTC())
 	if err != nil {
 		return nil, fmt.Errorf("recent transitions: %w", err)
 	}

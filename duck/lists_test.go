@@ -139,7 +139,7 @@ func TestLists(t *testing.T) {
 		}
 	})
 	t.Run("recent_transitions_newest_first", func(t *testing.T) {
-		tr, err := s.RecentTransitions(ctx, 3)
+		tr, err := s.RecentTransitions(ctx, now, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,6 +152,23 @@ func TestLists(t *testing.T) {
 		slices.SortFunc(want, func(a, b observer.Transition) int { return compareStrings(a.Host, b.Host) })
 		if !slices.Equal(tr, want) {
 			t.Fatalf("recent = %+v\nwant %+v", tr, want)
+		}
+	})
+	// A site built for a moment in the past shows the changes up to it, as
+	// its live and new lists do, not the later ones.
+	t.Run("recent_transitions_stop_at_now", func(t *testing.T) {
+		past := t0.Add(38*day + 12*time.Hour)
+		tr, err := s.RecentTransitions(ctx, past, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tr) == 0 || !tr[0].At.Equal(t0.Add(38*day)) {
+			t.Fatalf("recent at %s = %+v, want the changes of day 38 first", past, tr)
+		}
+		for _, x := range tr {
+			if x.At.After(past) {
+				t.Errorf("recent at %s shows %+v", past, x)
+			}
 		}
 	})
 }
@@ -219,7 +236,7 @@ func TestRecentTransitionsShowOnlyPublishableHosts(t *testing.T) {
 	if err := s.CreateViews(ctx, duck.ViewParams{Now: t0.Add(31 * day), Blocklist: []string{"spam.example", "*.farm.example"}}); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := s.RecentTransitions(ctx, 100)
+	tr, err := s.RecentTransitions(ctx, t0.Add(31*day), 100)
 	if err != nil {
 		t.Fatal(err)
 	}

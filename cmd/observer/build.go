@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/build"
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
@@ -111,7 +112,7 @@ func buildSite(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 		Config:  cfg,
 		SiteDir: siteDir(c.config),
 		OutDir:  out,
-		Data:    siteData{store},
+		Data:    siteData{store, now},
 		Now:     now,
 		Version: version(),
 		Logger:  log,
@@ -175,9 +176,18 @@ func notWritable(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
 }
 
-// siteData is the Store as the builder's data source: the templates' sql
-// function gets rows as maps, through the Store's read-only Query.
-type siteData struct{ *duck.Store }
+// siteData is the Store as the builder's data source, for the moment its
+// views were defined for: the recent changes stop at that moment, as the
+// live and new lists do, and the templates' sql function gets rows as maps,
+// through the Store's read-only Query.
+type siteData struct {
+	*duck.Store
+	now time.Time
+}
+
+func (d siteData) RecentTransitions(ctx context.Context, limit int) ([]observer.Transition, error) {
+	return d.Store.RecentTransitions(ctx, d.now, limit)
+}
 
 func (d siteData) Query(ctx context.Context, query string, args ...any) ([]map[string]any, error) {
 	return d.Store.QueryMaps(ctx, query, args...)
