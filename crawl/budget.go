@@ -4,7 +4,7 @@ import "github.com/fediverse-observer/observer/hostname"
 
 // DomainBudget admits at most a fixed number of hosts per registrable
 // (ICANN-level) domain in one pass. The caller applies it to the due list's
-// hosts never checked before (cmd/observer does, before the pass starts),
+// hosts never checked before (DueList does, before the pass starts),
 // so a farm of a million subdomains that list each other costs a handful of
 // checks per pass instead of a million; the rest stay due and are taken a
 // few at a time in later passes.

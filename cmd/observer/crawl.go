@@ -226,55 +226,23 @@ func (r *crawlRun) loadKnownHosts(ctx context.Context) (knownHosts, error) {
 	return known, nil
 }
 
-// dueHosts is the due list, less what this pass must not check: blocklisted
-// hosts, and new hosts past their registrable domain's budget (they stay due
-// and are taken a few at a time by later passes).
-type dueHosts struct {
-	hosts            []string
-	peers            map[string]crawl.PeersDue
-	blocklisted      int
-	overDomainBudget int
-}
-
 // readDueHosts defines the views over the derived state and reads the due
-// list from them.
-func (r *crawlRun) readDueHosts(ctx context.Context) (dueHosts, error) {
+// list from them, less what this pass must not check (crawl.DueList).
+func (r *crawlRun) readDueHosts(ctx context.Context) (*crawl.DueList, error) {
 	if err := r.store.CreateViews(ctx, duck.ViewParams{Now: r.now, State: r.cfg.State, Blocklist: r.blocked.Entries()}); err != nil {
-		return dueHosts{}, err
+		return nil, err
 	}
-	due := dueHosts{peers: map[string]crawl.PeersDue{}}
-	budget := crawl.NewDomainBudget(r.cfg.Crawl.DomainBudget)
+	due := crawl.NewDueList(r.blocked.Blocked, r.cfg.Crawl.DomainBudget)
 	if err := r.store.DueHosts(ctx, r.now, r.cfg.Crawl.PeersInterval.D(), func(d duck.DueHost) {
-		switch {
-		case r.blocked.Blocked(d.Host):
-			due.blocklisted++
-			return
-		case d.New && !budget.Admit(d.Host):
-			due.overDomainBudget++
-			return
-		}
-		due.hosts = append(due.hosts, d.Host)
-		// Only what differs from "fetch it, unconditionally" is kept, so a
-		// fresh pass over a million new hosts holds no map entry for them.
-		if pd := (crawl.PeersDue{Fetch: d.FetchPeers, ETag: d.PeersETag, LastModified: d.PeersLastModified}); pd != (crawl.PeersDue{Fetch: true}) {
-			due.peers[d.Host] = pd
-		}
+		due.Offer(d.Host, d.New, crawl.PeersDue{Fetch: d.FetchPeers, ETag: d.PeersETag, LastModified: d.PeersLastModified})
 	}); err != nil {
-		return dueHosts{}, err
+		return nil, err
 	}
 	return due, nil
 }
 
-// peersDue is how the pass fetches host's peers list.
-func (d dueHosts) peersDue(host string) crawl.PeersDue {
-	if pd, ok := d.peers[host]; ok {
-		return pd
-	}
-	return crawl.PeersDue{Fetch: true}
-}
-
-func (r *crawlRun) logPassStart(known knownHosts, due dueHosts) {
-	r.log.Info("crawl pass starting", "pass", r.passID, "due", len(due.hosts), "blocklisted", due.blocklisted, "over_domain_budget", due.overDomainBudget,
+func (r *crawlRun) logPassStart(known knownHosts, due *crawl.DueList) {
+	r.log.Info("crawl pass starting", "pass", r.passID, "due", len(due.Hosts), "blocklisted", due.Blocklisted, "over_domain_budget", due.OverDomainBudget,
 		"known", known.set.Len(), "seeded", known.seeded, "concurrency", r.cfg.Crawl.Concurrency, "max_checks", r.cfg.Crawl.MaxChecks,
 		"duration", r.cfg.Crawl.Duration.D())
 }
@@ -296,8 +264,8 @@ func (r *crawlRun) startCheckers(ctx context.Context, knownHosts []string) (chec
 
 // runPass checks the due hosts, recording each check through the writer and
 // reporting progress on stderr until the pass ends.
-func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *crawl.KnownSet, due dueHosts) (crawl.Summary, error) {
-	prog := newProgress(r.writer, len(due.hosts), r.cfg.Crawl.Duration.D())
+func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *crawl.KnownSet, due *crawl.DueList) (crawl.Summary, error) {
+	prog := newProgress(r.writer, len(due.Hosts), r.cfg.Crawl.Duration.D())
 	reportCtx, stopReport := context.WithCancel(ctx)
 	reported := make(chan struct{})
 	go func() {
@@ -320,12 +288,12 @@ func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *cr
 		Duration:      r.cfg.Crawl.Duration.D(),
 		Now:           passStart,
 		PassID:        r.passID,
-		Peers:         due.peersDue,
+		Peers:         due.Peers,
 		Resolve:       perAddress(r.opts, r.crawler, r.log),
 		AddressBudget: r.cfg.Crawl.AddressBudget,
 		Logger:        r.log,
 	}
-	sum, err := pass.Run(ctx, due.hosts)
+	sum, err := pass.Run(ctx, due.Hosts)
 	stopReport()
 	<-reported
 	return sum, err
@@ -334,7 +302,7 @@ func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *cr
 // finish writes what the pass recorded to disk, prints its summary and
 // records it in data/passes. It returns the pass's error, else a
 // cutShortError when the pass ended before its due list did.
-func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, due dueHosts) error {
+func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, due *crawl.DueList) error {
 	r.flushed = true
 	// The writer's error is sticky: when the pass stopped on it, it is
 	// already in runErr and is not repeated.
@@ -353,9 +321,7 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 	case sum.NotStarted > 0:
 		cutReason = fmt.Sprintf("%d due hosts left for a later pass (budget reached)", sum.NotStarted)
 	}
-	record := passRecord(sum, len(due.hosts), cutReason)
-	record.Blocklisted, record.OverDomainBudget = int64(due.blocklisted), int64(due.overDomainBudget)
-	if err := r.store.WritePass(context.WithoutCancel(ctx), record); err != nil {
+	if err := r.store.WritePass(context.WithoutCancel(ctx), sum.Record(due, cutReason)); err != nil {
 		return errors.Join(runErr, fmt.Errorf("record pass: %w", err))
 	}
 	if runErr != nil {
@@ -365,33 +331,6 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 		return cutShortError{cutReason}
 	}
 	return nil
-}
-
-// passRecord turns the crawler's summary into the data/passes row.
-// cutShort is why the pass ended before its due list did ("" when it did not).
-func passRecord(sum crawl.Summary, due int, cutShort string) observer.Pass {
-	p := observer.Pass{
-		PassID:     sum.PassID,
-		StartedAt:  sum.Started,
-		EndedAt:    sum.Started.Add(sum.Duration),
-		Due:        int64(due),
-		Checked:    int64(sum.Checks),
-		ByOutcome:  map[observer.Outcome]int64{},
-		Discovered: int64(sum.Discovered),
-		Bytes:      sum.Bytes,
-		NotStarted: int64(sum.NotStarted),
-
-		SkippedAddressBudget:   int64(sum.SkippedAddressBudget),
-		Addresses:              int64(sum.Addresses),
-		BusiestAddressRequests: int64(sum.BusiestAddressRequests),
-		AddressesOverBudget:    int64(sum.AddressesOverBudget),
-	}
-	for o, n := range sum.ByOutcome {
-		p.ByOutcome[o] = int64(n)
-	}
-	p.Errors = p.ByOutcome[observer.OutcomeError] + p.ByOutcome[observer.OutcomeCheckerFailed]
-	p.CutShort = cutShort
-	return p
 }
 
 // seedsPath resolves crawl.seeds against the config file's directory, so a

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/fedisim"
 )
 
@@ -105,14 +104,5 @@ func TestInvalidBlocklistFailsNamingFileAndLine(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.dir, "data", "checks")); err == nil {
 		t.Error("checks were written although the pass refused to start")
-	}
-}
-
-// TestPassRecordKeepsThePolitenessFigures: the summary's per-address
-// figures reach the data/passes row, each in its own column.
-func TestPassRecordKeepsThePolitenessFigures(t *testing.T) {
-	p := passRecord(crawl.Summary{PassID: "p", SkippedAddressBudget: 2, Addresses: 3, BusiestAddressRequests: 5, AddressesOverBudget: 7}, 11, "")
-	if got := [...]int64{p.SkippedAddressBudget, p.Addresses, p.BusiestAddressRequests, p.AddressesOverBudget, p.Due}; got != [...]int64{2, 3, 5, 7, 11} {
-		t.Fatalf("skipped, addresses, busiest, over budget, due = %v", got)
 	}
 }

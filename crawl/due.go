@@ -1,0 +1,83 @@
+package crawl
+
+import "github.com/fediverse-observer/observer"
+
+// DueList is a pass's due list: the schedule's due hosts, less those the
+// pass must not check. Blocklisted hosts are left out, and so are new hosts
+// (never checked) past their registrable domain's budget (DomainBudget):
+// those stay due and are taken a few at a time by later passes.
+type DueList struct {
+	Hosts            []string // the hosts to check, in the schedule's order
+	Blocklisted      int      // due hosts left out for the blocklist
+	OverDomainBudget int      // new hosts left out for their domain's budget
+
+	blocked func(host string) bool
+	budget  *DomainBudget
+	// Only what differs from "fetch it, unconditionally" is kept, so a
+	// fresh pass over a million new hosts holds no entry for them.
+	peers map[string]PeersDue
+}
+
+// NewDueList starts an empty due list that leaves out the hosts blocked
+// reports, and new hosts beyond domainBudget per registrable domain (0: no
+// budget).
+func NewDueList(blocked func(host string) bool, domainBudget int) *DueList {
+	return &DueList{blocked: blocked, budget: NewDomainBudget(domainBudget), peers: map[string]PeersDue{}}
+}
+
+// Offer adds the schedule's next due host, unless the pass must not check
+// it. isNew says the host was never checked; peers is how its peers list is
+// due.
+func (d *DueList) Offer(host string, isNew bool, peers PeersDue) {
+	switch {
+	case d.blocked(host):
+		d.Blocklisted++
+		return
+	case isNew && !d.budget.Admit(host):
+		d.OverDomainBudget++
+		return
+	}
+	d.Hosts = append(d.Hosts, host)
+	if peers != (PeersDue{Fetch: true}) {
+		d.peers[host] = peers
+	}
+}
+
+// Peers is how the pass fetches host's peers list (Pass.Peers).
+func (d *DueList) Peers(host string) PeersDue {
+	if pd, ok := d.peers[host]; ok {
+		return pd
+	}
+	return PeersDue{Fetch: true}
+}
+
+// Record is the data/passes row of a pass that checked due's hosts and
+// reported s. cutShort is why the pass ended before its due list did (""
+// when it did not).
+func (s Summary) Record(due *DueList, cutShort string) observer.Pass {
+	p := observer.Pass{
+		PassID:     s.PassID,
+		StartedAt:  s.Started,
+		EndedAt:    s.Started.Add(s.Duration),
+		Due:        int64(len(due.Hosts)),
+		Checked:    int64(s.Checks),
+		ByOutcome:  map[observer.Outcome]int64{},
+		Discovered: int64(s.Discovered),
+		Bytes:      s.Bytes,
+		NotStarted: int64(s.NotStarted),
+		CutShort:   cutShort,
+
+		Blocklisted:      int64(due.Blocklisted),
+		OverDomainBudget: int64(due.OverDomainBudget),
+
+		SkippedAddressBudget:   int64(s.SkippedAddressBudget),
+		Addresses:              int64(s.Addresses),
+		BusiestAddressRequests: int64(s.BusiestAddressRequests),
+		AddressesOverBudget:    int64(s.AddressesOverBudget),
+	}
+	for o, n := range s.ByOutcome {
+		p.ByOutcome[o] = int64(n)
+	}
+	p.Errors = p.ByOutcome[observer.OutcomeError] + p.ByOutcome[observer.OutcomeCheckerFailed]
+	return p
+}
