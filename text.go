@@ -66,11 +66,25 @@ func CleanText(s string, max int) string {
 }
 
 // CleanSoftware is CleanText for a software name, which is also lower-cased
-// (NodeInfo's software.name is meant to be, and lists group by it). Lower
+// and loses its invisible characters (NodeInfo's software.name is meant to
+// be [a-z0-9-]+, and lists, stats and feeds group by it, so "mastodon" with
+// a zero-width space must not make a row or a feed of its own). Lower
 // casing maps rune to rune and keeps every rune's class, so the result is
 // still clean and still within MaxSoftwareRunes.
 func CleanSoftware(s string) string {
-	return strings.ToLower(CleanText(s, MaxSoftwareRunes))
+	return strings.ToLower(CleanText(strings.Map(dropInvisible, s), MaxSoftwareRunes))
+}
+
+// dropInvisible drops (returns -1 for) the runes Unicode says to render as
+// nothing: format characters (zero-width space and joiners, soft hyphen),
+// variation selectors and the other default-ignorable code points (Hangul
+// fillers, the combining grapheme joiner). An instance name keeps its
+// joiners, which emoji need; a software name has no use for any of them.
+func dropInvisible(r rune) rune {
+	if unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
+		return -1
+	}
+	return r
 }
 
 // isNoncharacter reports the 66 Unicode noncharacters: U+FDD0 to U+FDEF and

@@ -45,6 +45,12 @@ func TestCleanSoftware(t *testing.T) {
 		strings.Repeat("Ä", 150): strings.Repeat("ä", observer.MaxSoftwareRunes),
 		"\u202Eevil\u202C":       "evil",
 		"":                       "",
+		// Invisible characters would make a row, and a feed, of their own.
+		"mas\u200btodon":       "mastodon",
+		"\u2060mastodon\u00ad": "mastodon",
+		"mastodon\ufe0f\u3164": "mastodon",
+		"\u200d":               "",
+		"two \u200b words":     "two words",
 	} {
 		if got := observer.CleanSoftware(in); got != want {
 			t.Errorf("CleanSoftware(%q) = %q, want %q", in, got, want)
@@ -80,8 +86,14 @@ func FuzzCleanText(f *testing.F) {
 		if again := observer.CleanText(got, max); again != got {
 			t.Fatalf("not idempotent: %q -> %q -> %q", s, got, again)
 		}
-		if sw := observer.CleanSoftware(s); observer.CleanText(sw, observer.MaxSoftwareRunes) != sw || strings.ToLower(sw) != sw {
+		sw := observer.CleanSoftware(s)
+		if observer.CleanText(sw, observer.MaxSoftwareRunes) != sw || strings.ToLower(sw) != sw || observer.CleanSoftware(sw) != sw {
 			t.Fatalf("CleanSoftware(%q) = %q is not clean lower case", s, sw)
+		}
+		for _, r := range sw {
+			if unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) {
+				t.Fatalf("CleanSoftware(%q) = %q: keeps the invisible %U", s, sw, r)
+			}
 		}
 	})
 }
