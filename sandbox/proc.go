@@ -1,0 +1,469 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl"
+)
+
+// proc is one checker process.
+type proc struct {
+	pool   *Pool
+	cmd    *exec.Cmd
+	pid    int
+	in     *os.File
+	frames chan frameMsg
+	done   chan struct{} // closed when the proc is being discarded
+	zombie chan struct{} // closed when the process has exited (not yet reaped)
+	report Report
+	checks int
+	cgroup string
+
+	killOnce sync.Once
+	mu       sync.Mutex
+	why      string // why the pool killed it, if it did
+	exit     string // how it ended
+	stderr   *tail
+}
+
+type frameMsg struct {
+	t       byte
+	payload []byte
+	err     error
+}
+
+// start starts a checker, sends it the known hosts and waits for its hello,
+// for StartTimeout at most. If ctx is done first, it kills the checker and
+// returns an error wrapping ctx.Err().
+func (p *Pool) start(ctx context.Context) (*proc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start interrupted: %w", err)
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errors.New("pool closed")
+	}
+	p.mu.Unlock()
+
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(p.opts.Path, p.opts.Args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.Env = childEnv(p.opts.Env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	pr := &proc{
+		pool:   p,
+		cmd:    cmd,
+		in:     inW,
+		frames: make(chan frameMsg),
+		done:   make(chan struct{}),
+		zombie: make(chan struct{}),
+		stderr: newTail(),
+	}
+	var cgFD *os.File
+	if p.useCgroup() {
+		dir, fd, err := p.makeCgroup()
+		if err != nil {
+			p.noCgroup(err)
+		} else {
+			pr.cgroup, cgFD = dir, fd
+			cmd.SysProcAttr.UseCgroupFD = true
+			cmd.SysProcAttr.CgroupFD = int(fd.Fd())
+		}
+	}
+	err = cmd.Start()
+	if err != nil && cgFD != nil {
+		// The kernel may refuse CLONE_INTO_CGROUP (too old, or the
+		// directory is no cgroup): start without it from now on.
+		p.noCgroup(err)
+		pr.removeCgroup()
+		pr.cgroup = ""
+		cgFD.Close()
+		cgFD = nil
+		cmd = exec.Command(p.opts.Path, p.opts.Args...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+		cmd.Env = childEnv(p.opts.Env)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		pr.cmd = cmd
+		err = cmd.Start()
+	}
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	if cgFD != nil {
+		cgFD.Close()
+	}
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		errR.Close()
+		pr.removeCgroup()
+		return nil, err
+	}
+	pr.pid = cmd.Process.Pid
+	p.mu.Lock()
+	p.procs[pr] = struct{}{}
+	p.mu.Unlock()
+
+	go pr.waitExit()
+	go pr.readStderr(errR)
+	go pr.readFrames(outR)
+	go pr.watchMemory()
+
+	// Send the known hosts while waiting for the hello: a checker that
+	// does not read them must not block the start past its timeout.
+	sent := make(chan error, 1)
+	go func() {
+		for _, f := range p.known {
+			if _, err := inW.Write(f); err != nil {
+				sent <- fmt.Errorf("send known hosts: %w", err)
+				return
+			}
+		}
+		sent <- nil
+	}()
+	timer := time.NewTimer(p.opts.StartTimeout)
+	defer timer.Stop()
+	select {
+	case f := <-pr.frames:
+		err = f.err
+		if err == nil && f.t != msgHello {
+			err = fmt.Errorf("first message %q, want hello", f.t)
+		}
+		if err == nil {
+			err = strictJSON(f.payload, &pr.report)
+		}
+		if err == nil {
+			err = pr.report.validate()
+		}
+		if err == nil {
+			// An honest checker says hello after it read the end marker.
+			select {
+			case err = <-sent:
+			case <-timer.C:
+				err = errors.New("hello before the known hosts were read")
+			case <-ctx.Done():
+				pr.kill()
+				return nil, fmt.Errorf("start interrupted: %w", ctx.Err())
+			}
+		}
+	case <-timer.C:
+		pr.setWhy(fmt.Sprintf("no hello within %s", p.opts.StartTimeout))
+		err = errors.New("start timeout")
+	case <-ctx.Done():
+		// Killing the checker also ends the sending of the known hosts:
+		// their writes fail once the pipe is closed.
+		pr.kill()
+		return nil, fmt.Errorf("start interrupted: %w", ctx.Err())
+	}
+	if err != nil {
+		pr.kill()
+		return nil, errors.New(pr.failure(err))
+	}
+	return pr, nil
+}
+
+// childEnv is the checker's whole environment: it gets nothing of ours it
+// does not need.
+func childEnv(extra []string) []string {
+	var env []string
+	for _, k := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	env = append(env, "GODEBUG=netdns=go")
+	return append(env, extra...)
+}
+
+// check sends one request and waits for its result.
+func (pr *proc) check(ctx context.Context, id uint64, req wireRequest, deadline time.Duration) (observer.Result, crawl.Trace, error) {
+	req.ID = id
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return observer.Result{}, crawl.Trace{}, err
+	}
+	sent := time.Now()
+	if _, err := pr.in.Write(frame(msgRequest, payload)); err != nil {
+		return observer.Result{}, crawl.Trace{}, fmt.Errorf("send request: %w", err)
+	}
+	timer := time.NewTimer(deadline)
+	defer timer.Stop()
+	select {
+	case f := <-pr.frames:
+		if f.err != nil {
+			return observer.Result{}, crawl.Trace{}, f.err
+		}
+		if f.t != msgResult {
+			return observer.Result{}, crawl.Trace{}, fmt.Errorf("unexpected message %q", f.t)
+		}
+		w, err := decodeResult(f.payload)
+		if err != nil {
+			return observer.Result{}, crawl.Trace{}, fmt.Errorf("invalid result: %w", err)
+		}
+		r, t, err := w.validate(expect{id: id, req: req, elapsed: time.Since(sent)})
+		if err != nil {
+			return observer.Result{}, crawl.Trace{}, fmt.Errorf("invalid result: %w", err)
+		}
+		return r, t, nil
+	case <-timer.C:
+		pr.setWhy(fmt.Sprintf("no result within %s (deadline overrun)", deadline))
+		return observer.Result{}, crawl.Trace{}, errors.New("deadline")
+	case <-ctx.Done():
+		pr.setWhy("pass interrupted")
+		return observer.Result{}, crawl.Trace{}, context.Cause(ctx)
+	case <-pr.done:
+		pr.setWhy("pool closed")
+		return observer.Result{}, crawl.Trace{}, errors.New("pool closed")
+	}
+}
+
+func (pr *proc) readFrames(out *os.File) {
+	defer out.Close()
+	r := bufio.NewReaderSize(out, 64<<10)
+	for {
+		t, payload, err := readFrame(r, maxResultFrame)
+		select {
+		case pr.frames <- frameMsg{t, payload, err}:
+		case <-pr.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// waitExit learns when the process has exited without reaping it, so its
+// pid (and process group id) stay reserved until kill has signalled the
+// group.
+func (pr *proc) waitExit() {
+	defer close(pr.zombie)
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pr.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// kill kills the checker's process group, reaps it and releases its
+// resources. It is safe to call more than once.
+func (pr *proc) kill() {
+	pr.killOnce.Do(func() {
+		close(pr.done)
+		// The leader is alive or an unreaped zombie here, so the group
+		// id cannot have been reused.
+		syscall.Kill(-pr.pid, syscall.SIGKILL)
+		pr.in.Close()
+		<-pr.zombie
+		err := pr.cmd.Wait()
+		pr.mu.Lock()
+		if err != nil {
+			pr.exit = err.Error()
+		} else {
+			pr.exit = "exited"
+		}
+		pr.mu.Unlock()
+		pr.removeCgroup()
+		p := pr.pool
+		p.mu.Lock()
+		delete(p.procs, pr)
+		p.mu.Unlock()
+	})
+}
+
+func (pr *proc) setWhy(s string) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.why == "" {
+		pr.why = s
+	}
+}
+
+// failure explains, after kill, why a check failed: the pool's reason if
+// it killed the checker, else what the protocol saw and how the process
+// ended, with the telling line of its stderr (a panic or fatal error).
+func (pr *proc) failure(err error) string {
+	select {
+	case <-pr.stderr.done:
+	case <-time.After(2 * time.Second): // a stray holder of the pipe must not block us
+	}
+	pr.mu.Lock()
+	why, exit := pr.why, pr.exit
+	pr.mu.Unlock()
+	var b strings.Builder
+	switch {
+	case why != "":
+		b.WriteString(why)
+	case errors.Is(err, errFrameTooLarge), strings.HasPrefix(err.Error(), "invalid result"), strings.HasPrefix(err.Error(), "unexpected message"):
+		fmt.Fprintf(&b, "rejected: %v", err)
+	default:
+		fmt.Fprintf(&b, "checker died (%s)", exit)
+	}
+	if line := pr.stderr.telling(); line != "" {
+		fmt.Fprintf(&b, ": %s", line)
+	}
+	return b.String()
+}
+
+// watchMemory kills the checker when its resident memory passes the limit.
+func (pr *proc) watchMemory() {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	path := "/proc/" + strconv.Itoa(pr.pid) + "/statm"
+	page := int64(os.Getpagesize())
+	for {
+		select {
+		case <-pr.done:
+			return
+		case <-pr.zombie:
+			return
+		case <-t.C:
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			continue
+		}
+		pages, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		if rss := pages * page; rss > pr.pool.opts.MemoryLimit {
+			pr.setWhy(fmt.Sprintf("memory limit exceeded (%d MiB resident, limit %d MiB)", rss>>20, pr.pool.opts.MemoryLimit>>20))
+			syscall.Kill(-pr.pid, syscall.SIGKILL)
+			return
+		}
+	}
+}
+
+// cpuSeconds is the checker's CPU time so far (user + system).
+func (pr *proc) cpuSeconds() float64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pr.pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces and parentheses: fields count
+	// from the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return (u + s) / 100 // USER_HZ is 100 on Linux
+}
+
+// tail forwards a checker's stderr to the log, bounded, and keeps the lines
+// that explain a death.
+type tail struct {
+	done chan struct{}
+	mu   sync.Mutex
+	last []string
+	hint string // first "panic:" or "fatal error:" line
+}
+
+const (
+	maxStderrLines = 100
+	maxStderrLine  = 512
+)
+
+func newTail() *tail { return &tail{done: make(chan struct{})} }
+
+func (pr *proc) readStderr(f *os.File) {
+	defer close(pr.stderr.done)
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 4096)
+	logged := 0
+	for {
+		line, err := r.ReadSlice('\n')
+		if len(line) > 0 {
+			// Cleaned for the log as for the data: a compromised
+			// checker's escapes and bidi overrides go no further.
+			s := observer.CleanText(string(line), maxStderrLine)
+			pr.stderr.add(s)
+			if logged < maxStderrLines {
+				pr.pool.log.Warn("checker stderr", "pid", pr.pid, "line", s)
+				logged++
+				if logged == maxStderrLines {
+					pr.pool.log.Warn("checker stderr: further lines dropped", "pid", pr.pid)
+				}
+			}
+			// A line longer than the buffer comes in pieces; drop the rest.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n')
+			}
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}
+
+func (t *tail) add(s string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.hint == "" && (strings.HasPrefix(s, "panic:") || strings.HasPrefix(s, "fatal error:")) {
+		t.hint = s
+	}
+	t.last = append(t.last, s)
+	if len(t.last) > 8 {
+		t.last = t.last[1:]
+	}
+}
+
+// telling is the line that best explains a death.
+func (t *tail) telling() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.hint != "" {
+		return t.hint
+	}
+	for i := len(t.last) - 1; i >= 0; i-- {
+		if s := t.last[i]; s != "" {
+			return observer.CleanText(s, 200)
+		}
+	}
+	return ""
+}
