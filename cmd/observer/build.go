@@ -60,11 +60,9 @@ func siteDir(configFile string) string {
 // configFileInUse is the config file the command reads: --config, or
 // observer.toml when it exists; "" when every setting is a default.
 func configFileInUse(c common) string {
-	if c.config != "" {
-		return c.config
-	}
-	if _, err := os.Stat("observer.toml"); err == nil {
-		return "observer.toml"
+	path, mustExist := c.configFile()
+	if _, err := os.Stat(path); mustExist || err == nil {
+		return path
 	}
 	return ""
 }

@@ -59,13 +59,7 @@ func connectPorts(opts crawl.Options) []uint16 {
 // checkerArgs are the __checker arguments that rebuild this crawl's crawler
 // in the child.
 func checkerArgs(c common, n network) []string {
-	args := []string{"__checker", "-log-format", c.logFormat}
-	if c.config != "" {
-		args = append(args, "-config", c.config)
-	}
-	if c.quiet {
-		args = append(args, "-quiet")
-	}
+	args := c.childArgs("__checker")
 	for _, v := range n.connectTo {
 		args = append(args, "-connect-to", v)
 	}

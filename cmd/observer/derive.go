@@ -23,14 +23,7 @@ func deriveInChild(ctx context.Context, e env, c common) error {
 	if err != nil {
 		return fmt.Errorf("derive: find this program: %w", err)
 	}
-	args := []string{"__derive", "-data", c.data, "-log-format", c.logFormat}
-	if c.config != "" {
-		args = append(args, "-config", c.config)
-	}
-	if c.quiet {
-		args = append(args, "-quiet")
-	}
-	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd := exec.CommandContext(ctx, exe, append(c.childArgs("__derive"), "-data", c.data)...)
 	cmd.Stdout, cmd.Stderr = e.stderr, e.stderr
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {

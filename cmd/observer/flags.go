@@ -192,13 +192,32 @@ func (c *common) registerNoData(fs *flag.FlagSet) {
 	fs.BoolVar(&c.quiet, "quiet", false, "log only warnings and errors")
 }
 
-// loadConfig reads the named config file, or observer.toml when none was
-// named and it exists.
-func (c *common) loadConfig() (config.Config, error) {
+// configFile is the config file this command reads: the one -config
+// names, which must exist, or else observer.toml, read when it exists.
+func (c *common) configFile() (path string, mustExist bool) {
 	if c.config != "" {
-		return config.Load(c.config, true)
+		return c.config, true
 	}
-	return config.Load("observer.toml", false)
+	return "observer.toml", false
+}
+
+// loadConfig reads the config file (configFile), or gives the defaults
+// when observer.toml is meant and there is none.
+func (c *common) loadConfig() (config.Config, error) {
+	return config.Load(c.configFile())
+}
+
+// childArgs start this program's hidden subcommand sub (a checker, a
+// derivation) with this command's config and logging.
+func (c *common) childArgs(sub string) []string {
+	args := []string{sub, "-log-format", c.logFormat}
+	if c.config != "" {
+		args = append(args, "-config", c.config)
+	}
+	if c.quiet {
+		args = append(args, "-quiet")
+	}
+	return args
 }
 
 func (c *common) logger(w io.Writer) (*slog.Logger, error) {
