@@ -36,13 +36,13 @@ type view struct {
 // before a column was added be read with NULL in it. A kind with no file yet
 // reads as an empty relation of the schema's columns, spelled out, so that
 // the view stands on its own in any DuckDB client (observer sql --views).
-func (s *Store) snapshotView(kind, schemaTable string) (view, error) {
+func (s *Store) snapshotView(ctx context.Context, kind, schemaTable string) (view, error) {
 	ok, err := s.hasFiles(kind)
 	if err != nil {
 		return view{}, err
 	}
 	if !ok {
-		empty, err := s.emptyRelation(schemaTable)
+		empty, err := s.emptyRelation(ctx, schemaTable)
 		if err != nil {
 			return view{}, err
 		}
@@ -55,8 +55,8 @@ func (s *Store) snapshotView(kind, schemaTable string) (view, error) {
 
 // emptyRelation is a SELECT of no rows with the columns of schemaTable and
 // the hive partition column date.
-func (s *Store) emptyRelation(schemaTable string) (string, error) {
-	schema, err := schemaColumns(context.Background(), s.db, schemaTable)
+func (s *Store) emptyRelation(ctx context.Context, schemaTable string) (string, error) {
+	schema, err := schemaColumns(ctx, s.db, schemaTable)
 	if err != nil {
 		return "", err
 	}
@@ -69,14 +69,14 @@ func (s *Store) emptyRelation(schemaTable string) (string, error) {
 
 // views lists the query surface in dependency order: the snapshots first,
 // then the derived relations that read them.
-func (s *Store) views(p ViewParams) ([]view, error) {
+func (s *Store) views(ctx context.Context, p ViewParams) ([]view, error) {
 	var out []view
 	for _, k := range []struct{ kind, schema string }{
 		{ChecksDir, "checks_schema"},
 		{DiscoveriesDir, "discoveries_schema"},
 		{PassesDir, "passes_schema"},
 	} {
-		v, err := s.snapshotView(k.kind, k.schema)
+		v, err := s.snapshotView(ctx, k.kind, k.schema)
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +91,7 @@ func (s *Store) views(p ViewParams) ([]view, error) {
 
 // CreateViews defines the views in this Store's DuckDB.
 func (s *Store) CreateViews(ctx context.Context, p ViewParams) error {
-	vs, err := s.views(p)
+	vs, err := s.views(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -106,8 +106,8 @@ func (s *Store) CreateViews(ctx context.Context, p ViewParams) error {
 
 // ViewsSQL is the CREATE VIEW script for the same views, with absolute paths,
 // for the DuckDB CLI or any other DuckDB client (`observer sql --views`).
-func (s *Store) ViewsSQL(p ViewParams) (string, error) {
-	vs, err := s.views(p)
+func (s *Store) ViewsSQL(ctx context.Context, p ViewParams) (string, error) {
+	vs, err := s.views(ctx, p)
 	if err != nil {
 		return "", err
 	}

@@ -58,7 +58,7 @@ func runSQL(ctx context.Context, e env, args []string) error {
 	defer store.Close()
 
 	if *views {
-		script, err := store.ViewsSQL(params)
+		script, err := store.ViewsSQL(ctx, params)
 		if err != nil {
 			return err
 		}
