@@ -473,11 +473,7 @@ func (s *Store) snapshotSource(files []string, schemaTable, columns string) stri
 // folded check: the incremental fold can only append to a host's history.
 func lateChecks(ctx context.Context, conn *sql.Conn) (bool, error) {
 	var late bool
-	err := conn.QueryRowContext(ctx, `
-		SELECT CASE
-		    WHEN (SELECT min(checked_at) FROM new_checks_all) > (SELECT max(last_checked_at) FROM carry_all) THEN false
-		    ELSE EXISTS (SELECT 1 FROM new_checks_all n JOIN carry_all c USING (host) WHERE n.checked_at <= c.last_checked_at)
-		END`).Scan(&late)
+	err := conn.QueryRowContext(ctx, sqlFile("late_checks.sql")).Scan(&late)
 	if err != nil {
 		return false, fmt.Errorf("derive: %w", err)
 	}
@@ -613,9 +609,7 @@ func defineFoldChecks(ctx context.Context, conn *sql.Conn, exec func(what, query
 // the result. It returns the temporary files it wrote.
 func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what, query string) error,
 	params *strings.Replacer, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
-	if err := exec("window checks", `CREATE OR REPLACE TEMP VIEW window_checks_all AS
-		SELECT host, checked_at, outcome, pass_id, moved_to FROM fold_checks
-		WHERE host IN (SELECT host FROM fold_window_hosts)`); err != nil {
+	if err := exec("window checks", sqlFile("window_checks.sql")); err != nil {
 		return files, err
 	}
 	var windowChecks int64
