@@ -63,7 +63,7 @@ func (c *Crawler) Resolve(ctx context.Context, host string) (netip.AddrPort, err
 // it is asked for, with the address guard as for any dial.
 func (c *Crawler) dialPinned(pin netip.AddrPort) func(context.Context, string, string) (net.Conn, error) {
 	return func(ctx context.Context, _, _ string) (net.Conn, error) {
-		d := net.Dialer{Timeout: c.opts.DialTimeout, Control: c.checkAddr}
+		d := net.Dialer{Timeout: c.opts.DialTimeout, Control: c.checkDial}
 		return d.DialContext(ctx, "tcp", pin.String())
 	}
 }

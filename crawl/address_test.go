@@ -149,11 +149,7 @@ func twoAddresses(t *testing.T) (*testnet.Server, *testnet.Server, *crawl.Crawle
 		rules = append(rules, crawl.ConnectTo{Host: h, Port: 443, Addr: "127.0.0.2", AddrPort: b.Port()})
 	}
 	opts.ConnectTo = append(rules, opts.ConnectTo...)
-	c, err := crawl.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a, b, c
+	return a, b, newTestCrawler(t, opts)
 }
 
 // meeting makes each listed host's robots.txt wait until every one of them
@@ -350,10 +346,7 @@ func TestResolveConnectTo(t *testing.T) {
 	if err != nil || got != netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), uint16(srvB.Port())) {
 		t.Errorf("Resolve = %v, %v", got, err)
 	}
-	c2, err := crawl.New(crawl.Options{ConnectTo: []crawl.ConnectTo{{Addr: "::ffff:127.0.0.3"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c2 := newTestCrawler(t, crawl.Options{ConnectTo: []crawl.ConnectTo{{Addr: "::ffff:127.0.0.3"}}})
 	if got, err := c2.Resolve(context.Background(), "x.social"); err != nil || got != netip.MustParseAddrPort("127.0.0.3:443") {
 		t.Errorf("Resolve = %v, %v", got, err)
 	}

@@ -741,13 +741,10 @@ func TestInvalidHost(t *testing.T) {
 
 func TestUnknownHostUnreachable(t *testing.T) {
 	// Nothing listens on port 1 of 127.0.0.1.
-	e2, err := crawl.New(crawl.Options{
+	e2 := newTestCrawler(t, crawl.Options{
 		ConnectTo:  []crawl.ConnectTo{{Addr: "127.0.0.1", AddrPort: 1}},
 		AllowAddrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	r, _ := e2.Check(context.Background(), "nobody.social", crawl.CheckOptions{})
 	wantOutcome(t, r, observer.OutcomeUnreachable, "connection refused")
 }

@@ -2,9 +2,24 @@ package crawl
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
 	"sync"
 	"time"
 )
+
+// OnlyLoopback makes c refuse, before connect(2), every address outside
+// 127.0.0.0/8 and ::1 that its guard let through, and report it: a test of
+// the guard cannot reach another network even when the guard is broken.
+func OnlyLoopback(c *Crawler, report func(addr string)) {
+	c.lastGate = func(ip netip.Addr) error {
+		if ip.Unmap().IsLoopback() {
+			return nil
+		}
+		report(ip.String())
+		return fmt.Errorf("test crawler: %s is not a loopback address", ip)
+	}
+}
 
 // ManualBudget makes p's Duration budget (which must be set) run out when
 // the returned function is called, instead of when Duration has passed. It

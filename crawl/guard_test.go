@@ -30,14 +30,12 @@ func TestRedirectToNonPublicLiterals(t *testing.T) {
 }
 
 // The guard runs in the dialer's Control hook, before connect(2): these
-// addresses are refused without a packet being sent.
+// addresses are refused without a packet being sent. (Were the guard broken,
+// the test crawler's last gate would refuse them instead, and fail the test.)
 func TestDialGuard(t *testing.T) {
 	for _, addr := range []string{"169.254.169.254", "100.64.0.1", "10.0.0.1", "172.16.0.1", "192.168.1.1", "127.0.0.1", "0.0.0.0", "224.0.0.1", "198.18.0.1"} {
 		t.Run(addr, func(t *testing.T) {
-			c, err := crawl.New(crawl.Options{ConnectTo: []crawl.ConnectTo{{Addr: addr}}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := newTestCrawler(t, crawl.Options{ConnectTo: []crawl.ConnectTo{{Addr: addr}}})
 			r, _ := c.Check(context.Background(), "victim.social", crawl.CheckOptions{})
 			wantOutcome(t, r, observer.OutcomeBlockedAddress, "address "+addr+" is not public")
 		})

@@ -72,11 +72,20 @@ func newEnv(t *testing.T, tweak ...func(*crawl.Options)) *env {
 	for _, f := range tweak {
 		f(&opts)
 	}
+	c := newTestCrawler(t, opts)
+	return &env{t: t, srv: srv, c: c}
+}
+
+// newTestCrawler is crawl.New for tests: the crawler cannot connect outside
+// loopback, whatever its guard lets through (a test that does fails).
+func newTestCrawler(t *testing.T, opts crawl.Options) *crawl.Crawler {
+	t.Helper()
 	c, err := crawl.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, srv: srv, c: c}
+	crawl.OnlyLoopback(c, func(addr string) { t.Errorf("the crawler was about to connect to %s, outside loopback", addr) })
+	return c
 }
 
 func (e *env) host(name string, rt routes) {

@@ -97,6 +97,9 @@ type Crawler struct {
 	opts  Options
 	tls   *tls.Config
 	guard *ssrf.Guardian
+	// For tests: called with every address the guard passed, just before
+	// connect(2); an error refuses the connection. Nil in production.
+	lastGate func(netip.Addr) error
 }
 
 // New validates opts and loads the CA files.
@@ -149,9 +152,9 @@ func (e *BlockedAddressError) Error() string {
 
 func (e *BlockedAddressError) Unwrap() error { return e.Err }
 
-// checkAddr is the net.Dialer Control hook: it sees the resolved address
-// actually being connected to, after DNS and connect-to, so DNS rebinding or
-// a connect-to rule cannot route around it.
+// checkAddr is the net.Dialer Control hook (through checkDial): it sees the
+// resolved address actually being connected to, after DNS and connect-to,
+// so DNS rebinding or a connect-to rule cannot route around it.
 func (c *Crawler) checkAddr(network, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
@@ -172,6 +175,14 @@ func (c *Crawler) checkAddr(network, address string, _ syscall.RawConn) error {
 	return nil
 }
 
+// checkDial is checkAddr, then the tests' last gate when there is one.
+func (c *Crawler) checkDial(network, address string, raw syscall.RawConn) error {
+	if err := c.checkAddr(network, address, raw); err != nil || c.lastGate == nil {
+		return err
+	}
+	return c.lastGate(netip.MustParseAddrPort(address).Addr())
+}
+
 // addrBlocked reports whether the guard would refuse ip (for redirects to IP
 // literals, which are never followed but are reported as the guard would).
 func (c *Crawler) addrBlocked(ip netip.Addr) bool {
@@ -188,7 +199,7 @@ func (c *Crawler) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 		return nil, fmt.Errorf("dial %s: bad port", addr)
 	}
 	host, port = rewrite(c.opts.ConnectTo, host, port)
-	d := net.Dialer{Timeout: c.opts.DialTimeout, Control: c.checkAddr}
+	d := net.Dialer{Timeout: c.opts.DialTimeout, Control: c.checkDial}
 	return d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 }
 
