@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -204,10 +203,18 @@ func testHostileServers(t *testing.T, isolation string, private map[string]strin
 		case g[0] != want.outcome:
 			t.Errorf("%s: outcome %s, want %s (%s)", host, g[0], want.outcome, want.why)
 		}
-		if ok {
-			if ms, _ := strconv.Atoi(g[1]); time.Duration(ms)*time.Millisecond > checkTimeout+time.Second {
-				t.Errorf("%s: the check took %d ms, past its %s deadline", host, ms, checkTimeout)
-			}
+	}
+	// The slow hosts are cut off by the check's deadline, not by some other
+	// failure (the deadline is what bounds them; the time a check took is
+	// for benchmarks to measure).
+	slow := s.query(t, `SELECT host || ' ' || coalesce(error, '-') FROM checks
+		WHERE host IN ('hostile-slow-headers.social', 'hostile-trickle.social')`)
+	if len(slow) != 2 {
+		t.Errorf("checks of the slow hosts: %q, want one each", slow)
+	}
+	for _, row := range slow {
+		if host, msg, _ := strings.Cut(row, " "); !strings.Contains(msg, "timeout") {
+			t.Errorf("%s: error %q, want the check's deadline (timeout)", host, msg)
 		}
 	}
 	if g := got["hostile-xredirect-301.social"]; len(g) > 2 && g[2] != fedisim.HostileRedirectTarget {
