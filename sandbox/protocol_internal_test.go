@@ -147,8 +147,33 @@ func TestValidateRejects(t *testing.T) {
 			}
 		})
 	}
-	// A result for another request.
+	// A forged trace: too long, or with numbers out of range.
+	for name, mod := range map[string]func(*crawl.Trace){
+		"trace of":             func(tr *crawl.Trace) { tr.Steps = make([]crawl.Step, maxTraceSteps+1) },
+		"numbers out of range": func(tr *crawl.Trace) { tr.Steps[0].Bytes = -1 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, tr := goodResult()
+			mod(&tr)
+			if err := forge(r, tr); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("err = %v, want one naming %q", err, name)
+			}
+		})
+	}
+	// Asked conditionally, a list cannot be both not modified and read.
+	conditional := testExpect()
+	conditional.req.PeersETag = `"v1"`
 	r, tr := goodResult()
+	r.Check.PeersNotModified = true
+	if _, _, err := forgeFor(conditional, r, tr); err == nil || !strings.Contains(err.Error(), "not modified") {
+		t.Errorf("a list both not modified and read: err = %v", err)
+	}
+	r.Check.PeersFetched, r.Check.PeersCount, r.Check.NewPeersCount, r.Discoveries = false, 0, 0, nil
+	if _, _, err := forgeFor(conditional, r, tr); err != nil {
+		t.Errorf("a list not modified, asked conditionally: %v", err)
+	}
+	// A result for another request.
+	r, tr = goodResult()
 	buf, _, _ := encodeResult(8, r, tr)
 	w, _ := decodeResult(buf)
 	if _, _, err := w.validate(testExpect()); err == nil || !strings.Contains(err.Error(), "id") {
@@ -159,16 +184,21 @@ func TestValidateRejects(t *testing.T) {
 // forge encodes r and tr exactly as given, as a compromised checker could,
 // and returns what validate makes of them.
 func forge(r observer.Result, tr crawl.Trace) error {
-	buf, _, err := encodeWire(7, r, tr.Steps)
+	_, _, err := forgeFor(testExpect(), r, tr)
+	return err
+}
+
+// forgeFor is forge for the request e.
+func forgeFor(e expect, r observer.Result, tr crawl.Trace) (observer.Result, crawl.Trace, error) {
+	buf, _, err := encodeWire(e.id, r, tr.Steps)
 	if err != nil {
-		return err
+		return observer.Result{}, crawl.Trace{}, err
 	}
 	w, err := decodeResult(buf)
 	if err != nil {
-		return err
+		return observer.Result{}, crawl.Trace{}, err
 	}
-	_, _, err = w.validate(testExpect())
-	return err
+	return w.validate(e)
 }
 
 // The orchestrator accepts only texts the crawler can produce: each one as
@@ -413,8 +443,15 @@ func FuzzDecode(f *testing.F) {
 				}
 			case msgHello:
 				var rep Report
-				if strictJSON(payload, &rep) == nil && rep.validate() == nil && len(rep.Layers) > maxLayers {
-					t.Fatal("oversized report accepted")
+				if strictJSON(payload, &rep) == nil && rep.validate() == nil {
+					if len(rep.Layers) > maxLayers {
+						t.Fatal("oversized report accepted")
+					}
+					for _, l := range rep.Layers {
+						if observer.CleanText(l.Name, 40) != l.Name || observer.CleanText(l.Detail, 300) != l.Detail {
+							t.Fatalf("report layer %q: %q accepted", l.Name, l.Detail)
+						}
+					}
 				}
 			case msgKnown:
 				decodeKnown(payload, func(h []byte) {
@@ -474,5 +511,24 @@ func checkAccepted(t *testing.T, r observer.Result, tr crawl.Trace) {
 		if d.Via != c.Host && d.Via != observer.ViaRedirect || !d.DiscoveredAt.Equal(testAt) {
 			t.Fatalf("accepted discovery %+v", d)
 		}
+	}
+}
+
+// The hello's confinement report comes from the untrusted checker and is
+// logged: a layer's name and detail must be clean text within their caps.
+func TestReportValidateRejects(t *testing.T) {
+	for name, rep := range map[string]Report{
+		"layers":       {Layers: make([]Layer, maxLayers+1)},
+		"name":         {Layers: []Layer{{Name: "seccomp\x1b[2J", Detail: "on"}}},
+		"layer detail": {Layers: []Layer{{Name: "seccomp", Detail: "on\u202e"}}},
+		"long detail":  {Layers: []Layer{{Name: "seccomp", Detail: strings.Repeat("d", 301)}}},
+	} {
+		if err := rep.validate(); err == nil {
+			t.Errorf("%s: report accepted", name)
+		}
+	}
+	ok := Report{Layers: []Layer{{Name: "seccomp", Detail: "filter of 40 rules"}}}
+	if err := ok.validate(); err != nil {
+		t.Errorf("a clean report: %v", err)
 	}
 }
