@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,7 +65,10 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	}
 
 	urlCh := make(chan string, 1)
-	rebuilt := make(chan error, 16)
+	// Reloads count successful rebuilds only: the test keeps its own count
+	// to compare with the last generation the stream announces.
+	var successes atomic.Int64
+	failed := make(chan error, 16)
 	done := make(chan error, 1)
 	go func() {
 		done <- build.Serve(ctx, build.ServeOptions{
@@ -85,7 +89,13 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 			},
 			Debounce: 50 * time.Millisecond,
 			Ready:    func(u string) { urlCh <- u },
-			Rebuilt:  func(err error) { rebuilt <- err },
+			Rebuilt: func(err error) {
+				if err == nil {
+					successes.Add(1)
+				} else {
+					failed <- err
+				}
+			},
 		})
 	}()
 	var base string
@@ -151,6 +161,7 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 		t.Fatalf("reload endpoint content type %q", ct)
 	}
 	events := bufio.NewReader(resp.Body)
+	lastGeneration := 0
 	waitEvent := func() string {
 		t.Helper()
 		for {
@@ -158,8 +169,10 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 			if err != nil {
 				t.Fatalf("reload stream: %v", err)
 			}
-			if strings.HasPrefix(line, "data: ") {
-				return strings.TrimSpace(strings.TrimPrefix(line, "data: "))
+			if g, ok := strings.CutPrefix(line, "data: "); ok {
+				g = strings.TrimSpace(g)
+				lastGeneration, _ = strconv.Atoi(g)
+				return g
 			}
 		}
 	}
@@ -176,18 +189,13 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 
 	// A broken template: the rebuild fails, no reload, the old site stays.
 	replaceFile(t, filepath.Join(site, "layouts", "page.html"), "{{ define \"main\" }}{{ .Nope }}{{ end }}")
-	for failed := false; !failed; {
-		select {
-		case err := <-rebuilt:
-			if err != nil {
-				failed = true
-				if !strings.Contains(err.Error(), "layouts/page.html") {
-					t.Errorf("rebuild error %v does not name the template", err)
-				}
-			}
-		case <-ctx.Done():
-			t.Fatal("the broken template never caused a failed rebuild")
+	select {
+	case err := <-failed:
+		if !strings.Contains(err.Error(), "layouts/page.html") {
+			t.Errorf("rebuild error %v does not name the template", err)
 		}
+	case <-ctx.Done():
+		t.Fatal("the broken template never caused a failed rebuild")
 	}
 	if _, page := get(t, base+"docs/guide/"); !strings.Contains(page, "Edited guide body") {
 		t.Error("a failed rebuild took the site down")
@@ -240,5 +248,20 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("serve: %v", err)
+	}
+	// The stream ends with the server: every reload it announced has been
+	// read, and the last one is the count of successful rebuilds (a failed
+	// rebuild reloads nothing).
+	for {
+		line, err := events.ReadString('\n')
+		if err != nil {
+			break
+		}
+		if g, ok := strings.CutPrefix(line, "data: "); ok {
+			lastGeneration, _ = strconv.Atoi(strings.TrimSpace(g))
+		}
+	}
+	if n := successes.Load(); int64(lastGeneration) != n {
+		t.Errorf("the last reload announced generation %d after %d successful rebuilds", lastGeneration, n)
 	}
 }
