@@ -194,6 +194,7 @@ func TestWellKnownRejected(t *testing.T) {
 		{"other port", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://alpha.social:8443/nodeinfo/2.0"}]}`, "another host"},
 		{"IP address", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://127.0.0.1/nodeinfo/2.0"}]}`, "another host"},
 		{"plain http", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"http://alpha.social/nodeinfo/2.0"}]}`, "not https"},
+		{"credentials", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://u:p@alpha.social/nodeinfo/2.0"}]}`, "another host"},
 		{"unsupported schema only", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/9.0","href":"https://alpha.social/nodeinfo/9.0"}]}`, "no link to a supported NodeInfo schema"},
 		{"no links", `{"subject":"x"}`, "no links"},
 		{"HTML", `<html>hello</html>`, "not a JSON object"},
