@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -168,7 +169,9 @@ func Load(path string, mustExist bool) (Config, error) {
 }
 
 // Parse decodes TOML over cfg, rejecting unknown keys and invalid values.
+// A UTF-8 byte order mark, which some editors write, is not part of it.
 func Parse(data []byte, cfg *Config) error {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if err := checkTypes(data); err != nil {
 		return err
 	}
@@ -211,8 +214,8 @@ func Parse(data []byte, cfg *Config) error {
 // docs/security.md.
 func (c Config) Validate() error {
 	switch {
-	case c.Crawl.Concurrency < 1:
-		return fmt.Errorf("crawl.concurrency must be at least 1, got %d", c.Crawl.Concurrency)
+	case c.Crawl.Concurrency < 1 || c.Crawl.Concurrency > MaxConcurrency:
+		return fmt.Errorf("crawl.concurrency must be between 1 and %d, got %d", MaxConcurrency, c.Crawl.Concurrency)
 	case c.Crawl.MaxChecks < 0:
 		return fmt.Errorf("crawl.max_checks must not be negative, got %d", c.Crawl.MaxChecks)
 	case c.Crawl.Duration <= 0:
@@ -229,6 +232,17 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl.address_budget must not be negative, got %d", c.Crawl.AddressBudget)
 	case c.Crawl.ProductToken == "" || strings.ContainsAny(c.Crawl.ProductToken, " /\t\r\n"):
 		return fmt.Errorf("crawl.product_token must be one word without '/', got %q", c.Crawl.ProductToken)
+	case c.State.DeadAfter < 0:
+		return fmt.Errorf("state.dead_after must not be negative, got %s", c.State.DeadAfter.D())
+	case c.State.ReviveAfter < 0:
+		return fmt.Errorf("state.revive_after must not be negative, got %s", c.State.ReviveAfter.D())
+	case c.State.LiveWindow <= 0:
+		// A zero window would list no host as live, ever.
+		return fmt.Errorf("state.live_window must be positive, got %s", c.State.LiveWindow.D())
+	case c.State.NewWindow <= 0:
+		return fmt.Errorf("state.new_window must be positive, got %s", c.State.NewWindow.D())
+	case c.State.Warmup < 0:
+		return fmt.Errorf("state.warmup must not be negative, got %s", c.State.Warmup.D())
 	case c.State.FailuresToDead < 0:
 		return fmt.Errorf("state.failures_to_dead must not be negative, got %d", c.State.FailuresToDead)
 	case c.State.ActiveInterval <= 0:
@@ -246,22 +260,53 @@ func (c Config) Validate() error {
 	case c.Site.Theme == "" || strings.ContainsAny(c.Site.Theme, `/\`) || c.Site.Theme == "." || c.Site.Theme == "..":
 		return fmt.Errorf("site.theme must be a directory name, got %q", c.Site.Theme)
 	case !validMemorySize(c.Crawl.DuckDBMemoryLimit):
-		return fmt.Errorf("crawl.duckdb_memory_limit must be a size like 256MB or 1GiB, got %q", c.Crawl.DuckDBMemoryLimit)
+		return fmt.Errorf("crawl.duckdb_memory_limit must be empty (no limit) or a size from 32MB to 1PB like 256MB or 1GiB, got %q", c.Crawl.DuckDBMemoryLimit)
 	case !validMemorySize(c.State.MemoryLimit):
-		return fmt.Errorf("state.memory_limit must be a size like 1GB or 512MiB, got %q", c.State.MemoryLimit)
+		return fmt.Errorf("state.memory_limit must be empty (no limit) or a size from 32MB to 1PB like 1GB or 512MiB, got %q", c.State.MemoryLimit)
 	}
 	return nil
 }
 
+// MaxConcurrency bounds crawl.concurrency (and --concurrency): each check
+// at once is a goroutine, a connection and, with process isolation, a
+// checker process; far beyond this the orchestrator would run out of memory
+// before its first check instead of saying why.
+const MaxConcurrency = 10_000
+
 // memorySize is what DuckDB's memory_limit accepts, less its rarely used
 // spellings: a number and a unit of 1000^i (KB…TB) or 1024^i (KiB…TiB).
-var memorySize = regexp.MustCompile(`^[0-9]+(\.[0-9]+)? ?([KMGT]i?B)$`)
+var memorySize = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?) ?(([KMGT])(i?)B)$`)
+
+// The sizes a memory limit may take: below 32 MB DuckDB cannot run the
+// derivation's queries at all (it fails with "Out of Memory" on the first
+// one, naming no setting), and past 1 PB the number means nothing.
+const (
+	minMemoryLimit = 32e6
+	maxMemoryLimit = 1e15
+)
 
 // validMemorySize reports whether s is empty (no limit) or a size DuckDB
-// takes, so that a typo is refused with the setting's name, before any
-// DuckDB message about a SET statement the user never wrote.
+// takes and can work within, so that a typo or an unusable size is refused
+// with the setting's name, before any DuckDB message about a SET statement
+// the user never wrote.
 func validMemorySize(s string) bool {
-	return s == "" || memorySize.MatchString(s)
+	if s == "" {
+		return true
+	}
+	m := memorySize.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	n, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return false
+	}
+	base := 1000.0
+	if m[5] == "i" {
+		base = 1024
+	}
+	n *= math.Pow(base, float64(strings.Index("KMGT", m[4])+1))
+	return n >= minMemoryLimit && n <= maxMemoryLimit
 }
 
 // UserAgent is the header the crawler sends: product token, version and a

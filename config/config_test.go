@@ -79,7 +79,7 @@ func TestInvalidValues(t *testing.T) {
 }
 
 func TestMemoryLimits(t *testing.T) {
-	for _, v := range []string{"", "1GB", "512MiB", "1.5GB", "300 MB", "2TiB"} {
+	for _, v := range []string{"", "1GB", "512MiB", "1.5GB", "300 MB", "2TiB", "32MB", "1000TB"} {
 		cfg := config.Default()
 		if err := config.Parse([]byte("[state]\nmemory_limit = \""+v+"\""), &cfg); err != nil {
 			t.Errorf("%q: %v", v, err)
@@ -189,13 +189,22 @@ func TestOutOfRangeValues(t *testing.T) {
 		{"[crawl]\ndomain_budget = -1", "crawl.domain_budget must not be negative, got -1"},
 		{"[crawl]\naddress_budget = -1", "crawl.address_budget must not be negative, got -1"},
 		{"[crawl]\nmax_checks = -1", "crawl.max_checks must not be negative, got -1"},
-		{"[crawl]\nconcurrency = -1", "crawl.concurrency must be at least 1, got -1"},
+		{"[crawl]\nconcurrency = -1", "crawl.concurrency must be between 1 and 10000, got -1"},
 		{"[crawl]\npeers_interval = \"0s\"", "crawl.peers_interval must be positive"},
 		{"[state]\nactive_interval = \"0s\"", "state.active_interval must be positive"},
 		{"[state]\ninactive_interval = \"0d\"", "state.inactive_interval must be positive"},
 		{"[state]\nactive_interval = \"2h\"\nactive_jitter = \"2h\"", "state.active_jitter must be less than state.active_interval (2h0m0s), got 2h0m0s"},
 		{"[state]\ninactive_jitter = \"200h\"", "state.inactive_jitter must be less than state.inactive_interval (167h0m0s), got 200h0m0s"},
 		{"[state]\nfailures_to_dead = -1", "state.failures_to_dead must not be negative, got -1"},
+		{"[crawl]\nconcurrency = 2000000000", "crawl.concurrency must be between 1 and 10000, got 2000000000"},
+		{"[state]\nlive_window = \"0s\"", "state.live_window must be positive"},
+		{"[state]\nnew_window = \"0d\"", "state.new_window must be positive"},
+		{"[state]\nwarmup = \"-1h\"", "state.warmup: invalid duration"},
+		// DuckDB cannot work in these, or they mean nothing.
+		{"[state]\nmemory_limit = \"1KB\"", "state.memory_limit must be empty (no limit) or a size from 32MB to 1PB"},
+		{"[state]\nmemory_limit = \"30MiB\"", "state.memory_limit"},
+		{"[state]\nmemory_limit = \"99999999TB\"", "state.memory_limit"},
+		{"[crawl]\nduckdb_memory_limit = \"2000TB\"", "crawl.duckdb_memory_limit"},
 	} {
 		cfg := config.Default()
 		err := config.Parse([]byte(tc.toml), &cfg)
@@ -234,5 +243,25 @@ func TestValidateChecksValuesSetInCode(t *testing.T) {
 	cfg.Crawl.Duration = 0
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "crawl.duration") {
 		t.Errorf("zero duration: want error naming crawl.duration, got %v", err)
+	}
+	// TOML durations cannot be negative; values set in code can.
+	for name, set := range map[string]func(*config.State){
+		"state.dead_after":   func(s *config.State) { s.DeadAfter = -1 },
+		"state.revive_after": func(s *config.State) { s.ReviveAfter = -1 },
+		"state.warmup":       func(s *config.State) { s.Warmup = -1 },
+	} {
+		cfg = config.Default()
+		set(&cfg.State)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), name+" must not be negative") {
+			t.Errorf("negative %s: got %v", name, err)
+		}
+	}
+}
+
+// Editors that write a byte order mark do not make a config unreadable.
+func TestByteOrderMarkIsIgnored(t *testing.T) {
+	cfg := config.Default()
+	if err := config.Parse([]byte("\xef\xbb\xbf[crawl]\nconcurrency = 7\n"), &cfg); err != nil || cfg.Crawl.Concurrency != 7 {
+		t.Fatalf("concurrency %d, err %v", cfg.Crawl.Concurrency, err)
 	}
 }

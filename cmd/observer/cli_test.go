@@ -219,6 +219,7 @@ func TestCLICrawlRefusesBadBudgets(t *testing.T) {
 		{[]string{"--max-checks=-1"}},
 		{[]string{"--concurrency", "-3"}},
 		{[]string{"--concurrency", "0"}},
+		{[]string{"--concurrency", "2000000000"}},
 		{[]string{"--duration", "-1h"}},
 		{[]string{"--duration", "0s"}},
 		{[]string{"--flush-checks", "0"}},

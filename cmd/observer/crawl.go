@@ -76,7 +76,7 @@ func parseCrawlFlags(e env, args []string) (crawlFlags, error) {
 	f.network.register(fs)
 	fs.IntVar(&f.maxChecks, "max-checks", 0, "check at most this many due hosts, the rest waiting for a later pass; 0 = no limit (default: crawl.max_checks from the config)")
 	fs.Var(&f.duration, "duration", "time budget of the pass, a `duration` like 90m, 2h or 1d (default: crawl.duration from the config)")
-	fs.IntVar(&f.concurrency, "concurrency", 0, "checks at once, at least 1 (default: crawl.concurrency from the config)")
+	fs.IntVar(&f.concurrency, "concurrency", 0, "checks at once, 1 to 10000 (default: crawl.concurrency from the config)")
 	fs.StringVar(&f.isolation, "isolation", defaultIsolation(), "where checks run: process (sandboxed checker processes) or none (in this process, for debugging)")
 	fs.IntVar(&f.flushChecks, "flush-checks", 10_000, "write buffered checks to disk after this many (they are also written every 30 s)")
 	if err := parseNoArgs(fs, args); err != nil {
@@ -94,8 +94,8 @@ func parseCrawlFlags(e env, args []string) (crawlFlags, error) {
 		// As crawl.duration: a pass without a budget would outlast the
 		// interval between passes.
 		return crawlFlags{}, usagef("invalid -duration 0: must be positive")
-	case f.given["concurrency"] && f.concurrency < 1:
-		return crawlFlags{}, usagef("invalid -concurrency %d: must be at least 1", f.concurrency)
+	case f.given["concurrency"] && (f.concurrency < 1 || f.concurrency > config.MaxConcurrency):
+		return crawlFlags{}, usagef("invalid -concurrency %d: must be between 1 and %d", f.concurrency, config.MaxConcurrency)
 	}
 	return f, nil
 }
