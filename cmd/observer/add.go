@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/fediverse-observer/observer"
@@ -64,14 +65,20 @@ func runAdd(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	var ds []observer.Discovery
+	var report strings.Builder
 	for _, h := range hosts {
 		if known[h] {
-			fmt.Fprintf(e.stdout, "%s: already known\n", h)
+			fmt.Fprintf(&report, "%s: already known\n", h)
 			continue
 		}
 		known[h] = true
 		ds = append(ds, observer.Discovery{Host: h, DiscoveredAt: now, Via: observer.ViaManual})
-		fmt.Fprintf(e.stdout, "%s: added\n", h)
+		fmt.Fprintf(&report, "%s: added\n", h)
 	}
-	return store.WriteDiscoveries(ctx, ds)
+	// Said only once it is true: a failed write adds nothing.
+	if err := store.WriteDiscoveries(ctx, ds); err != nil {
+		return fmt.Errorf("%w; nothing was added", err)
+	}
+	_, err = io.WriteString(e.stdout, report.String())
+	return err
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"flag"
 	"io"
 	"os"
@@ -274,5 +276,75 @@ func TestCLIExtraArgumentsAreUsageErrors(t *testing.T) {
 	code, _, errs := runObserver(t, "help", "crawl")
 	if code != exitOK || !strings.HasPrefix(errs, "usage: observer crawl") {
 		t.Fatalf("help crawl: exit %d, stderr %q", code, errs)
+	}
+}
+
+// runObserverCancelled is runObserver under a context already cancelled,
+// as after a SIGINT that arrived before the command got anywhere.
+func runObserverCancelled(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code = run(ctx, env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+// A signal before the pass's first check is an interrupted pass (exit 3),
+// as one during the checks is, and other commands say they were
+// interrupted rather than only "context canceled".
+func TestCLIInterruptedBeforeAnyCheck(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	os.MkdirAll(data, 0o755)
+	if code, _, errs := runObserver(t, "add", "--data", data, "a.social"); code != exitOK {
+		t.Fatalf("add: exit %d: %s", code, errs)
+	}
+	code, _, errs := runObserverCancelled(t, "crawl", "--data", data, "--isolation", "none", "--config", filepath.Join(t.TempDir(), "none.toml"))
+	if code != exitCutShort || !strings.Contains(errs, "interrupted") {
+		t.Fatalf("crawl: exit %d, stderr %q; want exit %d, interrupted", code, errs, exitCutShort)
+	}
+	code, _, errs = runObserverCancelled(t, "sql", "--data", data, "SELECT 1")
+	if code != exitFailure || !strings.Contains(errs, "interrupted") {
+		t.Fatalf("sql: exit %d, stderr %q; want exit %d, interrupted", code, errs, exitFailure)
+	}
+}
+
+// An empty --data or --config is refused, not read as the current
+// directory or as observer.toml.
+func TestCLIRefusesEmptyPaths(t *testing.T) {
+	for _, args := range [][]string{
+		{"sql", "--data", "", "SELECT 1"},
+		{"crawl", "--data="},
+		{"build", "--config", ""},
+		{"add", "--data", "", "a.social"},
+	} {
+		code, _, errs := runObserver(t, args...)
+		flagName := strings.TrimSuffix(strings.TrimPrefix(args[1], "--"), "=")
+		if code != exitUsage || !strings.Contains(errs, "-"+flagName+": must not be empty") {
+			t.Errorf("%q: exit %d, stderr %q; want a usage error naming -%s", args, code, errs, flagName)
+		}
+	}
+}
+
+// observer add says a host was added only once it was: a failed write
+// prints no "added" line and says nothing was added.
+func TestCLIAddReportsOnlyWhatWasWritten(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	os.MkdirAll(data, 0o755)
+	// Writers stage their files in data/tmp: a file in its place fails the write.
+	if err := os.WriteFile(filepath.Join(data, "tmp"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runObserver(t, "add", "--data", data, "new.social")
+	if code != exitFailure || strings.Contains(out, "added") || !strings.Contains(errs, "nothing was added") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want a failure, no \"added\"", code, out, errs)
+	}
+}
+
+// A CA file that cannot be read is a bad flag value (exit 2) naming the flag.
+func TestCLIBadCACertIsAUsageError(t *testing.T) {
+	code, _, errs := runObserver(t, "check", "--ca-cert", filepath.Join(t.TempDir(), "missing.pem"), "a.social")
+	if code != exitUsage || !strings.Contains(errs, "-ca-cert") || !strings.Contains(errs, "missing.pem") {
+		t.Fatalf("exit %d, stderr %q; want a usage error naming -ca-cert and the file", code, errs)
 	}
 }

@@ -25,30 +25,39 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A signal before the first check is an interrupted pass like one
+	// during the checks (exit 3), not the failure its context.Canceled
+	// error would otherwise be reported as.
+	beforeChecks := func(err error) error {
+		if ctx.Err() != nil && !errors.As(err, new(cutShortError)) {
+			return cutShortError{"interrupted before the first check"}
+		}
+		return err
+	}
 	r, err := setUpCrawl(ctx, e, f)
 	if err != nil {
-		return err
+		return beforeChecks(err)
 	}
 	defer r.close(ctx)
 
 	known, err := r.loadKnownHosts(ctx)
 	if err != nil {
-		return err
+		return beforeChecks(err)
 	}
 	// The schedule lives in the derived state: fold in what earlier passes
 	// (and observer add) wrote, then read who is due.
 	if err := deriveInChild(ctx, e, f.common); err != nil {
-		return err
+		return beforeChecks(err)
 	}
 	due, err := r.readDueHosts(ctx)
 	if err != nil {
-		return err
+		return beforeChecks(err)
 	}
 	r.logPassStart(known, due)
 
 	checker, stopCheckers, err := r.startCheckers(ctx, known.list)
 	if err != nil {
-		return err
+		return beforeChecks(err)
 	}
 	defer stopCheckers()
 	known.list = nil // the checkers have them now, and the pass needs only the set
@@ -215,7 +224,7 @@ func (r *crawlRun) loadKnownHosts(ctx context.Context) (knownHosts, error) {
 	}
 	known.seeded = seeded
 	if known.set.Len() == 0 {
-		return knownHosts{}, fmt.Errorf("no hosts known in %s and no seed list at %s: add some with observer add HOST", r.store.Dir(), seedsPath(r.cfg, r.flags.common.config))
+		return knownHosts{}, fmt.Errorf("no hosts known in %s, and the seed list %s is missing or empty: add some with observer add HOST", r.store.Dir(), seedsPath(r.cfg, r.flags.common.config))
 	}
 	if seeded > 0 {
 		// The seeds must be on disk before the schedule is derived.

@@ -181,12 +181,13 @@ type common struct {
 
 func (c *common) register(fs *flag.FlagSet) {
 	c.registerNoData(fs)
-	fs.StringVar(&c.data, "data", "data", "data `directory` (snapshots and derived state)")
+	c.data = "data"
+	fs.Var((*pathFlag)(&c.data), "data", "data `directory` (snapshots and derived state)")
 }
 
 // registerNoData is register for commands that never touch the data.
 func (c *common) registerNoData(fs *flag.FlagSet) {
-	fs.StringVar(&c.config, "config", "", "config `file` (default observer.toml if it exists)")
+	fs.Var((*pathFlag)(&c.config), "config", "config `file` (default observer.toml if it exists)")
 	fs.Var(&c.now, "now", "the `time` (RFC 3339) to act at instead of the clock")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&c.quiet, "quiet", false, "log only warnings and errors")
@@ -241,6 +242,21 @@ func (c *common) at() time.Time {
 		return c.now.t
 	}
 	return time.Now().UTC()
+}
+
+// pathFlag is a path that, when given, is not empty: an empty --data
+// would scatter the data directory's folders over the current directory,
+// and an empty --config would quietly mean observer.toml.
+type pathFlag string
+
+func (p *pathFlag) String() string { return string(*p) }
+
+func (p *pathFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("must not be empty")
+	}
+	*p = pathFlag(s)
+	return nil
 }
 
 type timeFlag struct {
@@ -359,5 +375,9 @@ func (n *network) crawler(cfg config.Config, log *slog.Logger) (crawl.Options, *
 	// Both isolation modes keep the same number of discoveries per check.
 	opts.MaxNewPeers = sandbox.MaxDiscoveries
 	crawler, err := crawl.New(opts)
-	return opts, crawler, err
+	if err != nil {
+		// It only fails on a CA file, which comes from -ca-cert.
+		return opts, nil, usagef("invalid -%v", err)
+	}
+	return opts, crawler, nil
 }

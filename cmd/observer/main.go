@@ -122,6 +122,11 @@ func run(ctx context.Context, e env, args []string) int {
 				fmt.Fprintf(e.stderr, "observer %s: %v\n", c.name, err)
 			}
 			return exitUsage
+		case ctx.Err() != nil:
+			// Whatever failed, a signal is why: say so before the
+			// context.Canceled at the end of the error's chain.
+			fmt.Fprintf(e.stderr, "observer %s: interrupted: %v\n", c.name, err)
+			return exitFailure
 		default:
 			fmt.Fprintf(e.stderr, "observer %s: %v\n", c.name, err)
 			return exitFailure
