@@ -78,10 +78,13 @@ func CleanSoftware(s string) string {
 // dropInvisible drops (returns -1 for) the runes Unicode says to render as
 // nothing: format characters (zero-width space and joiners, soft hyphen),
 // variation selectors and the other default-ignorable code points (Hangul
-// fillers, the combining grapheme joiner). An instance name keeps its
-// joiners, which emoji need; a software name has no use for any of them.
+// fillers, the combining grapheme joiner), and U+FFFD, which is what JSON
+// decoding makes of invalid UTF-8 ("mastodon\xff" arrives as "mastodon\uFFFD").
+// An instance name keeps its joiners, which emoji need, and its U+FFFD,
+// which shows that something was there; a software name has no use for
+// either.
 func dropInvisible(r rune) rune {
-	if unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
+	if r == utf8.RuneError || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
 		return -1
 	}
 	return r

@@ -49,6 +49,7 @@ func TestCleanSoftware(t *testing.T) {
 		"mas\u200btodon":       "mastodon",
 		"\u2060mastodon\u00ad": "mastodon",
 		"mastodon\ufe0f\u3164": "mastodon",
+		"mastodon\ufffd":       "mastodon",
 		"\u200d":               "",
 		"two \u200b words":     "two words",
 	} {
