@@ -290,3 +290,23 @@ func TestRobotsRedirectToAnotherHostGuarded(t *testing.T) {
 		}
 	})
 }
+
+// "Disallow: *" is a blanket opt-out (RFC 9309: '*' matches any path), for
+// "*" as for our product token: nothing past robots.txt is fetched.
+func TestRobotsDisallowStarOptsOut(t *testing.T) {
+	for name, body := range map[string]string{
+		"for all":            "User-agent: *\nDisallow: *\n",
+		"for our token":      "User-agent: TestObserver\nDisallow: *\n\nUser-agent: *\nAllow: /\n",
+		"with an allow rule": "User-agent: *\nDisallow: /api/\nAllow: /.well-known/*/x\nDisallow: *\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			rt := instance("alpha.social", "mastodon", `["b.social"]`)
+			rt["/robots.txt"] = text(200, body)
+			e.host("alpha.social", rt)
+			r, _ := e.check("alpha.social", crawl.CheckOptions{FetchPeers: true})
+			wantOutcome(t, r, observer.OutcomeOptedOut, "robots.txt disallows /.well-known/nodeinfo")
+			wantPaths(t, e.srv, "alpha.social", "GET /robots.txt")
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -223,9 +224,9 @@ func TestRobotsGroups(t *testing.T) {
 	if merged.Allowed("/x") {
 		t.Error("a crawl-delay line ended the group (Google's reference parser ignores it)")
 	}
-	// temoto/robotstxt splits at white space: a space inside a value must
-	// not become a field of its own, which once made it reject the file
-	// (allow all) or open a group.
+	// A space inside a value must not become a field of its own, which
+	// once made the library then used reject the file (allow all) or open
+	// a group.
 	for _, body := range []string{
 		"User-agent: *\nDisallow: /\nDisallow: /tmp crawl-delay\n",
 		"User-agent: X\nDisallow: /x user-agent\nDisallow: /\n",
@@ -242,6 +243,89 @@ func TestRobotsGroups(t *testing.T) {
 	wild := parse.ParseRobots([]byte("User-agent: *\nDisallow: /*.json$\n"), "X")
 	if wild.Allowed("/nodeinfo/2.0.json") || !wild.Allowed("/nodeinfo/2.0") {
 		t.Error("wildcard rules not applied")
+	}
+}
+
+// RFC 9309 (and Google's reference matcher): a pattern matches from the
+// start of the path with its query, '*' matches any run of characters, a
+// final '$' anchors the end, the longest matching pattern wins and Allow
+// wins a tie, and only the product token's groups (else "*"'s) apply.
+func TestRobotsMatching(t *testing.T) {
+	cases := []struct {
+		name, body          string
+		allowed, disallowed []string
+	}{
+		{"disallow star", "User-agent: *\nDisallow: *\n",
+			[]string{"/robots.txt"}, []string{"/", "/.well-known/nodeinfo", "/api/v1/instance/peers", "/x?y=1"}},
+		{"disallow slash star", "User-agent: *\nDisallow: /*\n",
+			[]string{"/robots.txt"}, []string{"/", "/.well-known/nodeinfo"}},
+		{"own group disallow star", "User-agent: TestObserver\nDisallow: *\n\nUser-agent: *\nAllow: /\n",
+			nil, []string{"/.well-known/nodeinfo"}},
+		{"wildcard anchored at the start", "User-agent: *\nDisallow: /api/\nAllow: /v1/*/peers\n",
+			[]string{"/v1/instance/peers", "/nodeinfo/2.0"}, []string{"/api/v1/instance/peers"}},
+		{"dollar anchors the end", "User-agent: *\nDisallow: /\nAllow: /$\n",
+			[]string{"/"}, []string{"/nodeinfo/2.0/", "/api/", "/?x"}},
+		{"dollar after a literal", "User-agent: *\nDisallow: /peers$\n",
+			[]string{"/peers/", "/peersx", "/peers?page=2", "/a/peers"}, []string{"/peers"}},
+		{"dollar inside is literal", "User-agent: *\nDisallow: /a$b\n",
+			[]string{"/a", "/ab"}, []string{"/a$b", "/a$bc"}},
+		{"star in the middle", "User-agent: *\nDisallow: /*/peers*.json$\n",
+			[]string{"/peers.json", "/x/peers.json?x", "/x/peers.json/y"}, []string{"/x/peers.json", "/a/b/peers/c.json"}},
+		{"query", "User-agent: *\nDisallow: /f?start=1\n",
+			[]string{"/f", "/f?start=2", "/g?start=1"}, []string{"/f?start=1", "/f?start=10&count=5"}},
+		{"longer allow wins", "User-agent: *\nDisallow: /api/\nAllow: /api/v1/instance/\n",
+			[]string{"/api/v1/instance/peers"}, []string{"/api/v2/x"}},
+		{"longer disallow wins", "User-agent: *\nAllow: /api/\nDisallow: /api/v1/instance/\n",
+			[]string{"/api/v2/x"}, []string{"/api/v1/instance/peers"}},
+		{"length is the pattern's, not the match's", "User-agent: *\nAllow: /*s\nDisallow: /peers\n",
+			[]string{"/s", "/xs"}, []string{"/peers", "/peerss"}},
+		{"wildcards count as octets", "User-agent: *\nDisallow: /p\nAllow: /**\n",
+			[]string{"/p", "/x"}, nil},
+		{"allow wins a tie", "User-agent: *\nDisallow: /a/\nAllow: /a*\n",
+			[]string{"/a/x", "/ab"}, nil},
+		{"allow wins a tie in either order", "User-agent: *\nAllow: /a*\nDisallow: /a/\n",
+			[]string{"/a/x"}, nil},
+		{"empty disallow is no rule", "User-agent: *\nDisallow:\n",
+			[]string{"/", "/x"}, nil},
+		{"empty allow is no rule", "User-agent: *\nAllow:\nDisallow: /\n",
+			nil, []string{"/", "/x"}},
+		{"own group without rules", "User-agent: TestObserver\nDisallow:\n\nUser-agent: *\nDisallow: /\n",
+			[]string{"/", "/.well-known/nodeinfo"}, nil},
+		{"empty rule ends the user-agent lines", "User-agent: TestObserver\nDisallow:\nUser-agent: OtherBot\nDisallow: /\n",
+			[]string{"/x"}, nil},
+		{"own groups merged", "User-agent: TestObserver\nDisallow: /a\n\nUser-agent: *\nDisallow: /\n\nUser-agent: testobserver\nDisallow: /b\n",
+			[]string{"/c"}, []string{"/a", "/b/x"}},
+		{"star groups merged", "User-agent: *\nDisallow: /a\n\nUser-agent: OtherBot\nDisallow: /\n\nUser-agent: *\nDisallow: /b\n",
+			[]string{"/c"}, []string{"/a", "/b/x"}},
+		{"no group applies", "User-agent: OtherBot\nDisallow: /\n",
+			[]string{"/", "/x"}, nil},
+		{"a prefix of the token is another agent", "User-agent: Test\nDisallow: /\n",
+			[]string{"/x"}, nil},
+		{"token with a version", "User-agent: TestObserver/1.0\nDisallow: /x\n",
+			[]string{"/y"}, []string{"/x"}},
+		{"rules before any user-agent", "Disallow: /\nUser-agent: *\nDisallow: /x\n",
+			[]string{"/y"}, []string{"/x"}},
+		{"path without a slash", "User-agent: *\nDisallow: private\n",
+			[]string{"/public"}, []string{"/private/x"}},
+		{"percent-encoding case", "User-agent: *\nDisallow: /caf%c3%a9\nDisallow: /x%2Fy\n",
+			[]string{"/cafe"}, []string{"/caf%C3%A9", "/x%2fy"}},
+		{"non-ASCII pattern", "User-agent: *\nDisallow: /café\n",
+			[]string{"/cafe"}, []string{"/caf%C3%A9/menu"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := parse.ParseRobots([]byte(tc.body), "TestObserver")
+			for _, p := range tc.allowed {
+				if !r.Allowed(p) {
+					t.Errorf("%s disallowed", p)
+				}
+			}
+			for _, p := range tc.disallowed {
+				if r.Allowed(p) {
+					t.Errorf("%s allowed", p)
+				}
+			}
+		})
 	}
 }
 
@@ -377,6 +461,9 @@ func FuzzRobots(f *testing.F) {
 	f.Add([]byte("User-agent: TestObserver\nAllow: /\nUser-agent: *\nDisallow: /*$\n"), "/.well-known/nodeinfo")
 	f.Add([]byte("Disallow: /\ncrawl-delay: x\n"), "/")
 	f.Add([]byte("User-agent: *\rDisallow: /private\r\nAllow: /\r"), "/private/x")
+	f.Add([]byte("/api/\n/v1/*/peers"), "/api/v1/instance/peers")
+	f.Add([]byte("/\n/$"), "/nodeinfo/2.0/")
+	f.Add([]byte("*\n/a*b*$"), "/a/b/b")
 	f.Fuzz(func(t *testing.T, data []byte, path string) {
 		r := parse.ParseRobots(data, "TestObserver")
 		if !r.Allowed("/robots.txt") {
@@ -385,6 +472,65 @@ func FuzzRobots(f *testing.F) {
 		allowed := r.Allowed(path)
 		if !allowed && !bytes.Contains(bytes.ToLower(data), []byte("disallow")) {
 			t.Fatalf("%q disallowed without any Disallow line", path)
+		}
+
+		// Only where lines end matters, not how: CR, LF and CR LF are
+		// the same, and a run of line ends is only empty lines.
+		lf := bytes.ReplaceAll(data, []byte("\r"), []byte("\n"))
+		crlf := bytes.ReplaceAll(lf, []byte("\n"), []byte("\r\n"))
+		for _, p := range []string{path, "/", "/.well-known/nodeinfo"} {
+			want := r.Allowed(p)
+			if parse.ParseRobots(lf, "TestObserver").Allowed(p) != want || parse.ParseRobots(crlf, "TestObserver").Allowed(p) != want {
+				t.Fatalf("%q: the line ends changed whether %q is allowed", data, p)
+			}
+		}
+
+		// Read each line as a pattern: with "Disallow: /" and no Allow
+		// rule, whatever the other Disallow rules say, every path is
+		// disallowed; with "Disallow: *", even one not starting with '/'.
+		lines := bytes.FieldsFunc(data, func(r rune) bool { return r == '\r' || r == '\n' })
+		var rules strings.Builder
+		for _, l := range lines {
+			rules.WriteString("Disallow: " + string(l) + "\n")
+		}
+		for _, all := range []string{"/", "*"} {
+			r := parse.ParseRobots([]byte("User-agent: *\nDisallow: "+all+"\n"+rules.String()), "TestObserver")
+			if (all == "*" || strings.HasPrefix(path, "/")) && path != "/robots.txt" && r.Allowed(path) {
+				t.Fatalf("Disallow: %s and %q allow %q", all, rules.String(), path)
+			}
+		}
+
+		// The first two lines as a Disallow and an Allow pattern, against
+		// a reference matcher: a regular expression anchored at the start.
+		// Only patterns and paths that need no escaping and no leading
+		// slash added are compared, so the two read them alike.
+		plain := func(s string) bool {
+			return !strings.ContainsFunc(s, func(c rune) bool { return c <= ' ' || c >= 0x7f || c == '%' || c == '#' })
+		}
+		if len(lines) == 0 || len(lines) > 2 || !plain(path) || path == "/robots.txt" {
+			return
+		}
+		want, longest := true, -1
+		var body strings.Builder
+		body.WriteString("User-agent: *\n")
+		for i, l := range lines {
+			pat := string(l)
+			if !plain(pat) || pat == "" || pat[0] != '/' && pat[0] != '*' {
+				return
+			}
+			allow := i == 1
+			body.WriteString(map[bool]string{true: "Allow: ", false: "Disallow: "}[allow] + pat + "\n")
+			expr, anchored := strings.CutSuffix(pat, "$")
+			expr = "^" + strings.ReplaceAll(regexp.QuoteMeta(expr), `\*`, ".*")
+			if anchored {
+				expr += "$"
+			}
+			if regexp.MustCompile("(?s)"+expr).MatchString(path) && (len(pat) > longest || len(pat) == longest && allow) {
+				want, longest = allow, len(pat)
+			}
+		}
+		if got := parse.ParseRobots([]byte(body.String()), "TestObserver").Allowed(path); got != want {
+			t.Fatalf("%q: Allowed(%q) = %v, want %v", body.String(), path, got, want)
 		}
 	})
 }
