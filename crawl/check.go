@@ -151,7 +151,9 @@ func (k *check) run(ctx context.Context) {
 // everything, 5xx and 429 disallow everything for this pass, and an
 // unreachable robots.txt means the host is not checked. Redirects are
 // followed, to another host's /robots.txt too (section 2.3.1.2), and what
-// they lead to applies to this host.
+// they lead to applies to this host. A redirect that is not followed
+// disallows everything for this pass, as 5xx does: the robots.txt is there
+// but may not be read, and it may well be an opt-out.
 func (k *check) readRobots(ctx context.Context) bool {
 	status, body, stop, err := k.f.getBytes(ctx, request{url: k.f.url("/robots.txt"), accept: "text/plain", cap: capRobots, robotsTxt: true})
 	// robots.txt is the only request that may go to another host: close
@@ -164,11 +166,17 @@ func (k *check) readRobots(ctx context.Context) bool {
 	case err != nil:
 		k.fail("robots.txt", err)
 		return false
+	case stop != nil && stop.IP && stop.Blocked:
+		// Recorded as a redirect to such an address is anywhere else.
+		k.set(observer.OutcomeBlockedAddress, status, "robots.txt redirects to a non-public address (%s), not followed", stop.URL)
+		return false
 	case stop != nil:
 		// Not https, not a host name, or another host's path other than
-		// /robots.txt: there is no robots.txt we may read.
-		k.f.note("robots.txt redirects to %s, not followed; treated as unavailable, so all allowed", stop.URL)
-		k.f.robots = parse.AllowAll
+		// /robots.txt: following it would let a host steer the crawler to
+		// URLs of its choosing, and taking it for a missing robots.txt
+		// would ignore an opt-out served from behind a CDN's redirect.
+		k.set(observer.OutcomeHTTPError, status, "robots.txt redirects to %s, not followed: disallowed for this pass", stop.URL)
+		return false
 	case status >= 200 && status <= 299:
 		k.f.robots = parse.ParseRobots(body, k.c.opts.ProductToken)
 		k.robotsStatus = status

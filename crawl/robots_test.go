@@ -185,18 +185,18 @@ func TestRobotsRedirectToAnotherHost(t *testing.T) {
 			there: http.HandlerFunc(endless), outcome: observer.OutcomeTooLarge, errPart: "500 KiB",
 			alpha: full[:1], www: []string{"GET /robots.txt"}},
 		// Another host is asked for its robots.txt only: a redirect to any
-		// other path there is not followed (robots.txt is then unavailable,
-		// so all is allowed), so a host cannot make the crawler fetch
-		// chosen URLs of others.
+		// other path there is not followed, so a host cannot make the
+		// crawler fetch chosen URLs of others. What it hides may be an
+		// opt-out, so the host is not checked in this pass.
 		{name: "another path there", to: "https://www.example.com/",
-			there: text(200, "User-agent: *\nDisallow: /\n"), outcome: observer.OutcomeAlive,
-			alpha: full},
+			there: text(200, "User-agent: *\nDisallow: /\n"), outcome: observer.OutcomeHTTPError, errPart: "not followed: disallowed for this pass",
+			alpha: full[:1]},
 		{name: "query there", to: "https://www.example.com/robots.txt?x=1",
-			there: text(200, "User-agent: *\nDisallow: /\n"), outcome: observer.OutcomeAlive,
-			alpha: full},
+			there: text(200, "User-agent: *\nDisallow: /\n"), outcome: observer.OutcomeHTTPError, errPart: "not followed: disallowed for this pass",
+			alpha: full[:1]},
 		{name: "plain http", to: "http://www.example.com/robots.txt",
-			there: text(200, "User-agent: *\nDisallow: /\n"), outcome: observer.OutcomeAlive,
-			alpha: full},
+			there: text(200, "User-agent: *\nDisallow: /\n"), outcome: observer.OutcomeHTTPError, errPart: "not followed: disallowed for this pass",
+			alpha: full[:1]},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,19 +214,100 @@ func TestRobotsRedirectToAnotherHost(t *testing.T) {
 	}
 }
 
-// A moved host that sends every path to its new home's front page is still
-// recorded as moved: that redirect is not robots.txt, so it is not followed.
+// A moved host that redirects every path to the same path at its new home
+// is recorded as moved: its robots.txt is read there, and the NodeInfo
+// redirect, not being robots.txt, is not followed. One that sends every
+// path to its new home's front page hides its robots.txt, so it is not
+// checked in this pass, as with any robots.txt redirect not followed.
 func TestRobotsRedirectOfMovedHost(t *testing.T) {
-	e := newEnv(t)
-	e.srv.HandleFunc("old.social", redirect(301, "https://new.social/"))
-	e.host("new.social", instance("new.social", "mastodon", `[]`))
-	r, _ := e.check("old.social", crawl.CheckOptions{})
-	wantOutcome(t, r, observer.OutcomeMoved, "")
-	if r.Check.MovedTo != "new.social" {
-		t.Errorf("moved to %q", r.Check.MovedTo)
+	t.Run("same path", func(t *testing.T) {
+		e := newEnv(t)
+		e.srv.HandleFunc("old.social", func(w http.ResponseWriter, r *http.Request) {
+			redirect(301, "https://new.social"+r.URL.RequestURI())(w, r)
+		})
+		e.host("new.social", instance("new.social", "mastodon", `[]`))
+		r, _ := e.check("old.social", crawl.CheckOptions{})
+		wantOutcome(t, r, observer.OutcomeMoved, "")
+		if r.Check.MovedTo != "new.social" {
+			t.Errorf("moved to %q", r.Check.MovedTo)
+		}
+		wantPaths(t, e.srv, "old.social", "GET /robots.txt", "GET /.well-known/nodeinfo")
+		wantPaths(t, e.srv, "new.social", "GET /robots.txt")
+	})
+	t.Run("front page", func(t *testing.T) {
+		e := newEnv(t)
+		e.srv.HandleFunc("old.social", redirect(301, "https://new.social/"))
+		e.host("new.social", instance("new.social", "mastodon", `[]`))
+		r, _ := e.check("old.social", crawl.CheckOptions{})
+		wantOutcome(t, r, observer.OutcomeHTTPError, "robots.txt redirects to https://new.social/, not followed: disallowed for this pass")
+		wantPaths(t, e.srv, "old.social", "GET /robots.txt")
+		wantPaths(t, e.srv, "new.social")
+	})
+}
+
+// A robots.txt behind a redirect the crawler does not follow may be an
+// opt-out (a CDN's copy, a versioned URL): it is unavailable, as on 5xx, so
+// nothing else is fetched from the host in this pass, and the target is
+// not asked either.
+func TestRobotsRedirectNotFollowed(t *testing.T) {
+	optOut := text(200, "User-agent: *\nDisallow: /\n")
+	cases := []struct {
+		name, to string
+		status   int
+		outcome  observer.Outcome
+		errPart  string
+	}{
+		{"another host's path", "https://cdn.example.net/robots/site.txt", 301, observer.OutcomeHTTPError, "disallowed for this pass"},
+		{"another host with a query", "https://cdn.example.net/robots.txt?v=2", 302, observer.OutcomeHTTPError, "disallowed for this pass"},
+		{"another host's port", "https://cdn.example.net:8443/robots.txt", 307, observer.OutcomeHTTPError, "disallowed for this pass"},
+		{"same path over http", "http://alpha.social/robots.txt", 301, observer.OutcomeHTTPError, "disallowed for this pass"},
+		{"same host over http with a query", "http://alpha.social/robots.txt?v=2", 308, observer.OutcomeHTTPError, "disallowed for this pass"},
+		{"same host with credentials", "https://u:p@alpha.social/robots.txt", 302, observer.OutcomeHTTPError, "disallowed for this pass"},
+		{"invalid host", "https://-bad-.example/robots.txt", 302, observer.OutcomeHTTPError, "disallowed for this pass"},
+		{"public IP literal", "https://127.0.0.1/robots.txt", 302, observer.OutcomeHTTPError, "disallowed for this pass"},
+		{"non-public IP literal", "https://10.0.0.1/robots.txt", 302, observer.OutcomeBlockedAddress, "non-public address"},
 	}
-	wantPaths(t, e.srv, "old.social", "GET /robots.txt", "GET /.well-known/nodeinfo")
-	wantPaths(t, e.srv, "new.social")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			rt := instance("alpha.social", "mastodon", `["b.social"]`)
+			rt["/robots.txt"] = func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.RawQuery != "" {
+					optOut(w, r)
+					return
+				}
+				redirect(tc.status, tc.to)(w, r)
+			}
+			e.host("alpha.social", rt)
+			e.host("cdn.example.net", routes{"/robots.txt": optOut, "/robots/site.txt": optOut})
+			r, _ := e.check("alpha.social", crawl.CheckOptions{FetchPeers: true})
+			wantOutcome(t, r, tc.outcome, "robots.txt redirects to ")
+			wantOutcome(t, r, tc.outcome, tc.errPart)
+			if r.Check.HTTPStatus != tc.status || len(r.Discoveries) != 0 {
+				t.Errorf("http status %d (want the redirect's %d), discoveries %v", r.Check.HTTPStatus, tc.status, hostsOf(r.Discoveries))
+			}
+			wantPaths(t, e.srv, "alpha.social", "GET /robots.txt")
+			wantPaths(t, e.srv, "cdn.example.net")
+		})
+	}
+}
+
+// A redirect to robots.txt with a query on the same host is followed, as
+// any same-host redirect is, and what it serves applies.
+func TestRobotsRedirectSameHostQuery(t *testing.T) {
+	e := newEnv(t)
+	rt := instance("alpha.social", "mastodon", `["b.social"]`)
+	rt["/robots.txt"] = func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery == "v=2" {
+			text(200, "User-agent: *\nDisallow: /\n")(w, r)
+			return
+		}
+		redirect(301, "/robots.txt?v=2")(w, r)
+	}
+	e.host("alpha.social", rt)
+	r, _ := e.check("alpha.social", crawl.CheckOptions{FetchPeers: true})
+	wantOutcome(t, r, observer.OutcomeOptedOut, "robots.txt disallows /.well-known/nodeinfo")
+	wantPaths(t, e.srv, "alpha.social", "GET /robots.txt", "GET /robots.txt") // the second with ?v=2
 }
 
 // Five redirects are followed, across hosts; a sixth is not, and robots.txt
