@@ -193,7 +193,8 @@ type Pass struct {
 	// registrable domain's budget (they stay due).
 	Blocklisted      int64 `json:"blocklisted"`
 	OverDomainBudget int64 `json:"over_domain_budget"`
-	// Per-address politeness, for tuning crawl.address_budget.
+	// Per-address politeness, for tuning crawl.address_budget. An address
+	// is an IPv4 address or an IPv6 /64.
 	SkippedAddressBudget   int64 `json:"skipped_address_budget"`   // due hosts not checked: their address's budget was used up
 	Addresses              int64 `json:"addresses"`                // distinct addresses requests went to
 	BusiestAddressRequests int64 `json:"busiest_address_requests"` // requests to the busiest address

@@ -13,7 +13,8 @@ import (
 
 // Per-address politeness. Many instances share one IP address at a hosting
 // provider, so being polite to each host is not enough: the pass also
-// limits what it does to each address. The pass, the one trusted process
+// limits what it does to each address. Here an "address" is an IPv4
+// address or an IPv6 /64 (see addrKey). The pass, the one trusted process
 // that sees every check, enforces it, so the limit holds across all
 // concurrent checks whether they run in-process or in sandboxed checker
 // processes:
@@ -72,7 +73,21 @@ func (c *Crawler) dialPinned(pin netip.AddrPort) func(context.Context, string, s
 // has used its budget of requests for this pass.
 var ErrAddressBudget = errors.New("address budget for this pass used up")
 
-// AddressLimiter admits one check at a time per IP address and stops
+// addrKey is the address politeness is counted under: an IPv4 address (an
+// IPv4-mapped IPv6 one too), or the /64 of an IPv6 address, given as the
+// /64's first address. A machine or LAN is routinely given a whole /64, so
+// keyed by the exact address the hosts of a hostile peers list whose AAAA
+// records point at different addresses of one victim's /64 would each get
+// a budget and a slot of their own: 2^64 of them.
+func addrKey(a netip.Addr) netip.Addr {
+	a = a.Unmap()
+	if a.Is6() {
+		return netip.PrefixFrom(a, 64).Masked().Addr()
+	}
+	return a
+}
+
+// AddressLimiter admits one check at a time per address (addrKey) and stops
 // admitting checks to an address once budget requests have been made to it.
 // A check is admitted while its address has made fewer than budget
 // requests, so the last admitted check may go over by its own requests (at
@@ -115,7 +130,7 @@ func (l *AddressLimiter) overBudget(s *addrState) bool {
 // used up, and ctx's error if ctx ends first. A nil error must be followed
 // by exactly one Release.
 func (l *AddressLimiter) Acquire(ctx context.Context, addr netip.Addr) error {
-	addr = addr.Unmap()
+	addr = addrKey(addr)
 	l.mu.Lock()
 	s := l.state(addr)
 	if l.overBudget(s) {
@@ -162,7 +177,7 @@ func (l *AddressLimiter) Acquire(ctx context.Context, addr netip.Addr) error {
 // false (and no error) if the address is busy, and ErrAddressBudget if its
 // budget is used up. A true result must be followed by exactly one Release.
 func (l *AddressLimiter) TryAcquire(addr netip.Addr) (bool, error) {
-	addr = addr.Unmap()
+	addr = addrKey(addr)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.state(addr)
@@ -180,7 +195,7 @@ func (l *AddressLimiter) TryAcquire(addr netip.Addr) (bool, error) {
 // Release gives addr back after a check that made requests requests, and
 // hands it to the next waiting check, if any.
 func (l *AddressLimiter) Release(addr netip.Addr, requests int) {
-	addr = addr.Unmap()
+	addr = addrKey(addr)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.state(addr)
@@ -199,7 +214,7 @@ func (l *AddressLimiter) Release(addr netip.Addr, requests int) {
 type AddressStats struct {
 	Addresses        int        // distinct addresses checks were made to
 	BusiestRequests  int        // requests made to the busiest address
-	Busiest          netip.Addr // that address
+	Busiest          netip.Addr // that address; for an IPv6 /64, its first address
 	OverBudget       int        // addresses that refused at least one check for the budget
 	SkippedForBudget int        // checks refused for the budget, all addresses
 }
@@ -246,7 +261,7 @@ func requestCount(t Trace) int {
 func (l *AddressLimiter) Waiting(addr netip.Addr) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if s := l.addrs[addr.Unmap()]; s != nil {
+	if s := l.addrs[addrKey(addr)]; s != nil {
 		return len(s.waiters)
 	}
 	return 0

@@ -114,6 +114,89 @@ func TestAddressLimiterBudget(t *testing.T) {
 	}
 }
 
+// An address is an IPv4 address (mapped or not) or an IPv6 /64: two
+// addresses of one /64 share one slot, and the /64 is what Stats names.
+func TestAddressLimiterIPv6Slash64(t *testing.T) {
+	cases := []struct {
+		a, b string
+		same bool
+	}{
+		{"2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff", true},
+		{"2001:db8:1:2::1", "2001:db8:1:3::1", false},
+		{"2001:db8:1:2::1", "2001:db8:1:2::1", true},
+		{"192.0.2.1", "::ffff:192.0.2.1", true},
+		{"192.0.2.1", "192.0.2.2", false},
+		{"::ffff:192.0.2.1", "::ffff:192.0.2.2", false},
+	}
+	for _, tc := range cases {
+		l := crawl.NewAddressLimiter(0)
+		a, b := netip.MustParseAddr(tc.a), netip.MustParseAddr(tc.b)
+		if err := l.Acquire(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+		ok, err := l.TryAcquire(b)
+		if err != nil || ok == tc.same {
+			t.Errorf("%s held, TryAcquire(%s) = %v, %v; want %v", a, b, ok, err, !tc.same)
+		}
+		if ok {
+			l.Release(b, 1)
+		}
+		l.Release(a, 2)
+	}
+	l := crawl.NewAddressLimiter(0)
+	l.Release(netip.MustParseAddr("2001:db8:1:2:3:4:5:6"), 3)
+	if st := l.Stats(); st.Busiest != netip.MustParseAddr("2001:db8:1:2::") || st.BusiestRequests != 3 {
+		t.Errorf("stats %+v, want the /64 2001:db8:1:2:: with 3 requests", st)
+	}
+}
+
+// A hundred hosts on a hundred addresses of one IPv6 /64 (one machine; a
+// peers list can name any number of them) share one budget; two /64s have
+// one each, and IPv4 addresses are not grouped.
+func TestPassAddressBudgetPerIPv6Slash64(t *testing.T) {
+	cases := []struct {
+		name      string
+		addr      func(i int) string
+		checks    int
+		addresses int
+	}{
+		{"one /64", func(i int) string { return fmt.Sprintf("2001:db8:1:2::%x", i+1) }, 5, 1},
+		{"two /64s", func(i int) string { return fmt.Sprintf("2001:db8:1:%d::%x", 2+i%2, i+1) }, 10, 2},
+		{"IPv4", func(i int) string { return fmt.Sprintf("192.0.2.%d", i+1) }, 100, 100},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			addrs := map[string]netip.Addr{}
+			var due []string
+			for i := range 100 {
+				h := fmt.Sprintf("h%d.example%d.net", i, i)
+				addrs[h] = netip.MustParseAddr(tc.addr(i))
+				due = append(due, h)
+			}
+			checker := crawl.CheckFunc(func(_ context.Context, h string, o crawl.CheckOptions) (observer.Result, crawl.Trace) {
+				// The check still connects to the host's own address.
+				if o.Addr.Addr() != addrs[h] {
+					t.Errorf("%s pinned to %s, want %s", h, o.Addr, addrs[h])
+				}
+				return observer.Result{Check: observer.Check{Host: h, Outcome: observer.OutcomeAlive}},
+					crawl.Trace{Steps: []crawl.Step{{Method: "GET", URL: "https://" + h + "/robots.txt"}}}
+			})
+			p := &crawl.Pass{Checker: checker, Sink: &memSink{}, Concurrency: 4, AddressBudget: 5,
+				Resolve: func(_ context.Context, h string) (netip.AddrPort, error) {
+					return netip.AddrPortFrom(addrs[h], 443), nil
+				}}
+			sum, err := p.Run(context.Background(), due)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Checks != tc.checks || sum.Addresses != tc.addresses || sum.Checks+sum.SkippedAddressBudget+sum.NotStarted != 100 {
+				t.Errorf("%d checks on %d addresses (%d skipped for the budget, %d not started), want %d checks on %d addresses",
+					sum.Checks, sum.Addresses, sum.SkippedAddressBudget, sum.NotStarted, tc.checks, tc.addresses)
+			}
+		})
+	}
+}
+
 func TestAddressLimiterCancelWhileWaiting(t *testing.T) {
 	l := crawl.NewAddressLimiter(0)
 	if err := l.Acquire(context.Background(), addrA); err != nil {

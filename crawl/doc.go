@@ -34,9 +34,10 @@
 //     fetched" for scheduling is PeersFetched || PeersNotModified.
 //   - Per address (see address.go): with Pass.Resolve set, the pass
 //     resolves each host before its check, runs at most one check at a
-//     time per IP address (a check uses one connection at a time and closes
-//     it when it ends, so this is one connection at a time per address),
-//     pins the check to that address (CheckOptions.Addr, still under the
+//     time per address, an address being an IPv4 address or an IPv6 /64
+//     (a check uses one connection at a time and closes it when it ends,
+//     so this is one connection at a time per address), pins the check to
+//     the address it resolved (CheckOptions.Addr, still under the
 //     address guard; only a robots.txt redirected to another host is
 //     fetched elsewhere), and stops checking hosts at an address once
 //     Pass.AddressBudget requests were made to it in this pass. A host

@@ -114,8 +114,9 @@ type Summary struct {
 	NotStarted int                      // due hosts left for a later pass (limits, budget, cancellation)
 
 	// Per-address politeness (with Pass.Resolve), for tuning the budget.
-	// A host skipped for its address's budget is not checked and not
-	// recorded, so it stays due for the next pass.
+	// An address is an IPv4 address or an IPv6 /64, as the limit counts
+	// them (see AddressLimiter). A host skipped for its address's budget
+	// is not checked and not recorded, so it stays due for the next pass.
 	SkippedAddressBudget   int // due hosts not checked: their address's budget was used up
 	Addresses              int // distinct addresses checks made requests to
 	BusiestAddressRequests int // requests made to the busiest address
