@@ -3,12 +3,14 @@ package build
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template/parse"
 	"time"
 	"unicode/utf8"
@@ -26,8 +28,63 @@ type templates struct {
 }
 
 type layoutSet struct {
+	// master is never executed, so that it can still be cloned: html/template
+	// refuses to clone a set once it has run.
+	master   *template.Template
+	entry    string            // name of the template to execute
+	partials map[string]string // partial name -> template name
+	mu       sync.Mutex
+	free     []*execSet
+}
+
+// execSet is a clone of a layout's templates that one render uses at a
+// time. Its partial function counts how deeply partials are nested in that
+// render: a template function is told nothing about the execution calling
+// it, and renders run in parallel, so the count needs a set of its own per
+// render. Sets are reused, so a build clones (and escapes) a layout about
+// once per concurrent render, not once per page.
+type execSet struct {
 	t     *template.Template
-	entry string // name of the template to execute
+	depth int
+}
+
+// maxPartialDepth bounds the nesting of partials. A partial that includes
+// itself, directly or through others, would otherwise recurse until the Go
+// stack overflows, which kills the process (observer serve with it) instead
+// of failing the build. A real site nests a few deep.
+const maxPartialDepth = 100
+
+// partialDepthError is returned by the innermost partial call over the
+// bound; the calls around it pass it up as it is, so that the message names
+// the partial once instead of 100 nested "error calling partial" prefixes.
+type partialDepthError struct{ file string }
+
+func (e *partialDepthError) Error() string {
+	return fmt.Sprintf("%s: partials nested more than %d deep (does it include itself?)", e.file, maxPartialDepth)
+}
+
+// get returns a set for one render; put gives it back.
+func (ls *layoutSet) get() (*execSet, error) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if n := len(ls.free); n > 0 {
+		es := ls.free[n-1]
+		ls.free = ls.free[:n-1]
+		return es, nil
+	}
+	t, err := ls.master.Clone()
+	if err != nil {
+		return nil, fmt.Errorf("template %s: %w", ls.entry, err)
+	}
+	es := &execSet{t: t}
+	t.Funcs(template.FuncMap{"partial": es.partialFunc(ls.partials)})
+	return es, nil
+}
+
+func (ls *layoutSet) put(es *execSet) {
+	ls.mu.Lock()
+	ls.free = append(ls.free, es)
+	ls.mu.Unlock()
 }
 
 // funcState is what the template functions need that only exists once the
@@ -89,8 +146,7 @@ func loadTemplates(th *theme) (*templates, error) {
 		if definesMain && baseof != "" {
 			entry = baseof
 		}
-		set.Funcs(template.FuncMap{"partial": partialFunc(set, partials)})
-		tp.sets[f.rel] = &layoutSet{t: set, entry: entry}
+		tp.sets[f.rel] = &layoutSet{master: set, entry: entry, partials: partials}
 	}
 	for _, need := range []string{"home.html", "page.html", "live.html", "404.html"} {
 		if tp.sets[need] == nil {
@@ -135,7 +191,7 @@ func defines(name, src, block string) (bool, error) {
 	return ok, nil
 }
 
-func partialFunc(set *template.Template, partials map[string]string) func(string, ...any) (template.HTML, error) {
+func (es *execSet) partialFunc(partials map[string]string) func(string, ...any) (template.HTML, error) {
 	return func(name string, ctx ...any) (template.HTML, error) {
 		name = strings.TrimPrefix(strings.TrimPrefix(name, "_partials/"), "partials/")
 		if !strings.HasSuffix(name, ".html") {
@@ -145,12 +201,20 @@ func partialFunc(set *template.Template, partials map[string]string) func(string
 		if !ok {
 			return "", fmt.Errorf("no partial %s in _partials/", name)
 		}
+		if es.depth >= maxPartialDepth {
+			return "", &partialDepthError{file: full}
+		}
+		es.depth++
+		defer func() { es.depth-- }()
 		var dot any
 		if len(ctx) > 0 {
 			dot = ctx[0]
 		}
 		var buf bytes.Buffer
-		if err := set.ExecuteTemplate(&buf, full, dot); err != nil {
+		if err := es.t.ExecuteTemplate(&buf, full, dot); err != nil {
+			if deep, ok := errors.AsType[*partialDepthError](err); ok {
+				return "", deep
+			}
 			return "", err
 		}
 		// The partial was escaped as HTML by html/template itself.
@@ -362,9 +426,15 @@ func (b *builder) render(ctx context.Context, dv *DataView, jobs []renderJob) er
 			if ls == nil {
 				return fmt.Errorf("%s: no layout %s", j.page.File, j.layout)
 			}
+			es, err := ls.get()
+			if err != nil {
+				return err
+			}
 			var buf bytes.Buffer
 			buf.Grow(16 << 10)
-			if err := ls.t.ExecuteTemplate(&buf, ls.entry, &Context{Page: j.page, Site: b.site, Data: dv}); err != nil {
+			err = es.t.ExecuteTemplate(&buf, ls.entry, &Context{Page: j.page, Site: b.site, Data: dv})
+			ls.put(es)
+			if err != nil {
 				if j.page.File != "" {
 					return fmt.Errorf("render content/%s: %w", j.page.File, err)
 				}
