@@ -43,3 +43,21 @@ func TestRecursivePartialIsAnError(t *testing.T) {
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	assertContains(t, "a/index.html", read(t, filepath.Join(out, "a", "index.html")), "<p>bottom</p>")
 }
+
+// A front matter error names the line of the content file, in one line:
+// YAML's lines used to be counted from after the opening ---, and TOML's
+// errors had no line at all.
+func TestFrontMatterErrorsNameTheLine(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"---\ntitle: A\ndescription: B\nbad: [unclosed\n---\nbody", "content/x.md:4: front matter: "},
+		{"---\r\ntitle: A\r\n\r\n: :\r\n---\r\n", "content/x.md:4: front matter: "},
+		{"---\ntitle: A\ntitle: B\n---\n", "content/x.md:3: front matter: mapping key \"title\" already defined at line 2"},
+		{"+++\ntitle = \"A\"\n\nweight = \n+++\n", "content/x.md:4: front matter: "},
+		{"+++\ntitle = \"A\"\ntitle = \"B\"\n+++\n", "content/x.md:3: front matter: "},
+	} {
+		_, _, err := run(t, writeTree(t, t.TempDir(), map[string]string{"content/x.md": c.src}), testConfig(), smallData())
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.ContainsAny(err.Error(), "\r\n") {
+			t.Errorf("%q: %q, want one line with %q", c.src, err, c.want)
+		}
+	}
+}

@@ -12,8 +12,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,6 +90,9 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 				return fmt.Errorf("read content: %w", err)
 			}
 			p, err := parsePage(rel, src, md)
+			if le, ok := errors.AsType[*lineError](err); ok {
+				return fmt.Errorf("content/%s:%d: %w", rel, le.line, le.err)
+			}
 			if err != nil {
 				return fmt.Errorf("content/%s: %w", rel, err)
 			}
@@ -229,13 +234,64 @@ func splitFrontMatter(src []byte) (map[string]any, []byte, error) {
 			err = toml.Unmarshal(fmText, &m)
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("front matter: %w", err)
+			return nil, nil, frontMatterError(err)
 		}
 		if m == nil {
 			m = map[string]any{}
 		}
 	}
 	return m, body, nil
+}
+
+// lineError is an error at a line of a content file, which loadContent
+// reports as "content/x.md:LINE: ...", the form editors and terminals jump
+// to.
+type lineError struct {
+	line int
+	err  error
+}
+
+func (e *lineError) Error() string { return fmt.Sprintf("line %d: %v", e.line, e.err) }
+func (e *lineError) Unwrap() error { return e.err }
+
+// frontMatterError turns a YAML or TOML decoding error into one line
+// naming the line of the content file. Both decoders count lines from the
+// start of the text they were given, which begins after the opening
+// delimiter line, hence the +1. Their own messages carry a multi-line
+// excerpt of the source (YAML) or no line at all (TOML's Error).
+func frontMatterError(err error) error {
+	if ye, ok := errors.AsType[yaml.Error](err); ok {
+		msg := yamlPos.ReplaceAllStringFunc(oneLine(ye.GetMessage()), func(m string) string {
+			n, _ := strconv.Atoi(yamlPos.FindStringSubmatch(m)[1])
+			return fmt.Sprintf("line %d", n+1)
+		})
+		if tok := ye.GetToken(); tok != nil && tok.Position != nil && tok.Position.Line > 0 {
+			return &lineError{line: tok.Position.Line + 1, err: fmt.Errorf("front matter: %s", msg)}
+		}
+		return fmt.Errorf("front matter: %s", msg)
+	}
+	if te, ok := errors.AsType[*toml.DecodeError](err); ok {
+		msg := oneLine(strings.TrimPrefix(te.Error(), "toml: "))
+		if row, _ := te.Position(); row > 0 {
+			return &lineError{line: row + 1, err: fmt.Errorf("front matter: %s", msg)}
+		}
+		return fmt.Errorf("front matter: %s", msg)
+	}
+	return fmt.Errorf("front matter: %s", oneLine(err.Error()))
+}
+
+// yamlPos is a position go-yaml writes into a message ("mapping key
+// \"title\" already defined at [1:1]"), counted as its error's line is.
+var yamlPos = regexp.MustCompile(`\[(\d+):\d+\]`)
+
+// oneLine is the first line of a decoder's message: the rest, where there
+// is any, is an excerpt of the source, which the line number replaces.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	return s
 }
 
 func hasDelimLine(src []byte, delim string) bool {
