@@ -1,6 +1,7 @@
 package build_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,4 +61,91 @@ func TestFrontMatterErrorsNameTheLine(t *testing.T) {
 			t.Errorf("%q: %q, want one line with %q", c.src, err, c.want)
 		}
 	}
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// layouts/, static/ and a theme's directories that are there but are not
+// directories are errors naming them; they used to count as absent, so the
+// build used the theme's files and said nothing.
+func TestInputDirectoriesThatAreNotDirectories(t *testing.T) {
+	// A complete theme "mine", so that only the case's flaw can fail it.
+	mine := map[string]string{
+		"themes/mine/layouts/home.html": "home", "themes/mine/layouts/page.html": "page",
+		"themes/mine/layouts/live.html": "live", "themes/mine/layouts/404.html": "404",
+	}
+	for _, c := range []struct {
+		name, theme string
+		setup       func(t *testing.T, site string)
+		want        string
+	}{
+		{"layouts file", "default", func(t *testing.T, site string) { writeTree(t, site, map[string]string{"layouts": "x"}) }, "layouts: not a directory"},
+		{"static file", "default", func(t *testing.T, site string) { writeTree(t, site, map[string]string{"static": "x"}) }, "static: not a directory"},
+		{"theme layouts file", "default", func(t *testing.T, site string) {
+			writeTree(t, site, map[string]string{"themes/default/static/x.css": "x", "themes/default/layouts": "x"})
+		}, "themes/default/layouts: not a directory"},
+		{"theme static file", "mine", func(t *testing.T, site string) {
+			writeTree(t, site, mine)
+			writeTree(t, site, map[string]string{"themes/mine/static": "x"})
+		}, "themes/mine/static: not a directory"},
+		{"theme file", "default", func(t *testing.T, site string) { writeTree(t, site, map[string]string{"themes/default": "x"}) }, "themes/default: not a directory"},
+		{"dangling layouts link", "default", func(t *testing.T, site string) {
+			symlink(t, filepath.Join(site, "nowhere"), filepath.Join(site, "layouts"))
+		}, "layouts: a symbolic link to something that does not exist"},
+	} {
+		site := t.TempDir()
+		c.setup(t, site)
+		cfg := testConfig()
+		cfg.Site.Theme = c.theme
+		_, _, err := run(t, site, cfg, smallData())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// Symbolic links inside content/, layouts/ and static/ (the site's or a
+// theme's) are refused, naming the link: they used to be skipped, so a
+// linked layouts/page.html lost to the theme's without a word. They are not
+// followed either, so that a site cannot publish files from outside itself.
+func TestLinksInsideInputsAreRefused(t *testing.T) {
+	for _, c := range []struct{ link, target string }{
+		{"layouts/page.html", "other/page.html"},
+		{"layouts/_partials/footer.html", "other/page.html"},
+		{"static/passwd", "/etc/passwd"},
+		{"static/dir", "other"},
+		{"content/about.md", "other/about.md"},
+		{"content/docs", "other"},
+		{"themes/default/layouts/page.html", "other/page.html"},
+		{"themes/default/static/x.css", "other/page.html"},
+	} {
+		site := writeTree(t, t.TempDir(), map[string]string{
+			"other/page.html": "<p>linked</p>", "other/about.md": "about",
+			"content/a.md": "a", "layouts/404.html": "404", "static/s.txt": "s",
+			"themes/default/layouts/live.html": "live", "themes/default/static/y.css": "y",
+		})
+		target := c.target
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(site, target)
+		}
+		symlink(t, target, filepath.Join(site, filepath.FromSlash(c.link)))
+		_, _, err := run(t, site, testConfig(), smallData())
+		if err == nil || !strings.Contains(err.Error(), c.link+": is a symbolic link") {
+			t.Errorf("%s: %v, want a refusal naming it", c.link, err)
+		}
+	}
+	// Hidden entries stay ignored, links among them: editors leave lock
+	// files such as .#page.html that are links to nowhere.
+	site := writeTree(t, t.TempDir(), map[string]string{"content/a.md": "a"})
+	symlink(t, "user@host.1234", filepath.Join(site, "layouts", ".#page.html"))
+	symlink(t, "user@host.1234", filepath.Join(site, "content", ".#a.md"))
+	mustBuild(t, site, testConfig(), smallData())
 }

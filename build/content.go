@@ -43,7 +43,7 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 	var assets []asset
 	// WalkDir does not follow a root that is a link, which would make a
 	// linked content/ an empty site without a word; links inside it are
-	// skipped below, as in static/.
+	// refused below, as in static/.
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
@@ -52,7 +52,7 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 			if p == dir && errors.Is(err, fs.ErrNotExist) {
 				return fs.SkipAll
 			}
-			return err
+			return fmt.Errorf("read content: %w", err)
 		}
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
@@ -62,8 +62,14 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 			}
 			return nil
 		}
-		if d.IsDir() || !d.Type().IsRegular() {
+		if d.IsDir() {
 			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return notFollowed("content/" + rel)
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("content/%s: not a regular file", rel)
 		}
 		if strings.HasSuffix(rel, ".md") {
 			files = append(files, rel)
@@ -73,7 +79,7 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 		return nil
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("read content: %w", err)
+		return nil, nil, nil, err
 	}
 
 	md := newMarkdown(cfg.UnsafeHTML)

@@ -2,6 +2,7 @@ package build
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -31,19 +32,31 @@ type theme struct {
 // siteDir/themes/.
 func openTheme(siteDir, name string) (*theme, error) {
 	t := &theme{name: name}
-	add := func(dst *[]layer, dir, display string) {
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+	add := func(dst *[]layer, dir, display string) error {
+		ok, err := inputDir(dir, display)
+		if ok {
 			*dst = append(*dst, layer{name: display, fsys: os.DirFS(dir)})
 		}
+		return err
 	}
-	add(&t.layouts, filepath.Join(siteDir, "layouts"), "layouts")
-	add(&t.static, filepath.Join(siteDir, "static"), "static")
+	if err := add(&t.layouts, filepath.Join(siteDir, "layouts"), "layouts"); err != nil {
+		return nil, err
+	}
+	if err := add(&t.static, filepath.Join(siteDir, "static"), "static"); err != nil {
+		return nil, err
+	}
 	themeDir := filepath.Join(siteDir, "themes", name)
-	st, err := os.Stat(themeDir)
-	onDisk := err == nil && st.IsDir()
+	onDisk, err := inputDir(themeDir, path.Join("themes", name))
+	if err != nil {
+		return nil, err
+	}
 	if onDisk {
-		add(&t.layouts, filepath.Join(themeDir, "layouts"), path.Join("themes", name, "layouts"))
-		add(&t.static, filepath.Join(themeDir, "static"), path.Join("themes", name, "static"))
+		if err := add(&t.layouts, filepath.Join(themeDir, "layouts"), path.Join("themes", name, "layouts")); err != nil {
+			return nil, err
+		}
+		if err := add(&t.static, filepath.Join(themeDir, "static"), path.Join("themes", name, "static")); err != nil {
+			return nil, err
+		}
 	}
 	if name == themes.DefaultName {
 		emb := themes.Default()
@@ -55,6 +68,47 @@ func openTheme(siteDir, name string) (*theme, error) {
 		return nil, fmt.Errorf("theme %q not found: no directory %s (only %q is built in)", name, themeDir, themes.DefaultName)
 	}
 	return t, nil
+}
+
+// inputDir reports whether dir, one of the site's input directories (shown
+// as display, relative to the site directory), is there to be read. Only
+// its absence means "none": a bare site has no layouts/ and the theme
+// supplies everything. Anything else that keeps it from being read as a
+// directory (a regular file in its place, a link to nothing or in a loop,
+// no permission) is an error: it used to be taken for absence, so the
+// theme's files were used without a word. The directory itself may be a
+// symbolic link; links inside it are refused (see notFollowed).
+func inputDir(dir, display string) (bool, error) {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && st.IsDir():
+		return true, nil
+	case err == nil:
+		return false, fmt.Errorf("%s: not a directory", display)
+	case errors.Is(err, fs.ErrNotExist):
+		if _, lerr := os.Lstat(dir); lerr == nil {
+			return false, fmt.Errorf("%s: a symbolic link to something that does not exist", display)
+		}
+		return false, nil
+	}
+	// The path is the display name's, so only the cause is kept.
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err
+	}
+	return false, fmt.Errorf("%s: %w", display, err)
+}
+
+// notFollowed is the error for a symbolic link found inside content/,
+// layouts/ or static/ (the site's or a theme's). Such links are refused
+// rather than followed: what content/ and static/ hold is published, and a
+// link can point anywhere, so a site or theme written by someone else could
+// publish the builder's files from outside the site (keys, say); a link to
+// a directory can loop; and observer serve, which watches the site's
+// directories, would not see its target change. They are not skipped
+// either, which made a linked layouts/page.html lose to the theme's
+// without a word.
+func notFollowed(display string) error {
+	return fmt.Errorf("%s: is a symbolic link, and links inside content/, layouts/ and static/ are not followed (copy the file there instead)", display)
 }
 
 // themeFile is a file found in the layers; the first layer holding a path wins.
@@ -72,7 +126,7 @@ func layerFiles(layers []layer) ([]themeFile, error) {
 	for _, l := range layers {
 		err := fs.WalkDir(l.fsys, ".", func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				return err
+				return fmt.Errorf("read %s: %w", l.name, err)
 			}
 			if d.IsDir() {
 				if p != "." && d.Name()[0] == '.' {
@@ -80,8 +134,14 @@ func layerFiles(layers []layer) ([]themeFile, error) {
 				}
 				return nil
 			}
-			if d.Name()[0] == '.' || !d.Type().IsRegular() {
+			if d.Name()[0] == '.' {
 				return nil
+			}
+			if d.Type()&fs.ModeSymlink != 0 {
+				return notFollowed(l.name + "/" + p)
+			}
+			if !d.Type().IsRegular() {
+				return fmt.Errorf("%s/%s: not a regular file", l.name, p)
 			}
 			if !seen[p] {
 				seen[p] = true
@@ -90,7 +150,7 @@ func layerFiles(layers []layer) ([]themeFile, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", l.name, err)
+			return nil, err
 		}
 	}
 	slices.SortFunc(out, func(a, b themeFile) int {
