@@ -149,3 +149,32 @@ func TestLinksInsideInputsAreRefused(t *testing.T) {
 	symlink(t, "user@host.1234", filepath.Join(site, "content", ".#a.md"))
 	mustBuild(t, site, testConfig(), smallData())
 }
+
+// A page's layout must be text naming a layout that is there. A number was
+// ignored without a word, and a missing layout was reported without the
+// content/ prefix or where it was looked for.
+func TestPageLayoutErrors(t *testing.T) {
+	for _, c := range []struct{ fm, want string }{
+		{"layout: nonexistent", `build: content/bad.md: front matter layout "nonexistent": no layouts/nonexistent.html in the site or theme`},
+		{"layout: x.html", `build: content/bad.md: front matter layout "x.html": no layouts/x.html in the site or theme`},
+		{"layout: 3", "build: content/bad.md: front matter layout: want the name of a layout such as wide.html, got 3"},
+		{"Layout: [wide.html]", "build: content/bad.md: front matter Layout: want the name of a layout such as wide.html, got [wide.html]"},
+		{"layout: baseof", `build: content/bad.md: front matter layout "baseof": baseof.html is the frame`},
+		{"layout: _partials/footer.html", `build: content/bad.md: front matter layout "_partials/footer.html": a layout is a file directly in layouts/`},
+	} {
+		site := writeTree(t, t.TempDir(), map[string]string{"content/bad.md": "---\n" + c.fm + "\n---\nbad\n"})
+		if _, _, err := run(t, site, testConfig(), smallData()); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.fm, err, c.want)
+		}
+	}
+	// "wide" names layouts/wide.html, as in Hugo, and the key is
+	// case-insensitive like the other known keys.
+	site := writeTree(t, t.TempDir(), map[string]string{
+		"layouts/wide.html": "<p>wide {{ .Page.Title }}</p>",
+		"content/a.md":      "---\ntitle: A\nlayout: wide\n---\na\n",
+		"content/b.md":      "---\ntitle: B\nLayout: wide.html\n---\nb\n",
+	})
+	out, _ := mustBuild(t, site, testConfig(), smallData())
+	assertContains(t, "a/index.html", read(t, filepath.Join(out, "a", "index.html")), "<p>wide A</p>")
+	assertContains(t, "b/index.html", read(t, filepath.Join(out, "b", "index.html")), "<p>wide B</p>")
+}

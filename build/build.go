@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fediverse-observer/observer"
@@ -215,9 +216,9 @@ func (b *builder) run(ctx context.Context, home *Page, pages []*Page, assets []a
 		{page: notFound, layout: "404.html", rel: "404.html"},
 	}
 	for _, p := range pages {
-		layout := "page.html"
-		if l, ok := p.Params["layout"].(string); ok && l != "" {
-			layout = l
+		layout, err := b.pageLayout(p)
+		if err != nil {
+			return err
 		}
 		jobs = append(jobs, renderJob{page: p, layout: layout, rel: p.outPath})
 	}
@@ -231,6 +232,31 @@ func (b *builder) run(ctx context.Context, home *Page, pages []*Page, assets []a
 		return err
 	}
 	return b.writeRobots()
+}
+
+// pageLayout is the layout a content page renders with: page.html, or the
+// one its front matter names. "wide" names layouts/wide.html as "wide.html"
+// does, since Hugo's layout names have no extension. A layout that is not
+// there is an error naming the page, before anything is rendered.
+func (b *builder) pageLayout(p *Page) (string, error) {
+	if p.layout == "" {
+		return "page.html", nil
+	}
+	name := p.layout
+	if !strings.HasSuffix(name, ".html") {
+		name += ".html"
+	}
+	if b.tpl.sets[name] != nil {
+		return name, nil
+	}
+	why := fmt.Sprintf("no layouts/%s in the site or theme", name)
+	switch {
+	case strings.Contains(name, "/"):
+		why = "a layout is a file directly in layouts/, not in a folder"
+	case name == "baseof.html":
+		why = "baseof.html is the frame the layouts go in, not a layout of its own"
+	}
+	return "", fmt.Errorf("content/%s: front matter layout %q: %s", p.File, p.layout, why)
 }
 
 // collectNew reads the whole new list: it is bounded by the new window (30

@@ -319,7 +319,7 @@ func (p *Page) applyFrontMatter(fm map[string]any) error {
 		var err error
 		lower := strings.ToLower(k)
 		switch lower {
-		case "title", "description", "date", "draft", "weight":
+		case "title", "description", "date", "draft", "weight", "layout":
 			if other, ok := known[lower]; ok {
 				return fmt.Errorf("front matter has both %s and %s: keys are case-insensitive", other, k)
 			}
@@ -340,6 +340,15 @@ func (p *Page) applyFrontMatter(fm map[string]any) error {
 			p.Draft = b
 		case "weight":
 			p.Weight, err = asInt(k, v)
+		case "layout":
+			// Checked here because anything but text used to be ignored
+			// without a word, rendering the page with page.html; whether
+			// the layout exists is checked once the templates are loaded.
+			if p.layout, err = asString(k, v); err == nil {
+				p.Params[k] = v
+			} else {
+				err = fmt.Errorf("front matter %s: want the name of a layout such as wide.html, got %v", k, v)
+			}
 		default:
 			p.Params[k] = v
 		}

@@ -42,6 +42,7 @@ type Page struct {
 	File string
 
 	outPath string
+	layout  string // front matter layout, as written; also in Params
 }
 
 // Site is .Site in templates: the [site] settings plus what the build knows.

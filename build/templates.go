@@ -424,7 +424,8 @@ func (b *builder) render(ctx context.Context, dv *DataView, jobs []renderJob) er
 			}
 			ls := b.tpl.sets[j.layout]
 			if ls == nil {
-				return fmt.Errorf("%s: no layout %s", j.page.File, j.layout)
+				// pageLayout checked the pages' layouts; this is a bug.
+				return fmt.Errorf("render %s: no layout %s", j.rel, j.layout)
 			}
 			es, err := ls.get()
 			if err != nil {
