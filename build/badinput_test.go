@@ -1,10 +1,13 @@
 package build_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fediverse-observer/observer/build"
 )
 
 // A partial that includes itself, directly or through another, fails the
@@ -177,4 +180,52 @@ func TestPageLayoutErrors(t *testing.T) {
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	assertContains(t, "a/index.html", read(t, filepath.Join(out, "a", "index.html")), "<p>wide A</p>")
 	assertContains(t, "b/index.html", read(t, filepath.Join(out, "b", "index.html")), "<p>wide B</p>")
+}
+
+// A content that is there but is not a readable directory is an error
+// naming content: a regular file used to fail as `invalid output path "."`,
+// and a link in a loop was blamed on the output.
+func TestContentThatIsNotADirectory(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		setup func(t *testing.T, site string)
+		want  string
+	}{
+		{"file", func(t *testing.T, site string) { writeTree(t, site, map[string]string{"content": "x"}) }, "build: content: not a directory"},
+		{"dangling link", func(t *testing.T, site string) {
+			symlink(t, filepath.Join(site, "nowhere"), filepath.Join(site, "content"))
+		}, "build: content: a symbolic link to something that does not exist"},
+		{"looping link", func(t *testing.T, site string) {
+			symlink(t, filepath.Join(site, "content"), filepath.Join(site, "content"))
+		}, "content: too many levels of symbolic links"},
+		{"looping static link", func(t *testing.T, site string) {
+			symlink(t, filepath.Join(site, "static"), filepath.Join(site, "static"))
+		}, "static: too many levels of symbolic links"},
+	} {
+		site := t.TempDir()
+		c.setup(t, site)
+		_, _, err := run(t, site, testConfig(), smallData())
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "output") {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// CheckOutDir's error about a source it cannot resolve is a SourceError,
+// so that observer build does not report it as a bad -out; an error about
+// the output is not.
+func TestCheckOutDirTellsSourceErrorsApart(t *testing.T) {
+	site := t.TempDir()
+	content := filepath.Join(site, "content")
+	symlink(t, content, content)
+	err := build.CheckOutDir(filepath.Join(site, "public"), site)
+	se, ok := errors.AsType[*build.SourceError](err)
+	if !ok || se.Path != content || err.Error() != content+": too many levels of symbolic links" {
+		t.Errorf("content in a loop: %v (%T), want a SourceError naming %s", err, err, content)
+	}
+	os.Remove(content)
+	err = build.CheckOutDir(filepath.Join(site, "content", "public"), site)
+	if _, ok := errors.AsType[*build.SourceError](err); err == nil || ok {
+		t.Errorf("output inside content: %v (%T), want an error that is not a SourceError", err, err)
+	}
 }

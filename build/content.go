@@ -41,16 +41,27 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 		RelPermalink: site.RelURL(""), Permalink: site.AbsURL(""), Params: map[string]any{}}
 	var files []string
 	var assets []asset
-	// WalkDir does not follow a root that is a link, which would make a
-	// linked content/ an empty site without a word; links inside it are
-	// refused below, as in static/.
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
+	// A content that is there but is not a directory is an error: a
+	// regular file was walked as the site's one asset, named ".", which
+	// failed as an "invalid output path".
+	present, err := inputDir(dir, "content")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if present {
+		// WalkDir does not follow a root that is a link, which would make
+		// a linked content/ an empty site without a word; links inside it
+		// are refused below, as in static/.
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("content: %w", err)
+		}
 		dir = real
 	}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == dir && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
+				return fs.SkipAll // no content/: an empty site
 			}
 			return fmt.Errorf("read content: %w", err)
 		}

@@ -13,6 +13,20 @@ import (
 // must neither be, hold nor sit in.
 var siteSources = []string{"content", "layouts", "static", "themes"}
 
+// SourceError is CheckOutDir's error about one of the paths it protects
+// (the site directory, one of its sources, the data directory, the config
+// file) rather than about the output: one that cannot be resolved, such as
+// a symbolic link in a loop. A caller that reports CheckOutDir's errors as
+// a bad output flag tells this one apart with errors.As, since the output
+// is not what is wrong.
+type SourceError struct {
+	Path string
+	Err  error
+}
+
+func (e *SourceError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *SourceError) Unwrap() error { return e.Err }
+
 // CheckOutDir refuses an output directory that a build, which replaces it as
 // a whole, would destroy something with: the site directory or a directory
 // holding it, one of the site's sources (content/, layouts/, static/,
@@ -34,7 +48,7 @@ func CheckOutDir(out, siteDir string, others ...string) error {
 	}
 	site, err := resolvePath(siteDir)
 	if err != nil {
-		return fmt.Errorf("site directory %s: %w", siteDir, err)
+		return &SourceError{Path: siteDir, Err: fmt.Errorf("site directory: %w", err)}
 	}
 	if within(site, o) {
 		return fmt.Errorf("output %s would replace the site directory %s, which it holds", out, siteDir)
@@ -51,7 +65,7 @@ func CheckOutDir(out, siteDir string, others ...string) error {
 	for _, p := range protected {
 		r, err := resolvePath(p)
 		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+			return &SourceError{Path: p, Err: err}
 		}
 		switch {
 		case within(r, o):
@@ -80,6 +94,15 @@ func resolvePath(p string) (string, error) {
 			return filepath.Join(r, rest), nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
+			// EvalSymlinks says "EvalSymlinks: too many links" for a loop;
+			// stat names the cause as the system does ("too many levels
+			// of symbolic links"), and the caller names the path.
+			if _, serr := os.Stat(cur); serr != nil {
+				if pe, ok := errors.AsType[*fs.PathError](serr); ok {
+					return "", pe.Err
+				}
+				return "", serr
+			}
 			return "", err
 		}
 		parent := filepath.Dir(cur)

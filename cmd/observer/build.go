@@ -70,9 +70,14 @@ func configFileInUse(c common) string {
 // checkOutDir refuses an output directory whose replacement would take the
 // site's sources, the data directory or the config file with it (see
 // build.CheckOutDir); it runs before the output's lock file is made beside
-// it.
+// it. A source that cannot be resolved (content/ a link in a loop, say) is
+// reported as itself: blaming -out sent the operator to the wrong flag.
 func checkOutDir(c common, out string) error {
-	if err := build.CheckOutDir(out, siteDir(c.config), c.data, configFileInUse(c)); err != nil {
+	err := build.CheckOutDir(out, siteDir(c.config), c.data, configFileInUse(c))
+	if _, ok := errors.AsType[*build.SourceError](err); ok {
+		return err
+	}
+	if err != nil {
 		return usagef("invalid -out: %v", err)
 	}
 	return nil
