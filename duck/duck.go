@@ -15,6 +15,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -184,6 +185,18 @@ func dataDir(dir string) (string, error) {
 	}
 	if !info.IsDir() {
 		return "", fmt.Errorf("data directory %s: not a directory", dir)
+	}
+	// A directory that can be found but not listed (another user's, mode
+	// 700) would otherwise fail later as a derivation that cannot make its
+	// folder, with no word about the directory itself.
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	_, err = f.Readdirnames(1)
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("data directory %s: cannot list it: %w", dir, err)
 	}
 	if resolved, err := filepath.EvalSymlinks(abs); err == nil && resolved != abs {
 		if err := globSafe(dir, resolved); err != nil {
