@@ -1,7 +1,8 @@
 -- stats_daily: one row per day from the observer's first record to {{now}}:
 -- live, the hosts with an alive check in the live window ending that day
 -- (counted from the derivation's live events, so whatever their state is
--- now), and new, the hosts first seen alive that day, without the warmup
+-- now: hosts that moved or opted out within the window, and blocklisted
+-- ones, still count), and new, the hosts first seen alive that day, without the warmup
 -- baseline, opted-out and blocklisted hosts (as in the new list, but over all history).
 WITH bounds AS (
     SELECT min(discovered_at)::DATE AS first_day, min(discovered_at) AS start FROM state
