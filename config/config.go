@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -69,6 +70,11 @@ type Crawl struct {
 	// it, DuckDB spills to data/tmp). The derivation before the pass runs
 	// in a child process of its own, under state.memory_limit.
 	DuckDBMemoryLimit string `toml:"duckdb_memory_limit"`
+	// CheckerCgroup, if set, is a cgroup v2 directory delegated to the
+	// crawl's user, in which each sandboxed checker gets a cgroup of its own
+	// whose memory.max the kernel enforces however the checker allocates.
+	// Empty: the checkers' own limits and the orchestrator's watchdog only.
+	CheckerCgroup string `toml:"checker_cgroup"`
 }
 
 // State holds the thresholds of the instance state machine and the lists.
@@ -259,6 +265,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("serve.port must be between 0 and 65535, got %d", c.Serve.Port)
 	case c.Site.Theme == "" || strings.ContainsAny(c.Site.Theme, `/\`) || c.Site.Theme == "." || c.Site.Theme == "..":
 		return fmt.Errorf("site.theme must be a directory name, got %q", c.Site.Theme)
+	case c.Crawl.CheckerCgroup != "" && !filepath.IsAbs(c.Crawl.CheckerCgroup):
+		return fmt.Errorf("crawl.checker_cgroup must be an absolute path (a cgroup v2 directory like /sys/fs/cgroup/observer), got %q", c.Crawl.CheckerCgroup)
 	case !validMemorySize(c.Crawl.DuckDBMemoryLimit):
 		return fmt.Errorf("crawl.duckdb_memory_limit must be empty (no limit) or a size from 32MB to 1PB like 256MB or 1GiB, got %q", c.Crawl.DuckDBMemoryLimit)
 	case !validMemorySize(c.State.MemoryLimit):

@@ -205,6 +205,7 @@ func TestOutOfRangeValues(t *testing.T) {
 		{"[state]\nmemory_limit = \"30MiB\"", "state.memory_limit"},
 		{"[state]\nmemory_limit = \"99999999TB\"", "state.memory_limit"},
 		{"[crawl]\nduckdb_memory_limit = \"2000TB\"", "crawl.duckdb_memory_limit"},
+		{"[crawl]\nchecker_cgroup = \"observer\"", "crawl.checker_cgroup must be an absolute path"},
 	} {
 		cfg := config.Default()
 		err := config.Parse([]byte(tc.toml), &cfg)

@@ -264,7 +264,7 @@ func (r *crawlRun) startCheckers(ctx context.Context, knownHosts []string) (chec
 		return r.crawler, func() {}, nil
 	}
 	pool, err := sandbox.NewPool(ctx, sandbox.PoolOptions{Args: checkerArgs(r.flags.common, r.flags.network), Size: r.cfg.Crawl.Concurrency,
-		Known: knownHosts, CheckTimeout: r.opts.CheckTimeout, Logger: r.log})
+		Known: knownHosts, CheckTimeout: r.opts.CheckTimeout, CgroupParent: r.cfg.Crawl.CheckerCgroup, Logger: r.log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start sandboxed checkers (--isolation none runs checks in-process): %w", err)
 	}
