@@ -80,10 +80,11 @@ func liveDays(st config.State) int64 {
 	return max(d, 1)
 }
 
-// stateSchema is the version of the materialised state's columns. A state
+// stateSchema is the version of the materialised state's (and transitions')
+// columns. A state
 // file of another version cannot be carried, so a change of it (like a
 // change of thresholds) makes the next derivation a full one.
-const stateSchema = 3
+const stateSchema = 4
 
 // rulesFingerprint names what the fold itself depends on: the state's
 // columns and the thresholds. The schedule is not stored: the state view

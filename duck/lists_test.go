@@ -2,6 +2,7 @@ package duck_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -103,18 +104,24 @@ func TestLists(t *testing.T) {
 			t.Fatalf("by software = %+v", st.BySoftware)
 		}
 		// An independent count from the events: hosts with an alive check
-		// in the 7 days ending each day; hosts first alive that day, not
-		// discovered in warmup and not opted out.
+		// in the 7 days ending each day that had not moved or opted out
+		// since their last alive check by that day (in this history, no
+		// host checks in again after either); hosts first alive that day,
+		// not discovered in warmup and not opted out.
 		firstDay := t0.Truncate(day)
 		if len(st.Days) != 41 || !st.Days[0].Day.Equal(firstDay) {
 			t.Fatalf("days: %d from %v", len(st.Days), st.Days[0].Day)
 		}
 		discovered, firstAlive := map[string]time.Time{}, map[string]time.Time{}
 		aliveDays := map[string][]time.Time{}
+		gone := map[string]time.Time{} // the day a host moved or opted out
 		for _, e := range evs {
 			at := t0.Add(e.at)
 			if e.outcome == "" {
 				discovered[e.host] = at
+			}
+			if e.outcome == observer.OutcomeMoved || e.outcome == observer.OutcomeOptedOut {
+				gone[e.host] = at.Truncate(day)
 			}
 			if e.outcome == observer.OutcomeAlive {
 				aliveDays[e.host] = append(aliveDays[e.host], at.Truncate(day))
@@ -126,7 +133,9 @@ func TestLists(t *testing.T) {
 		for _, d := range st.Days {
 			var live, fresh int64
 			for h, days := range aliveDays {
-				if slices.ContainsFunc(days, func(a time.Time) bool { return !a.After(d.Day) && d.Day.Sub(a) < 7*day }) {
+				g, isGone := gone[h]
+				if slices.ContainsFunc(days, func(a time.Time) bool { return !a.After(d.Day) && d.Day.Sub(a) < 7*day }) &&
+					(!isGone || d.Day.Before(g)) {
 					live++
 				}
 				if firstAlive[h].Truncate(day).Equal(d.Day) && !discovered[h].Before(t0.Add(7*day)) && h != "opted.example" {
@@ -275,5 +284,47 @@ func TestLiveAtPastNowLeavesOutHostsFirstAliveLater(t *testing.T) {
 	views(t, s, t0.Add(21*day))
 	if got := texts(t, s, "SELECT host FROM live ORDER BY host"); !slices.Equal(got, []string{"late.example", "old.example"}) {
 		t.Errorf("live at day 21 = %v, want both", got)
+	}
+}
+
+// The daily live count follows the live list's definition day by day: a
+// host that moves or opts out leaves it on that day, though its last alive
+// check's window still runs, and one that opts back in returns; a failing
+// host stays in it for the window, as the list keeps it.
+func TestDailyLiveLeavesMovedAndOptedOutHosts(t *testing.T) {
+	ctx := context.Background()
+	first := []ev{
+		discover("a.example", 0), discover("b.example", 0), discover("c.example", 0), discover("d.example", 0),
+		alive("a.example", 10*day), alive("b.example", 10*day), alive("c.example", 10*day), alive("d.example", 10*day),
+	}
+	later := []ev{
+		moved("a.example", 11*day, "new.example"),
+		optedOut("c.example", 11*day), alive("c.example", 13*day),
+		fail("d.example", 11*day),
+	}
+	// Derived in one step, and in two (the changes folded onto a state
+	// that has the alive checks).
+	for _, steps := range [][][]ev{{append(slices.Clone(first), later...)}, {first, later}} {
+		s := openStore(t, t.TempDir())
+		for i, evs := range steps {
+			write(t, s, fmt.Sprintf("p%d", i), evs)
+			derive(t, s, config.Default().State, false)
+		}
+		full := len(steps) == 1
+		views(t, s, t0.Add(20*day))
+		st, err := s.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int]int64{10: 4, 11: 2, 12: 2, 13: 3, 16: 3, 17: 1, 19: 1, 20: 0}
+		for _, d := range st.Days {
+			n := int(d.Day.Sub(t0.Truncate(day)) / day)
+			if w, ok := want[n]; ok && d.Live != w {
+				t.Errorf("full %v, day %d: live %d, want %d", full, n, d.Live, w)
+			}
+			if d.Live < 0 {
+				t.Errorf("full %v, day %d: live %d", full, n, d.Live)
+			}
+		}
 	}
 }

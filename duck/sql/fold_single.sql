@@ -56,12 +56,17 @@ WITH classed AS (
 ), r AS (
     SELECT *,
         {'rn': 1::BIGINT, 'ts': carry_ts, 'pass_id': carry_pass_id, 'moved_to': NULL::VARCHAR,
-         'outcome': carry_outcome, 'is_carry': true, 'ever_alive': carry_alive_at IS NOT NULL} AS carry_row,
+         'outcome': carry_outcome, 'is_carry': true, 'ever_alive': carry_alive_at IS NOT NULL,
+         'alive_before': NULL::TIMESTAMP} AS carry_row,
         {'rn': 1 + carry_run::BIGINT, 'ts': first_new.ts, 'pass_id': first_new.pass_id, 'moved_to': first_new.moved_to,
-         'outcome': first_new.outcome, 'is_carry': false, 'ever_alive': prev_alive IS NOT NULL} AS first_new_row,
+         'outcome': first_new.outcome, 'is_carry': false, 'ever_alive': prev_alive IS NOT NULL,
+         'alive_before': prev_alive} AS first_new_row,
         {'rn': checks + carry_run::BIGINT, 'ts': last_new.ts, 'pass_id': last_new.pass_id, 'moved_to': last_new.moved_to,
          'outcome': last_new.outcome, 'is_carry': false,
-         'ever_alive': prev_alive IS NOT NULL OR (class = 'A' AND checks > 1)} AS last_new_row
+         'ever_alive': prev_alive IS NOT NULL OR (class = 'A' AND checks > 1),
+         -- Only the first and crossing rows make transitions, which keep
+         -- alive_before; the last row's would need the checks ordered.
+         'alive_before': NULL::TIMESTAMP} AS last_new_row
     FROM crossing
     WHERE crossed_at IS NOT NULL AND NOT gap_inside AND {{windowless}}
 )

@@ -3,6 +3,6 @@
 -- "*.domain" entry, which blocks the domain and every host below it. The
 -- published lists (live, new and the counts made from them: stats'
 -- current sizes, stats_software, stats_daily's new) leave these hosts out;
--- stats_daily's live, counted from the derivation's per-day sums of alive
--- checks, cannot, and the snapshots and the state keep them.
+-- stats_daily's live, counted from the derivation's per-day sums of live
+-- events, cannot, and the snapshots and the state keep them.
 SELECT kind, entry FROM {{blocklist_source}}

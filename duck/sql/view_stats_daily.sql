@@ -1,19 +1,38 @@
 -- stats_daily: one row per day from the observer's first record to {{now}}:
 -- live, the hosts with an alive check in the live window ending that day
--- (counted from the derivation's live events, so whatever their state is
--- now: hosts that moved or opted out within the window, and blocklisted
--- ones, still count), and new, the hosts first seen alive that day, without the warmup
--- baseline, opted-out and blocklisted hosts (as in the new list, but over all history).
+-- that had not moved or opted out by then (the live list's definition, on
+-- that day), and new, the hosts first seen alive that day, without the
+-- warmup baseline, opted-out and blocklisted hosts (as in the new list, but
+-- over all history). Blocklisted hosts still count in live: the derivation
+-- keeps the live events summed per day, not per host.
 WITH bounds AS (
     SELECT min(discovered_at)::DATE AS first_day, min(discovered_at) AS start FROM state
 ), days AS (
     SELECT unnest(generate_series(first_day, {{now}}::DATE, INTERVAL 1 DAY))::DATE AS day
     FROM bounds WHERE first_day <= {{now}}::DATE
+), excluded AS (
+    -- The days a host covered by its last alive check had moved or opted
+    -- out: from the change to the end of that check's live window, or to
+    -- the host's next change of state if it came first. The live events
+    -- count only alive checks, so these days are taken off them.
+    SELECT checked_at::DATE AS from_day,
+        least(alive_before::DATE + {{live_days}}, coalesce(next_change::DATE, DATE '9999-12-31')) AS to_day
+    FROM (
+        SELECT to_state, checked_at, alive_before,
+            lead(checked_at) OVER (PARTITION BY host ORDER BY checked_at, pass_id, to_state) AS next_change
+        FROM transitions
+        WHERE host IN (SELECT host FROM transitions WHERE to_state IN ('moved', 'opted_out'))
+    )
+    WHERE to_state IN ('moved', 'opted_out') AND alive_before IS NOT NULL
 ), deltas AS (
     SELECT day, sum(delta) AS delta FROM (
         SELECT day, delta FROM {{live_events_source}}
         UNION ALL
         SELECT last_alive_at::DATE + {{live_days}}, -1 FROM state WHERE last_alive_at IS NOT NULL
+        UNION ALL
+        SELECT from_day, -1 FROM excluded WHERE from_day < to_day
+        UNION ALL
+        SELECT to_day, 1 FROM excluded WHERE from_day < to_day
     ) GROUP BY day
 ), news AS (
     SELECT first_alive_at::DATE AS day, count(*) AS new
