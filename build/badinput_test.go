@@ -182,6 +182,23 @@ func TestPageLayoutErrors(t *testing.T) {
 	assertContains(t, "b/index.html", read(t, filepath.Join(out, "b", "index.html")), "<p>wide B</p>")
 }
 
+// The home page's layout can be named in content/_index.md like any
+// page's (it was ignored), and a missing one is reported as for any page.
+func TestHomePageLayout(t *testing.T) {
+	site := writeTree(t, t.TempDir(), map[string]string{
+		"layouts/landing.html": "<p>landing {{ .Page.Title }}</p>",
+		"content/_index.md":    "---\ntitle: Hello\nlayout: landing\n---\nintro\n",
+	})
+	out, _ := mustBuild(t, site, testConfig(), smallData())
+	assertContains(t, "index.html", read(t, filepath.Join(out, "index.html")), "<p>landing Hello</p>")
+
+	site = writeTree(t, t.TempDir(), map[string]string{"content/_index.md": "---\nlayout: nope\n---\nintro\n"})
+	want := `build: content/_index.md: front matter layout "nope": no layouts/nope.html in the site or theme`
+	if _, _, err := run(t, site, testConfig(), smallData()); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("%v, want %q", err, want)
+	}
+}
+
 // A content that is there but is not a readable directory is an error
 // naming content: a regular file used to fail as `invalid output path "."`,
 // and a link in a loop was blamed on the output.

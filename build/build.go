@@ -210,8 +210,18 @@ func (b *builder) run(ctx context.Context, home *Page, pages []*Page, assets []a
 	livePage.Permalink = b.site.AbsURL("live/")
 	notFound := &Page{Kind: "404", Title: "Page not found", RelPermalink: b.site.RelURL("404.html"), Permalink: b.site.AbsURL("404.html")}
 
+	// The home page renders with home.html unless content/_index.md names
+	// another layout, as any page may.
+	homeLayout := "home.html"
+	if home.layout != "" {
+		layout, err := b.pageLayout(home)
+		if err != nil {
+			return err
+		}
+		homeLayout = layout
+	}
 	jobs := []renderJob{
-		{page: home, layout: "home.html", rel: "index.html"},
+		{page: home, layout: homeLayout, rel: "index.html"},
 		{page: livePage, layout: "live.html", rel: "live/index.html"},
 		{page: notFound, layout: "404.html", rel: "404.html"},
 	}

@@ -134,7 +134,7 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 			if p.Description != "" {
 				home.Description = p.Description
 			}
-			home.Date, home.Params, home.File = p.Date, p.Params, p.File
+			home.Date, home.Params, home.File, home.layout = p.Date, p.Params, p.File, p.layout
 			continue
 		}
 		dirPart, name := path.Split(strings.TrimSuffix(p.File, ".md"))
