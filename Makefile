@@ -71,7 +71,7 @@ bench:
 	$(MAKE) bench-crawl
 
 clean:
-	rm -rf bin public
+	rm -rf bin public .public.lock
 
 # The offline demo: a simulated Fediverse on loopback, two simulated weeks
 # of crawl passes, the site built into demo/public (scripts/demo.sh).

@@ -106,7 +106,6 @@ cat > "$SITE/layouts/404.html" <<'HTML'
 HTML
 
 hugo version
-best=""
 i=1
 while [ "$i" -le "$RUNS" ]; do
 	rm -rf "$WORK/public" "$SITE/resources"
