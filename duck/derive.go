@@ -84,7 +84,7 @@ func liveDays(st config.State) int64 {
 // columns. A state
 // file of another version cannot be carried, so a change of it (like a
 // change of thresholds) makes the next derivation a full one.
-const stateSchema = 4
+const stateSchema = 5
 
 // rulesFingerprint names what the fold itself depends on: the state's
 // columns and the thresholds. The schedule is not stored: the state view
@@ -397,8 +397,8 @@ func (s *Store) writeDerived(ctx context.Context, conn *sql.Conn, next *manifest
 	}{
 		{"fold_transitions", transitionsDir, "checked_at, host, to_state", &next.Transitions, &rep.Transitions,
 			"SELECT * FROM %s"},
-		{"fold_live_events", liveEventsDir, "day", &next.LiveEvents, nil,
-			"SELECT day, sum(delta)::BIGINT AS delta FROM %s GROUP BY day HAVING sum(delta) <> 0"},
+		{"fold_live_events", liveEventsDir, "host, day", &next.LiveEvents, nil,
+			"SELECT host, day, sum(delta)::BIGINT AS delta FROM %s GROUP BY host, day HAVING sum(delta) <> 0"},
 	} {
 		var n int64
 		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+out.table).Scan(&n); err != nil {

@@ -21,7 +21,7 @@ func (s *Store) derivedViews(p ViewParams) ([]view, error) {
 	stateSource := "(" + sqlFile("state_empty.sql") + ")"
 	transitionsSource := "(SELECT NULL::VARCHAR AS host, NULL::VARCHAR AS from_state, NULL::VARCHAR AS to_state, " +
 		"NULL::TIMESTAMP AS checked_at, NULL::VARCHAR AS moved_to, NULL::VARCHAR AS pass_id, NULL::TIMESTAMP AS alive_before WHERE false)"
-	eventsSource := "(SELECT NULL::DATE AS day, NULL::BIGINT AS delta WHERE false)"
+	eventsSource := "(SELECT NULL::VARCHAR AS host, NULL::DATE AS day, NULL::BIGINT AS delta WHERE false)"
 	if m != nil {
 		stateSource = "read_parquet(" + sqlString(s.derivedPath(m.State)) + ")"
 		if len(m.Transitions) > 0 {

@@ -290,7 +290,8 @@ func TestLiveAtPastNowLeavesOutHostsFirstAliveLater(t *testing.T) {
 // The daily live count follows the live list's definition day by day: a
 // host that moves or opts out leaves it on that day, though its last alive
 // check's window still runs, and one that opts back in returns; a failing
-// host stays in it for the window, as the list keeps it.
+// host stays in it for the window, as the list keeps it; a blocklisted host
+// is on no day.
 func TestDailyLiveLeavesMovedAndOptedOutHosts(t *testing.T) {
 	ctx := context.Background()
 	first := []ev{
@@ -324,6 +325,24 @@ func TestDailyLiveLeavesMovedAndOptedOutHosts(t *testing.T) {
 			}
 			if d.Live < 0 {
 				t.Errorf("full %v, day %d: live %d", full, n, d.Live)
+			}
+		}
+		// A blocklisted host counts on no day, as in the daily new counts.
+		if err := s.CreateViews(ctx, duck.ViewParams{Now: t0.Add(20 * day), Blocklist: []string{"b.example"}}); err != nil {
+			t.Fatal(err)
+		}
+		blocked, err := s.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range blocked.Days {
+			n := int(d.Day.Sub(t0.Truncate(day)) / day)
+			covered := int64(0)
+			if n >= 10 && n <= 16 {
+				covered = 1 // b.example's alive check on day 10 and its window
+			}
+			if d.Live != st.Days[i].Live-covered {
+				t.Errorf("full %v, day %d, b.example blocklisted: live %d, want %d", full, n, d.Live, st.Days[i].Live-covered)
 			}
 		}
 	}

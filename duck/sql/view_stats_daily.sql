@@ -3,22 +3,28 @@
 -- that had not moved or opted out by then (the live list's definition, on
 -- that day), and new, the hosts first seen alive that day, without the
 -- warmup baseline, opted-out and blocklisted hosts (as in the new list, but
--- over all history). Blocklisted hosts still count in live: the derivation
--- keeps the live events summed per day, not per host.
+-- over all history). A blocklisted host counts on no day, as in new: the
+-- derivation keeps its live events per host for this.
 WITH bounds AS (
     SELECT min(discovered_at)::DATE AS first_day, min(discovered_at) AS start FROM state
 ), days AS (
     SELECT unnest(generate_series(first_day, {{now}}::DATE, INTERVAL 1 DAY))::DATE AS day
     FROM bounds WHERE first_day <= {{now}}::DATE
+), unlisted AS (
+    -- The hosts the blocklist names (listable's test): few, so leaving
+    -- them out of the per-host events below is cheap.
+    SELECT s.host FROM state s
+    WHERE EXISTS (SELECT 1 FROM blocked b
+                  WHERE b.entry = s.host OR (b.kind = 'domain' AND ends_with(s.host, '.' || b.entry)))
 ), excluded AS (
     -- The days a host covered by its last alive check had moved or opted
     -- out: from the change to the end of that check's live window, or to
     -- the host's next change of state if it came first. The live events
     -- count only alive checks, so these days are taken off them.
-    SELECT checked_at::DATE AS from_day,
+    SELECT host, checked_at::DATE AS from_day,
         least(alive_before::DATE + {{live_days}}, coalesce(next_change::DATE, DATE '9999-12-31')) AS to_day
     FROM (
-        SELECT to_state, checked_at, alive_before,
+        SELECT host, to_state, checked_at, alive_before,
             lead(checked_at) OVER (PARTITION BY host ORDER BY checked_at, pass_id, to_state) AS next_change
         FROM transitions
         WHERE host IN (SELECT host FROM transitions WHERE to_state IN ('moved', 'opted_out'))
@@ -26,14 +32,16 @@ WITH bounds AS (
     WHERE to_state IN ('moved', 'opted_out') AND alive_before IS NOT NULL
 ), deltas AS (
     SELECT day, sum(delta) AS delta FROM (
-        SELECT day, delta FROM {{live_events_source}}
+        SELECT host, day, delta FROM {{live_events_source}}
         UNION ALL
-        SELECT last_alive_at::DATE + {{live_days}}, -1 FROM state WHERE last_alive_at IS NOT NULL
+        SELECT host, last_alive_at::DATE + {{live_days}}, -1 FROM state WHERE last_alive_at IS NOT NULL
         UNION ALL
-        SELECT from_day, -1 FROM excluded WHERE from_day < to_day
+        SELECT host, from_day, -1 FROM excluded WHERE from_day < to_day
         UNION ALL
-        SELECT to_day, 1 FROM excluded WHERE from_day < to_day
-    ) GROUP BY day
+        SELECT host, to_day, 1 FROM excluded WHERE from_day < to_day
+    )
+    WHERE host NOT IN (SELECT host FROM unlisted)
+    GROUP BY day
 ), news AS (
     SELECT first_alive_at::DATE AS day, count(*) AS new
     FROM listable, bounds
