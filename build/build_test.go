@@ -176,7 +176,8 @@ func TestBuildSmallSite(t *testing.T) {
 		t.Errorf("live.csv = %q", rows)
 	}
 	newRows := readCSV(t, filepath.Join(out, "new.csv"))
-	if len(newRows) != 3 || newRows[1][0] != "alpha.example" || newRows[1][8] != "2026-11-21T10:00:00Z" {
+	if len(newRows) != 3 || newRows[1][0] != "alpha.example" || newRows[1][8] != "2026-11-21T10:00:00Z" ||
+		newRows[0][10] != "state" || newRows[1][10] != "live" {
 		t.Errorf("new.csv = %q", newRows)
 	}
 

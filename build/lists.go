@@ -108,10 +108,12 @@ func (b *builder) writeNewCSV(list []observer.Instance) error {
 	}
 	var sb strings.Builder
 	w := csv.NewWriter(&sb)
-	w.Write([]string{"host", "software", "version", "users", "active_month", "open_registrations", "name", "description", "first_seen", "discovered_at"})
+	// state last: a host stays new for the whole window whatever happens
+	// to it, and a moved or dead one should not read as running.
+	w.Write([]string{"host", "software", "version", "users", "active_month", "open_registrations", "name", "description", "first_seen", "discovered_at", "state"})
 	for _, i := range list {
 		w.Write(inertRow(i.Host, i.Software, i.Version, optInt(i.Users), optInt(i.ActiveMonth), optBool(i.OpenRegistrations),
-			i.Name, i.Description, csvTime(i.FirstAliveAt), csvTime(i.DiscoveredAt)))
+			i.Name, i.Description, csvTime(i.FirstAliveAt), csvTime(i.DiscoveredAt), string(i.State)))
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

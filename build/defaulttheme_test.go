@@ -1,0 +1,52 @@
+package build_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/build/buildtest"
+)
+
+// The default theme's home page says when a new instance is no longer live
+// (a moved or dead one would otherwise look like any other), counts one
+// user as one, offers each per-software feed to feed readers, and shows at
+// most 1,000 instances, pointing to new.csv for the rest.
+func TestDefaultThemeHomePage(t *testing.T) {
+	moved := observer.Instance{Host: "moved.example", State: observer.StateMoved, Software: "mastodon", Users: i64(1),
+		FirstAliveAt: now.Add(-3 * time.Hour)}
+	data := smallData()
+	data.NewList = append(data.NewList, moved)
+	out, _ := mustBuild(t, smallSite(t), testConfig(), data)
+	home := read(t, filepath.Join(out, "index.html"))
+	if n := strings.Count(home, `<span class="state">`); n != 1 || !strings.Contains(home, `<span class="state">moved</span>`) {
+		t.Errorf("want one state badge, for moved.example; got %d in\n%s", n, home)
+	}
+	if !strings.Contains(home, "<span>1 user</span>") || strings.Contains(home, "1 users") || !strings.Contains(home, "<span>12 users</span>") {
+		t.Error("user counts are not pluralised right")
+	}
+	for _, software := range []string{"mastodon", "lemmy"} {
+		link := fmt.Sprintf(`<link rel="alternate" type="application/atom+xml" title="Test Observer: new %s instances" href="/new/%s.atom">`, software, software)
+		if !strings.Contains(home, link) {
+			t.Errorf("no feed autodiscovery for %s (want %s)", software, link)
+		}
+	}
+	if page := read(t, filepath.Join(out, "docs", "guide", "index.html")); strings.Contains(page, "new/mastodon.atom") {
+		t.Error("a content page advertises the per-software feeds")
+	}
+
+	many := &buildtest.Fake{StatsValue: data.StatsValue}
+	for i := range 1001 {
+		many.NewList = append(many.NewList, observer.Instance{Host: fmt.Sprintf("n%04d.example", i), State: observer.StateLive,
+			FirstAliveAt: now.Add(-time.Duration(i) * time.Minute)})
+	}
+	out, _ = mustBuild(t, smallSite(t), testConfig(), many)
+	home = read(t, filepath.Join(out, "index.html"))
+	if n := strings.Count(home, `<li class="instance">`); n != 1000 || !strings.Contains(home, "The newest 1000 of 1001") ||
+		strings.Contains(home, "n1000.example") {
+		t.Errorf("%d instances on the home page; want the newest 1,000 and a pointer to new.csv", n)
+	}
+}
