@@ -190,7 +190,7 @@ func (b *builder) run(ctx context.Context, home *Page, pages []*Page, assets []a
 	if err != nil {
 		return fmt.Errorf("stats: %w", err)
 	}
-	feeds := softwareFeeds(newList, b.site)
+	feeds := softwareFeeds(newList, stats.BySoftware, b.site)
 	dv := &DataView{ctx: ctx, data: b.opts.Data, newList: newList, stats: stats, feeds: feeds}
 
 	live, err := b.writeLiveLists(ctx)

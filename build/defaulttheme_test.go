@@ -50,3 +50,23 @@ func TestDefaultThemeHomePage(t *testing.T) {
 		t.Errorf("%d instances on the home page; want the newest 1,000 and a pointer to new.csv", n)
 	}
 }
+
+// A software with live hosts but none new keeps its feed, empty, so its
+// subscribers do not get a 404 after a quiet month; the home page lists it
+// with a count of 0 but offers only feeds with entries to feed readers.
+func TestQuietSoftwareKeepsItsFeed(t *testing.T) {
+	data := smallData()
+	data.StatsValue.BySoftware = append(data.StatsValue.BySoftware, observer.SoftwareCount{Software: "pleroma", Live: 5})
+	out, _ := mustBuild(t, smallSite(t), testConfig(), data)
+	feed := read(t, filepath.Join(out, "new", "pleroma.atom"))
+	if !strings.Contains(feed, "<title>Test Observer: new pleroma instances</title>") || strings.Contains(feed, "<entry>") {
+		t.Errorf("new/pleroma.atom:\n%s", feed)
+	}
+	home := read(t, filepath.Join(out, "index.html"))
+	if !strings.Contains(home, `<a href="/new/pleroma.atom">pleroma</a> <span class="muted">(0)</span>`) {
+		t.Error("the home page does not list the quiet feed")
+	}
+	if strings.Contains(home, `href="/new/pleroma.atom">`+"\n") || strings.Contains(home, `title="Test Observer: new pleroma instances"`) {
+		t.Error("an empty feed is offered to feed readers")
+	}
+}

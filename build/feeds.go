@@ -57,8 +57,10 @@ func softwareSlug(s string) string {
 // name most of its hosts give (on a tie, the shortest, then the first in
 // byte order): named after its newest host, one spam instance calling its
 // software "mastodon ｂｕｙ ｐｉｌｌｓ" retitled the feed of every new
-// Mastodon instance.
-func softwareFeeds(list []observer.Instance, site *Site) []FeedLink {
+// Mastodon instance. A software with live hosts but none new keeps its feed,
+// empty (Count 0): a feed that vanished whenever its software had a quiet
+// month left its subscribers with a 404.
+func softwareFeeds(list []observer.Instance, live []observer.SoftwareCount, site *Site) []FeedLink {
 	idx := map[string]int{}
 	var out []FeedLink
 	names := map[string]map[string]int{}
@@ -82,6 +84,25 @@ func softwareFeeds(list []observer.Instance, site *Site) []FeedLink {
 	}
 	for slug, i := range idx {
 		out[i].Software = mostGiven(names[slug])
+	}
+	quiet := map[string]map[string]int{} // slug -> name -> live hosts
+	for _, sc := range live {
+		slug := softwareSlug(sc.Software)
+		if _, ok := idx[slug]; ok {
+			continue
+		}
+		name := sc.Software
+		if name == "" {
+			name = "unknown"
+		}
+		if quiet[slug] == nil {
+			quiet[slug] = map[string]int{}
+		}
+		quiet[slug][name] += int(sc.Live)
+	}
+	for slug, counts := range quiet {
+		file := "new/" + slug + ".atom"
+		out = append(out, FeedLink{RelPermalink: site.RelURL(file), Software: mostGiven(counts), file: file})
 	}
 	slices.SortFunc(out, func(a, b FeedLink) int { return strings.Compare(a.file, b.file) })
 	return out
