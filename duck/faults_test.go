@@ -66,6 +66,27 @@ func TestCorruptSnapshotIsAnErrorNamingTheFile(t *testing.T) {
 	}
 }
 
+// A snapshot damaged after it was folded fails the views over the
+// snapshots with one line naming it, not DuckDB's message followed by the
+// CREATE VIEW statement the user never wrote and a caret under it.
+func TestDamagedFoldedSnapshotFailsTheViewsInOneLine(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	write(t, s, "p0", []ev{alive("a.example", 0)})
+	derive(t, s, config.State{}, false)
+	files, _ := filepath.Glob(filepath.Join(dir, "checks", "*", "*.parquet"))
+	if len(files) != 1 {
+		t.Fatalf("snapshot files: %v", files)
+	}
+	if err := os.WriteFile(files[0], []byte("not parquet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := s.CreateViews(context.Background(), duck.ViewParams{Now: t0})
+	if err == nil || !strings.Contains(err.Error(), files[0]) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("want one line naming %s, got %q", files[0], err)
+	}
+}
+
 func TestLeftoverTempFilesAreIgnored(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)

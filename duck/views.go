@@ -98,7 +98,13 @@ func (s *Store) CreateViews(ctx context.Context, p ViewParams) error {
 	for _, v := range vs {
 		stmt := fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", v.name, v.sql)
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("create view %s: %w", v.name, err)
+			// DuckDB follows its message (which names the file at fault)
+			// with the statement and a caret: the user never wrote it.
+			if ctx.Err() != nil {
+				return fmt.Errorf("create view %s: %w", v.name, ctx.Err())
+			}
+			msg, _, _ := strings.Cut(err.Error(), "\n")
+			return fmt.Errorf("create view %s: %s", v.name, msg)
 		}
 	}
 	return nil
