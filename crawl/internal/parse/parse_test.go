@@ -279,6 +279,12 @@ func TestRobotsMatching(t *testing.T) {
 			[]string{"/api/v2/x"}, []string{"/api/v1/instance/peers"}},
 		{"length is the pattern's, not the match's", "User-agent: *\nAllow: /*s\nDisallow: /peers\n",
 			[]string{"/s", "/xs"}, []string{"/peers", "/peerss"}},
+		// Unreserved characters compare decoded (RFC 9309's own example);
+		// reserved ones stay escaped.
+		{"unreserved escapes decoded", "User-agent: *\nDisallow: /%61pi/\nDisallow: /foo/bar/%62%61%7A\nDisallow: /~user\n",
+			[]string{"/a%2Fpi/"}, []string{"/api/v1/instance/peers", "/foo/bar/baz", "/%7Euser", "/%7euser/x"}},
+		{"unreserved escapes in the path", "User-agent: *\nDisallow: /api/\nDisallow: /a%2Fb\n",
+			[]string{"/a/b", "/%41PI/"}, []string{"/%61pi/v1/instance/peers", "/%61%70%69/", "/a%2fb"}},
 		{"wildcards count as octets", "User-agent: *\nDisallow: /p\nAllow: /**\n",
 			[]string{"/p", "/x"}, nil},
 		{"allow wins a tie", "User-agent: *\nDisallow: /a/\nAllow: /a*\n",

@@ -146,10 +146,12 @@ func (r *robotsRule) matches(path string) bool {
 }
 
 // escapePath percent-encodes the octets a URL never holds literally (white
-// space, controls, non-ASCII) and upper-cases the hex digits of
-// percent-encodings, so that a pattern and a path that spell one URL
-// differently compare equal (RFC 9309 section 2.2.2): "Disallow: /a b"
-// matches /a%20b, as with Google's parser, and "/caf%c3%a9" matches /café.
+// space, controls, non-ASCII), decodes percent-encoded unreserved
+// characters and upper-cases the hex digits of the other percent-encodings,
+// so that a pattern and a path that spell one URL differently compare equal
+// (RFC 9309 section 2.2.2): "Disallow: /a b" matches /a%20b, as with
+// Google's parser, "/caf%c3%a9" matches /café, and "/%61pi/" matches /api/
+// (so an opt-out, or a redirect, cannot slip past in another spelling).
 func escapePath(s string) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder
@@ -162,9 +164,16 @@ func escapePath(s string) string {
 			b.WriteByte(hex[c>>4])
 			b.WriteByte(hex[c&15])
 		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
-			b.WriteByte('%')
-			b.WriteByte(upper(s[i+1]))
-			b.WriteByte(upper(s[i+2]))
+			// An unreserved character means the same escaped or not
+			// (RFC 3986 section 2.3), so it is compared decoded: RFC 9309's
+			// own example has /foo/bar/%62%61%7A match /foo/bar/baz.
+			if d := unhex(s[i+1])<<4 | unhex(s[i+2]); isUnreserved(d) {
+				b.WriteByte(d)
+			} else {
+				b.WriteByte('%')
+				b.WriteByte(upper(s[i+1]))
+				b.WriteByte(upper(s[i+2]))
+			}
 			i += 2
 		default:
 			b.WriteByte(c)
@@ -175,6 +184,21 @@ func escapePath(s string) string {
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// isUnreserved reports RFC 3986's unreserved characters.
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
 
 func upper(c byte) byte {
