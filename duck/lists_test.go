@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -345,5 +346,33 @@ func TestDailyLiveLeavesMovedAndOptedOutHosts(t *testing.T) {
 				t.Errorf("full %v, day %d, b.example blocklisted: live %d, want %d", full, n, d.Live, st.Days[i].Live-covered)
 			}
 		}
+	}
+}
+
+// Two checks at one instant (snapshot files can hold them) are taken in the
+// fold's order: an alive check and an opt-out of a dead host leave it
+// reviving, then opted out, so the daily count leaves it out as the list
+// does.
+func TestDailyLiveOrdersChecksAtOneInstantAsTheFold(t *testing.T) {
+	ctx := context.Background()
+	st := config.Default().State
+	st.FailuresToDead, st.DeadAfter = 2, config.Duration(36*time.Hour)
+	s := openStore(t, t.TempDir())
+	h := "twin.example"
+	write(t, s, "p", []ev{discover(h, 0), alive(h, 0), fail(h, day), fail(h, 2*day), fail(h, 3*day),
+		alive(h, 10*day), optedOut(h, 10*day)})
+	derive(t, s, st, false)
+	if err := s.CreateViews(ctx, duck.ViewParams{Now: t0.Add(10*day + time.Hour), State: st}); err != nil {
+		t.Fatal(err)
+	}
+	if got := stateOf(t, s, h); !strings.HasPrefix(got, "opted_out") {
+		t.Fatalf("state %s, want opted_out", got)
+	}
+	stats, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := stats.Days[len(stats.Days)-1]; last.Live != 0 {
+		t.Errorf("%s: live %d, want 0 (the host opted out)", last.Day.Format(time.DateOnly), last.Live)
 	}
 }

@@ -25,7 +25,13 @@ WITH bounds AS (
         least(alive_before::DATE + {{live_days}}, coalesce(next_change::DATE, DATE '9999-12-31')) AS to_day
     FROM (
         SELECT host, to_state, checked_at, alive_before,
-            lead(checked_at) OVER (PARTITION BY host ORDER BY checked_at, pass_id, to_state) AS next_change
+            -- In the fold's order: checks at one instant of one pass go by
+            -- class (alive, failure, moved, opted out, moving), which the
+            -- state each led to tells (a moved host that fails stays moved
+            -- without a transition, so moved stands for its own class).
+            lead(checked_at) OVER (PARTITION BY host ORDER BY checked_at, pass_id,
+                CASE to_state WHEN 'live' THEN 0 WHEN 'reviving' THEN 0 WHEN 'moved' THEN 2
+                              WHEN 'opted_out' THEN 3 WHEN 'moving' THEN 4 ELSE 1 END) AS next_change
         FROM transitions
         WHERE host IN (SELECT host FROM transitions WHERE to_state IN ('moved', 'opted_out'))
     )
