@@ -10,12 +10,6 @@ WITH bounds AS (
 ), days AS (
     SELECT unnest(generate_series(first_day, {{now}}::DATE, INTERVAL 1 DAY))::DATE AS day
     FROM bounds WHERE first_day <= {{now}}::DATE
-), unlisted AS (
-    -- The hosts the blocklist names (listable's test): few, so leaving
-    -- them out of the per-host events below is cheap.
-    SELECT s.host FROM state s
-    WHERE EXISTS (SELECT 1 FROM blocked b
-                  WHERE b.entry = s.host OR (b.kind = 'domain' AND ends_with(s.host, '.' || b.entry)))
 ), excluded AS (
     -- The days a host covered by its last alive check had moved or opted
     -- out: from the change to the end of that check's live window, or to
@@ -40,13 +34,14 @@ WITH bounds AS (
     SELECT day, sum(delta) AS delta FROM (
         SELECT host, day, delta FROM {{live_events_source}}
         UNION ALL
-        SELECT host, last_alive_at::DATE + {{live_days}}, -1 FROM state WHERE last_alive_at IS NOT NULL
+        SELECT host, last_alive_at::DATE + {{live_days}}, -1 FROM listable WHERE last_alive_at IS NOT NULL
         UNION ALL
         SELECT host, from_day, -1 FROM excluded WHERE from_day < to_day
         UNION ALL
         SELECT host, to_day, 1 FROM excluded WHERE from_day < to_day
     )
-    WHERE host NOT IN (SELECT host FROM unlisted)
+    -- Only the hosts a list may show (listable leaves out the blocklist's).
+    WHERE host IN (SELECT host FROM listable)
     GROUP BY day
 ), news AS (
     SELECT first_alive_at::DATE AS day, count(*) AS new
