@@ -104,7 +104,11 @@ func (w *Writer) Record(ctx context.Context, r observer.Result) error {
 	w.checks = append(w.checks, c)
 	w.discoveries = append(w.discoveries, r.Discoveries...)
 	if len(w.checks) >= w.opts.FlushChecks {
-		return w.flushLocked(ctx)
+		// A signal cancels the pass's context while its finished checks
+		// are still being recorded. A flush they trigger then must still
+		// write: a failed flush is kept as the writer's error, so
+		// cancelling it would lose the whole buffer, Close included.
+		return w.flushLocked(context.WithoutCancel(ctx))
 	}
 	return nil
 }

@@ -48,3 +48,35 @@ func TestFailedFlushNeverKeepsAChecksFileWithoutItsDiscoveries(t *testing.T) {
 		t.Errorf("discoveries files: %v, want the one the failed flush wrote first", discoveries)
 	}
 }
+
+// A pass that is interrupted still records the checks that finished: the
+// pass's context is cancelled by then, and a flush those checks trigger
+// must write them rather than fail, which would lose the whole buffer.
+func TestFlushTriggeredAfterCancelStillWrites(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	w, err := s.NewWriter("pass1", duck.WriterOptions{FlushChecks: 2, FlushEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i, host := range []string{"a.social", "b.social", "c.social"} {
+		err := w.Record(ctx, observer.Result{Check: observer.Check{
+			Host: host, CheckedAt: day0.Add(time.Duration(i) * time.Minute), Outcome: observer.OutcomeAlive}})
+		if err != nil {
+			t.Fatalf("record %s after the pass was cancelled: %v", host, err)
+		}
+	}
+	if err := w.Close(context.WithoutCancel(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	files := filepath.ToSlash(filepath.Join(dir, duck.ChecksDir, "*", "*.parquet"))
+	rows, err := s.QueryMaps(context.Background(), "SELECT count(*) AS n FROM read_parquet('"+files+"')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := rows[0]["n"]; n != int64(3) {
+		t.Errorf("%v checks written, want all 3", n)
+	}
+}
