@@ -1,6 +1,8 @@
 package build
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -126,4 +128,37 @@ func FuzzSoftwareSlug(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A build killed between swapByRename's two renames leaves the published
+// site aside as a staging directory's .old and no output directory. The
+// next build puts it back instead of clearing it away with the other
+// leftovers, so that the site survives even if that build fails.
+func TestInterruptedSwapRestoresThePublishedSite(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "public")
+	stage := filepath.Join(parent, ".public.build-123")
+	if err := os.MkdirAll(stage+".old", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stage+".old", "index.html"), []byte("the published site"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(stage, 0o755); err != nil { // the new site, never swapped in
+		t.Fatal(err)
+	}
+	o, err := newOutput(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(o.stage)
+	got, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil || string(got) != "the published site" {
+		t.Fatalf("the published site was not restored: %q, %v", got, err)
+	}
+	for _, leftover := range []string{stage, stage + ".old"} {
+		if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+			t.Errorf("%s still there (%v)", leftover, err)
+		}
+	}
 }

@@ -48,7 +48,11 @@ func newOutput(dir string, locked bool) (*output, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("create output parent: %w", err)
 	}
-	removeStale(parent, "."+filepath.Base(dir)+".build-", locked)
+	prefix := "." + filepath.Base(dir) + ".build-"
+	if err := restoreInterruptedSwap(dir, prefix, locked); err != nil {
+		return nil, err
+	}
+	removeStale(parent, prefix, locked)
 	stage, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".build-")
 	if err != nil {
 		return nil, fmt.Errorf("create staging directory: %w", err)
@@ -65,6 +69,36 @@ func newOutput(dir string, locked bool) (*output, error) {
 // not hold the output's lock takes it for the leftover of a crashed build
 // (rather than a concurrent build's) and removes it.
 const staleAfter = time.Hour
+
+// restoreInterruptedSwap puts back the site a build killed between the two
+// renames of swapByRename left aside as STAGE.old with no dir: without it,
+// removeStale would delete the only copy of the published site before the
+// new build has even succeeded. Only a build holding the output's lock, or
+// a leftover older than staleAfter, can be sure no swap is still under way.
+func restoreInterruptedSwap(dir, prefix string, locked bool) error {
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, ".old") {
+			continue
+		}
+		if info, err := e.Info(); err != nil || !(locked || time.Since(info.ModTime()) > staleAfter) {
+			continue
+		}
+		if err := os.Rename(filepath.Join(parent, name), dir); err != nil {
+			return fmt.Errorf("restore the site an interrupted build left in %s: %w", filepath.Join(parent, name), err)
+		}
+		return nil
+	}
+	return nil
+}
 
 // removeStale removes the staging directories of crashed builds: every one
 // when the caller holds the output's lock (only a dead build can have left
