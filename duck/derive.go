@@ -184,6 +184,9 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		grace = *opts.retiredGrace
 	}
 	next.Retired = retire(plan.old, next, grace)
+	if plan.old == nil && len(plan.unindexed.Files) > 0 {
+		next.Retired = append(next.Retired, plan.unindexed)
+	}
 	if err := s.writeManifest(next); err != nil {
 		return rep, err
 	}
@@ -225,6 +228,10 @@ type derivePlan struct {
 	rules                       string
 	checks, discoveries, passes []string
 	full                        bool
+	// Without a manifest (none yet, or lost): the derived files on disk,
+	// retired by this step, and the highest generation among them.
+	unindexed      retired
+	lastGeneration int64
 }
 
 // planDerivation reads the previous derivation's manifest and lists the
@@ -245,6 +252,9 @@ func (s *Store) planDerivation(ctx context.Context, st config.State, wantFull bo
 		return plan, err
 	}
 	plan.old = old
+	if old == nil {
+		plan.unindexed, plan.lastGeneration = s.unindexed(time.Now().UTC())
+	}
 	for _, kind := range []struct {
 		dir  string
 		list *[]string
@@ -357,7 +367,7 @@ func (plan derivePlan) nextManifest(step foldStep) *manifest {
 	next := &manifest{Rules: plan.rules, DerivedAt: time.Now().UTC(), Checks: plan.checks, Discoveries: plan.discoveries, Passes: plan.passes}
 	old := plan.old
 	if old == nil {
-		next.Generation = 1
+		next.Generation = plan.lastGeneration + 1
 		return next
 	}
 	next.Generation = old.Generation + 1

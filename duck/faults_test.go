@@ -395,7 +395,9 @@ func TestDamagedDerivedFilesAreRebuilt(t *testing.T) {
 }
 
 // The manifest is the index of that cache: damaged or unreadable, it is
-// rebuilt too.
+// rebuilt too. The files it named are retired, not removed, since readers
+// that defined their views before it was damaged may still read them, and
+// the new generation's names come after theirs.
 func TestDamagedManifestIsRebuilt(t *testing.T) {
 	content := func(text string) func(string) error {
 		return func(path string) error { return os.WriteFile(path, []byte(text), 0o644) }
@@ -425,24 +427,32 @@ func TestDamagedManifestIsRebuilt(t *testing.T) {
 				t.Fatal(err)
 			}
 			rep := derive(t, s, config.State{}, false)
-			if !rep.Full || !strings.Contains(rep.FullReason, "manifest.json") || rep.Generation != 1 {
-				t.Fatalf("want a full derivation naming the manifest, got %+v", rep)
+			if !rep.Full || !strings.Contains(rep.FullReason, "manifest.json") || rep.Generation != 3 {
+				t.Fatalf("want a full derivation naming the manifest, as generation 3, got %+v", rep)
 			}
 			views(t, s, t0.Add(2*day))
 			if got := strings.Join(transitionsOf(t, s, "a.example"), ","); got != "discovered>live d0,live>dying d1" {
 				t.Fatalf("transitions after the rebuild: %s", got)
 			}
-			// Only the rebuilt generation's files are left, and a manifest
-			// that names them.
+			// The earlier generations' files stay, retired, beside the
+			// rebuilt one's, and a manifest names them all.
 			states, _ := filepath.Glob(filepath.Join(dir, "derived", "state-*.parquet"))
-			if len(states) != 1 {
+			if len(states) != 3 {
 				t.Fatalf("state files after the rebuild: %v", states)
 			}
-			if info, err := os.Stat(manifest); err != nil || !info.Mode().IsRegular() {
-				t.Fatalf("manifest after the rebuild: %v, %v", info, err)
+			b, err := os.ReadFile(manifest)
+			if err != nil || !strings.Contains(string(b), `"state-00000002.parquet"`) || !strings.Contains(string(b), `"state": "state-00000003.parquet"`) {
+				t.Fatalf("manifest after the rebuild: %s, %v", b, err)
 			}
-			if rep := derive(t, s, config.State{}, false); rep.Full || rep.Generation != 1 {
-				t.Fatalf("derivation after the rebuild: %+v", rep)
+			// Once their grace is over, the next step removes them.
+			write(t, s, "p2", []ev{alive("a.example", 2*day)})
+			rep, err = s.Derive(context.Background(), duck.WithRetiredGrace(duck.DeriveOptions{}, 0))
+			if err != nil || rep.Full || rep.Generation != 4 {
+				t.Fatalf("derivation after the rebuild: %+v, %v", rep, err)
+			}
+			states, _ = filepath.Glob(filepath.Join(dir, "derived", "state-*.parquet"))
+			if len(states) != 2 {
+				t.Fatalf("state files once the grace is over: %v (want generation 3's, kept for one step, and 4's)", states)
 			}
 		})
 	}

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -221,21 +223,50 @@ func (s *Store) collectGarbage(next *manifest) {
 			keep[f] = true
 		}
 	}
+	for _, rel := range s.derivedFiles() {
+		if keep[rel] {
+			continue
+		}
+		m := s.path(DerivedDir, filepath.FromSlash(rel))
+		if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("derive: remove stale file", "file", m, "err", err)
+		}
+	}
+}
+
+// derivedFiles lists the derived files on disk (state, transitions and
+// live events files), relative to data/derived, as a manifest names them.
+func (s *Store) derivedFiles() []string {
+	var out []string
 	// Listed, not globbed: the directory's path is taken as it is.
 	for _, sub := range []string{"", transitionsDir, liveEventsDir} {
 		names, _ := parquetFiles(s.path(DerivedDir, sub))
 		for _, name := range names {
-			rel := name
-			if sub != "" {
-				rel = sub + "/" + name
-			}
-			if keep[rel] || (sub == "" && !strings.HasPrefix(name, "state-")) {
+			if sub == "" && !strings.HasPrefix(name, "state-") {
 				continue
 			}
-			m := s.path(DerivedDir, filepath.FromSlash(rel))
-			if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
-				s.log.Warn("derive: remove stale file", "file", m, "err", err)
+			if sub != "" {
+				name = sub + "/" + name
 			}
+			out = append(out, name)
 		}
 	}
+	return out
+}
+
+// unindexed is what a step that found no manifest (lost or damaged) does
+// with the derived files on disk: readers that defined their views before
+// it was lost may still be reading them, so they are retired now, not
+// removed, and the new generation comes after the highest one among them,
+// so that none of their names is reused.
+func (s *Store) unindexed(now time.Time) (retiredNow retired, lastGeneration int64) {
+	retiredNow.At = now
+	for _, rel := range s.derivedFiles() {
+		retiredNow.Files = append(retiredNow.Files, rel)
+		digits := strings.TrimSuffix(strings.TrimPrefix(path.Base(rel), "state-"), ".parquet")
+		if g, err := strconv.ParseInt(digits, 10, 64); err == nil {
+			lastGeneration = max(lastGeneration, g)
+		}
+	}
+	return retiredNow, lastGeneration
 }

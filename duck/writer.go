@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -302,7 +303,7 @@ func (s *Store) copyAtomically(ctx context.Context, conn *sql.Conn, query, final
 	if err := syncFile(tmp); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+	if err := mkdirAllSynced(filepath.Dir(final)); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, final); err != nil {
@@ -339,6 +340,24 @@ func syncFile(path string) error {
 	}
 	defer f.Close()
 	return f.Sync()
+}
+
+// mkdirAllSynced makes dir and its missing parents, syncing the parent of
+// each one it makes: a file renamed into a new date=… directory and synced
+// there is only durable once that directory's own entry is.
+func mkdirAllSynced(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := mkdirAllSynced(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return syncDir(filepath.Dir(dir))
 }
 
 func syncDir(path string) error {
