@@ -170,6 +170,10 @@ type builder struct {
 }
 
 func (b *builder) run(ctx context.Context, home *Page, pages []*Page, assets []asset, rep *Report) error {
+	// The marker first, so that a static file of its name is an error.
+	if err := b.out.writeFile(siteMarker, "observer build", []byte(siteMarkerText)); err != nil {
+		return err
+	}
 	// Static files first: a generated file of the same path is then skipped,
 	// so a site can replace e.g. robots.txt by putting its own in static/.
 	if err := b.copyStatic(ctx); err != nil {

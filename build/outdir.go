@@ -77,7 +77,44 @@ func CheckOutDir(out, siteDir string, others ...string) error {
 	if st, err := os.Lstat(out); err == nil && !st.IsDir() {
 		return fmt.Errorf("output %s exists and is not a directory", out)
 	}
-	return nil
+	return checkBuiltHere(out)
+}
+
+// siteMarker is the file every build writes at the top of its output, by
+// which a later build knows the directory it is about to replace is a site
+// it built and not, say, /etc or a folder of notes given by mistake.
+const siteMarker = ".observer-build"
+
+const siteMarkerText = "Built by observer. `observer build` replaces this directory as a whole.\n"
+
+// checkBuiltHere refuses an existing output directory that is neither empty
+// nor marked as built by observer: a build replaces its output whole, so
+// whatever else is in it would be deleted.
+func checkBuiltHere(out string) error {
+	entries, err := os.ReadDir(out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("output %s: %w", out, unwrapPath(err))
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if st, err := os.Lstat(filepath.Join(out, siteMarker)); err == nil && st.Mode().IsRegular() {
+		return nil
+	}
+	return fmt.Errorf("output %s is not empty and was not built by observer (it has no %s): a build replaces its output as a whole, "+
+		"so it would delete what is there; give an empty or new directory", out, siteMarker)
+}
+
+// unwrapPath drops an fs.PathError's operation and path, which the caller's
+// message already names.
+func unwrapPath(err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err
+	}
+	return err
 }
 
 // resolvePath makes p absolute and resolves the symbolic links of its

@@ -77,3 +77,41 @@ func TestOutputThatWouldDestroyInputsIsRefused(t *testing.T) {
 		t.Errorf("data: %v", err)
 	}
 }
+
+// A build replaces its output whole, so an existing directory must be
+// empty or one a build wrote (it marks its output): /etc or a folder of
+// notes given as the output by mistake is refused, and left as it was.
+func TestOutputHoldingOtherFilesIsRefused(t *testing.T) {
+	site := smallSite(t)
+	opts := func(out string) build.Options {
+		return build.Options{Config: testConfig(), SiteDir: site, OutDir: out, Data: smallData(), Now: now}
+	}
+	notes := filepath.Join(t.TempDir(), "notes")
+	writeTree(t, notes, map[string]string{"todo.txt": "precious", "sub/more.txt": "more"})
+	_, err := build.Build(context.Background(), opts(notes))
+	if err == nil || !strings.Contains(err.Error(), "was not built by observer") {
+		t.Fatalf("build into a folder of notes: %v", err)
+	}
+	if got := snapshot(t, notes); len(got) != 2 {
+		t.Fatalf("the folder changed: %v", got)
+	}
+	if err := build.CheckOutDir(notes, site); err == nil || !strings.Contains(err.Error(), notes) {
+		t.Fatalf("CheckOutDir(%s) = %v, want an error naming it", notes, err)
+	}
+
+	// An empty directory (made beforehand with the right owner, say) is
+	// fine, and the site built there is marked, so the next build may
+	// replace it.
+	out := filepath.Join(t.TempDir(), "public")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := build.Build(context.Background(), opts(out)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, ".observer-build")); err != nil {
+		t.Fatalf("the built site is not marked: %v", err)
+	}
+}

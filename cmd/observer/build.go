@@ -23,7 +23,7 @@ func runBuild(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet(e, "build", "[flags]")
 	var c common
 	c.register(fs)
-	out := fs.String("out", "public", "output `directory`, replaced as a whole by the new site")
+	out := fs.String("out", "public", "output `directory`, replaced as a whole by the new site (empty, new, or built by observer)")
 	full := fs.Bool("full", false, "derive from scratch over every snapshot instead of folding only the new ones")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err

@@ -16,13 +16,20 @@ func TestOutputOverInputsIsRefused(t *testing.T) {
 		"content/about.md":                      "---\ntitle: About\n---\nText\n",
 		"data/checks/date=2026-11-21/a.parquet": "snapshot",
 	})
-	for _, out := range []string{s.data(), filepath.Join(s.dir, "content"), s.dir, filepath.Dir(s.dir), s.config} {
+	// And a directory the build did not write: a mistyped --out (/etc, the
+	// simulated fediverse's folder of seeds and CA) would be deleted.
+	notes := filepath.Join(t.TempDir(), "notes")
+	writeFiles(t, notes, map[string]string{"seeds.txt": "a.example\n"})
+	for _, out := range []string{s.data(), filepath.Join(s.dir, "content"), s.dir, filepath.Dir(s.dir), s.config, notes} {
 		for _, cmd := range []string{"build", "serve"} {
 			code, _, errs := runObserver(t, cmd, "--config", s.config, "--data", s.data(), "--out", out, "--now", asOf)
 			if code != exitUsage || !strings.Contains(errs, "-out") || !strings.Contains(errs, out) {
 				t.Errorf("%s --out %s: exit %d, stderr %q; want a usage error naming it", cmd, out, code, errs)
 			}
 		}
+	}
+	if _, err := os.Stat(filepath.Join(notes, "seeds.txt")); err != nil {
+		t.Errorf("the notes: %v", err)
 	}
 	for _, f := range []string{"observer.toml", "content/about.md", "data/checks/date=2026-11-21/a.parquet"} {
 		if _, err := os.Stat(filepath.Join(s.dir, f)); err != nil {
