@@ -296,4 +296,14 @@ func TestNewSiteWritesASkeletonAndNeverOverwrites(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "content", "about.md")); string(b) != "mine" {
 		t.Fatal("an existing site was overwritten")
 	}
+	// An empty DIR (an unset variable in a script) is not the current
+	// directory, whose site it would overwrite.
+	t.Chdir(dir)
+	code, out, errs = runObserver(t, "new", "site", "")
+	if code != exitUsage || out != "" || !strings.Contains(errs, "invalid DIR: empty") {
+		t.Fatalf("new site \"\": exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "content", "about.md")); string(b) != "mine" {
+		t.Fatal("new site \"\" overwrote the site in the current directory")
+	}
 }

@@ -20,6 +20,11 @@ func runNew(ctx context.Context, e env, args []string) error {
 	if fs.NArg() != 2 || fs.Arg(0) != "site" {
 		return usagef("want: observer new site DIR")
 	}
+	if fs.Arg(1) == "" {
+		// os.ReadDir("") fails as if nothing were there, and the files
+		// would land in (and over) the current directory's site.
+		return usagef("invalid DIR: empty")
+	}
 	return newSite(e, fs.Arg(1))
 }
 
@@ -46,7 +51,17 @@ func newSite(e env, dir string) error {
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(target, b, 0o644)
+		// Exclusive: a file that appeared since the check above is an
+		// error, not overwritten.
+		f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(b); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
 	})
 	if err != nil {
 		return fmt.Errorf("new site %s: %w", dir, err)
