@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -190,6 +191,18 @@ func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, er
 	if err != nil {
 		return nil, fmt.Errorf("duckdb connection: %w", err)
 	}
+	// Parsed first, without planning: planning some statements already
+	// acts (EXPORT DATABASE makes its directory), so the statement type
+	// that Prepare gives would come too late for them.
+	var parseError string
+	if err := conn.QueryRowContext(ctx, "SELECT coalesce(json_extract_string(json_serialize_sql(?::VARCHAR), '$.error_message'), '')", query).Scan(&parseError); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("parse query: %w", err)
+	}
+	if strings.HasPrefix(parseError, "Only SELECT statements") {
+		conn.Close()
+		return nil, errors.New(notReadOnly)
+	}
 	err = conn.Raw(func(raw any) error {
 		dc, ok := raw.(driver.Conn)
 		if !ok {
@@ -214,7 +227,7 @@ func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, er
 			return err
 		}
 		if typ != duckdb.STATEMENT_TYPE_SELECT {
-			return fmt.Errorf("only read-only queries (SELECT) are allowed here")
+			return errors.New(notReadOnly)
 		}
 		return nil
 	})
@@ -235,6 +248,11 @@ func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, er
 	}
 	return &Rows{Columns: cols, rows: rows, conn: conn}, nil
 }
+
+// notReadOnly is Query's refusal of a statement that is not a query. A
+// PIVOT without its values listed is one too: DuckDB runs it as a CREATE TYPE
+// and a SELECT.
+const notReadOnly = "only read-only queries (SELECT, FROM, WITH, SHOW, DESCRIBE; a PIVOT with its values listed: ON col IN (...)) are allowed here"
 
 // QueryMaps runs a read-only query and returns every row as a map from
 // column name to value: the shape templates want. Use Query for large results.
