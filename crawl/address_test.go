@@ -590,6 +590,10 @@ func TestPassFarmAtOneAddressDoesNotHoldUpOthers(t *testing.T) {
 	if sum.Checks+sum.NotStarted != farm+1 || sum.NotStarted == 0 || sum.Checks < 2 || sum.Checks > 1+1+4*2+1 {
 		t.Errorf("summary %+v, want the farm partly left for a later pass", sum)
 	}
+	// No budget ran out: every host left over found its address busy.
+	if sum.AddressBusy != sum.NotStarted {
+		t.Errorf("summary %+v: AddressBusy should count every host not started", sum)
+	}
 	if sum.ByOutcome[observer.OutcomeAlive] != sum.Checks {
 		t.Errorf("summary %+v: every started check should be alive", sum)
 	}

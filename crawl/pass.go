@@ -111,7 +111,13 @@ type Summary struct {
 	Invalid    int                      // due hosts skipped as invalid
 	Duplicates int                      // due hosts skipped as already checked in this pass
 	Abandoned  int                      // checks cut off by cancellation, not recorded
-	NotStarted int                      // due hosts left for a later pass (limits, budget, cancellation)
+	// NotStarted counts the due hosts left for a later pass: past
+	// MaxChecks, after the time budget or a cancellation, or not started
+	// because their address was busy and every place to wait for it was
+	// taken. AddressBusy counts the last kind, which leaves hosts over
+	// though no budget ran out.
+	NotStarted  int
+	AddressBusy int
 
 	// Per-address politeness (with Pass.Resolve), for tuning the budget.
 	// An address is an IPv4 address or an IPv6 /64, as the limit counts
@@ -218,7 +224,8 @@ type hostDone struct {
 	r          observer.Result
 	abandoned  bool
 	skipped    bool // address budget used up: not checked
-	notStarted bool // the budget or the pass ended before the check began
+	notStarted bool // not begun: the budget or the pass ended first, or busy
+	busy       bool // its address was busy with no place to wait for it
 }
 
 // newRun sets up one Run's state, starting the pass clock.
@@ -373,7 +380,8 @@ func (r *passRun) holdAddress(budget context.Context, g *gates, h string) (addr 
 		return addr, hostDone{r: unresolved(h, r.now(), r.p.PassID, err)}, false
 	}
 	if err := g.takeAddress(budget, r.limiter, addr.Addr()); err != nil {
-		return addr, hostDone{skipped: errors.Is(err, ErrAddressBudget), notStarted: !errors.Is(err, ErrAddressBudget)}, false
+		skipped := errors.Is(err, ErrAddressBudget)
+		return addr, hostDone{skipped: skipped, notStarted: !skipped, busy: errors.Is(err, errAddressBusy)}, false
 	}
 	return addr, hostDone{}, true
 }
@@ -422,6 +430,9 @@ func (r *passRun) collect(ctx context.Context, cancel context.CancelCauseFunc) e
 			continue
 		case d.notStarted:
 			r.sum.NotStarted++
+			if d.busy {
+				r.sum.AddressBusy++
+			}
 			continue
 		}
 		if d.abandoned || sinkErr != nil {

@@ -328,7 +328,7 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 	case ctx.Err() != nil:
 		cutReason = "interrupted; finished checks were kept"
 	case sum.NotStarted > 0:
-		cutReason = fmt.Sprintf("%d due hosts left for a later pass (budget reached)", sum.NotStarted)
+		cutReason = notStartedReason(sum)
 	}
 	if err := r.store.WritePass(context.WithoutCancel(ctx), sum.Record(due, cutReason)); err != nil {
 		return errors.Join(runErr, fmt.Errorf("record pass: %w", err))
@@ -340,6 +340,23 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 		return cutShortError{cutReason}
 	}
 	return nil
+}
+
+// notStartedReason says why the pass left due hosts over. Hosts whose
+// address was busy with no place to wait for it are left over though no
+// budget ran out, so the reason names them rather than a budget.
+func notStartedReason(sum crawl.Summary) string {
+	const busy = "address busy and every place to wait for it taken"
+	var why string
+	switch {
+	case sum.AddressBusy == 0:
+		why = "budget reached"
+	case sum.AddressBusy == sum.NotStarted:
+		why = busy
+	default:
+		why = fmt.Sprintf("budget reached; %d of them: %s", sum.AddressBusy, busy)
+	}
+	return fmt.Sprintf("%d due hosts left for a later pass (%s)", sum.NotStarted, why)
 }
 
 // seedsPath resolves crawl.seeds against the config file's directory, so a
