@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"golang.org/x/net/publicsuffix"
 )
 
 // Blocklist is the operator's list of hosts never to crawl or publish
@@ -101,38 +99,4 @@ func (b *Blocklist) Entries() []string {
 		out = append(out, "*."+d)
 	}
 	return out
-}
-
-// Registrable returns the host's registrable domain at the ICANN level
-// (eTLD+1: mastodon.example.co.uk → example.co.uk). Private suffixes such as
-// github.io are ignored on purpose: the spam budget must not let one
-// operator's million subdomains count as a million domains.
-func Registrable(host string) string {
-	suffix, _ := icannSuffix(host)
-	if len(host) <= len(suffix) {
-		return host
-	}
-	rest := host[:len(host)-len(suffix)-1]
-	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	return rest + "." + suffix
-}
-
-// icannSuffix finds the longest ICANN public suffix of host, skipping
-// private-section rules.
-func icannSuffix(host string) (string, bool) {
-	for h := host; ; {
-		suffix, icann := publicsuffix.PublicSuffix(h)
-		if icann {
-			return suffix, true
-		}
-		// A private rule matched (or none did); drop the leftmost label of
-		// the match and look again for the ICANN suffix below it.
-		i := strings.IndexByte(suffix, '.')
-		if i < 0 {
-			return suffix, false
-		}
-		h = suffix[i+1:]
-	}
 }

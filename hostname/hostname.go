@@ -180,6 +180,40 @@ func checkSuffix(h string) (string, error) {
 	return h, nil
 }
 
+// Registrable returns the host's registrable domain at the ICANN level
+// (eTLD+1: mastodon.example.co.uk → example.co.uk). Private suffixes such as
+// github.io are ignored on purpose: the spam budget must not let one
+// operator's million subdomains count as a million domains.
+func Registrable(host string) string {
+	suffix, _ := icannSuffix(host)
+	if len(host) <= len(suffix) {
+		return host
+	}
+	rest := host[:len(host)-len(suffix)-1]
+	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return rest + "." + suffix
+}
+
+// icannSuffix finds the longest ICANN public suffix of host, skipping
+// private-section rules.
+func icannSuffix(host string) (string, bool) {
+	for h := host; ; {
+		suffix, icann := publicsuffix.PublicSuffix(h)
+		if icann {
+			return suffix, true
+		}
+		// A private rule matched (or none did); drop the leftmost label of
+		// the match and look again for the ICANN suffix below it.
+		i := strings.IndexByte(suffix, '.')
+		if i < 0 {
+			return suffix, false
+		}
+		h = suffix[i+1:]
+	}
+}
+
 // fastASCII handles the overwhelmingly common case of a host that is already
 // plain LDH ASCII. It reports ok only when the IDNA lookup profile would
 // return the same (lower-cased) string unchanged; anything else (xn-- labels,

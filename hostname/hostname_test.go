@@ -185,3 +185,19 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+func TestRegistrable(t *testing.T) {
+	for host, want := range map[string]string{
+		"mastodon.social":             "mastodon.social",
+		"a.b.mastodon.social":         "mastodon.social",
+		"social.example.co.uk":        "example.co.uk",
+		"node7.fedi-spam-farm.online": "fedi-spam-farm.online",
+		// github.io is a private suffix: ICANN-level, all of these are one domain.
+		"alice.github.io": "github.io",
+		"bob.github.io":   "github.io",
+	} {
+		if got := hostname.Registrable(host); got != want {
+			t.Errorf("Registrable(%q) = %q, want %q", host, got, want)
+		}
+	}
+}
