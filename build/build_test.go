@@ -387,12 +387,14 @@ func htmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
 }
 
-// snapshot records every file's bytes and modification time.
+// fileState records a file's bytes and modification time.
 type fileState struct {
 	data  string
 	mtime time.Time
 }
 
+// snapshot records the state of every file under dir, by its path relative
+// to dir.
 func snapshot(t *testing.T, dir string) map[string]fileState {
 	t.Helper()
 	m := map[string]fileState{}

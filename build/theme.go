@@ -118,7 +118,7 @@ type themeFile struct {
 	fsys    fs.FS
 }
 
-// files lists every file of the layers, the first layer winning per path,
+// layerFiles lists every file of the layers, the first layer winning per path,
 // sorted by path.
 func layerFiles(layers []layer) ([]themeFile, error) {
 	seen := map[string]bool{}

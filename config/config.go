@@ -62,7 +62,8 @@ type Crawl struct {
 	// DomainBudget caps how many new hosts of one registrable domain are
 	// checked per pass, so subdomain farms cost little.
 	DomainBudget int `toml:"domain_budget"`
-	// AddressBudget caps requests to one IP address per pass.
+	// AddressBudget caps requests to one IPv4 address or IPv6 /64 per pass
+	// (0: no limit): a /64 is routinely one machine or LAN.
 	AddressBudget int    `toml:"address_budget"`
 	Blocklist     string `toml:"blocklist"`
 	// DuckDBMemoryLimit bounds DuckDB's memory in the crawl process, which
@@ -103,8 +104,9 @@ type State struct {
 	// MemoryLimit bounds DuckDB's memory while it derives the states and
 	// answers queries (a crawl's derivation before its pass, build, sql,
 	// serve), e.g. "1GB"; past it, DuckDB spills to data/tmp. Empty means
-	// DuckDB's default, 80% of the machine's memory. A million hosts × 30
-	// days derive within 1GB (docs/benchmarks.md).
+	// DuckDB's default, 80% of the machine's memory. 1GB is the edge for a
+	// full derivation of a million hosts × 30 days, which once ran out of
+	// memory at it; give that 1.5GB (docs/benchmarks.md).
 	MemoryLimit string `toml:"memory_limit"`
 }
 

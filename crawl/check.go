@@ -23,7 +23,7 @@ type CheckOptions struct {
 	// may be shared by concurrent checks. Nil means none.
 	Known *KnownSet
 	// FetchPeers asks for the peers list (the schedule fetches it at most
-	// every PeersInterval).
+	// every crawl.peers_interval).
 	FetchPeers bool
 	// PeersETag and PeersLastModified are the validators the peers list
 	// was last served with (from the derived state); when given, a

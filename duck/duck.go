@@ -120,7 +120,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 }
 
 // limitMemory sets DuckDB's memory_limit, past which operators spill into
-// spillDir. A Store may be limited more than once (every Derive with a
+// the Store's spill directory (s.spill). A Store may be limited more than once (every Derive with a
 // MemoryLimit).
 func (s *Store) limitMemory(ctx context.Context, limit string) error {
 	stmts := []string{

@@ -18,8 +18,10 @@ import (
 // ViewParams are what time-relative views are computed for.
 type ViewParams struct {
 	Now time.Time // the moment live and new are computed for
-	// State holds the list windows (live_window, new_window, warmup); the
-	// zero value means config.Default().State.
+	// State holds the list windows (live_window, new_window, warmup) and
+	// the schedule the state view's next_check_at is computed with (the
+	// intervals, their jitters, discovery_delay); the zero value means
+	// config.Default().State.
 	State config.State
 	// Blocklist is the operator's blocklist in its file's form (exact
 	// hosts and "*.domain" entries, as hostname.Blocklist.Entries gives

@@ -114,7 +114,9 @@ func (w *Writer) Record(ctx context.Context, r observer.Result) error {
 	return nil
 }
 
-// Discover buffers discoveries that came without a check (seeds, manual).
+// Discover buffers discoveries that came without a check: the seeds, which
+// a crawl records along with its pass (`observer add` writes its own at
+// once, through Store.WriteDiscoveries).
 func (w *Writer) Discover(ctx context.Context, ds ...observer.Discovery) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()

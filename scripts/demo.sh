@@ -139,8 +139,9 @@ duration = "45s"
 check_timeout = "5s"
 
 # Two weeks is short for a lifecycle measured in weeks: hosts that stopped
-# answering are rechecked daily rather than weekly, and three failures in a
-# row over a week make a host dead, so that deaths show in the demo.
+# answering are rechecked daily rather than weekly, and more than three
+# failures in a row over a week make a host dead, so that deaths show in the
+# demo.
 [state]
 failures_to_dead = 3
 inactive_interval = "29h"

@@ -1,7 +1,10 @@
 // Command observer watches the Fediverse for newly created instances and
 // publishes what it sees as a static website. Each subcommand parses its
 // flags, wires the packages together and runs; the work is done in crawl
-// (the network), duck (DuckDB and the SQL) and build (the site).
+// (the network), sandbox (the confined child processes checks run in), duck
+// (DuckDB and the SQL) and build (the site), with config (observer.toml),
+// hostname (seed lists and the blocklist) and lockfile (one writer per
+// directory).
 package main
 
 import (

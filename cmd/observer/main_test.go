@@ -19,7 +19,7 @@ import (
 	"github.com/fediverse-observer/observer/lockfile"
 )
 
-// sim is a small simulated fediverse and a site directory set up to crawl it.
+// simSite is a small simulated fediverse and a site directory set up to crawl it.
 type simSite struct {
 	sim    *fedisim.Sim
 	dir    string // site directory: observer.toml, seeds.txt, ca.pem, data/
@@ -56,7 +56,7 @@ func newSimSite(t *testing.T, cfg fedisim.Config) *simSite {
 		net: []string{"--connect-to", sim.ConnectTo(), "--allow-addr", "127.0.0.0/8", "--ca-cert", ca}}
 }
 
-// observer runs one command in-process and returns its exit code and output.
+// runObserver runs one command in-process and returns its exit code and output.
 func runObserver(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
