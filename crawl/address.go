@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"slices"
-	"sort"
 	"sync"
 )
 
@@ -212,11 +211,9 @@ func (l *AddressLimiter) Release(addr netip.Addr, requests int) {
 // AddressStats describes what a pass did per address, so the budget can be
 // tuned.
 type AddressStats struct {
-	Addresses        int        // distinct addresses checks were made to
-	BusiestRequests  int        // requests made to the busiest address
-	Busiest          netip.Addr // that address; for an IPv6 /64, its first address
-	OverBudget       int        // addresses that refused at least one check for the budget
-	SkippedForBudget int        // checks refused for the budget, all addresses
+	Addresses       int // distinct addresses checks were made to
+	BusiestRequests int // requests made to the busiest address
+	OverBudget      int // addresses that refused at least one check for the budget
 }
 
 // Stats summarises the limiter's counts.
@@ -224,23 +221,13 @@ func (l *AddressLimiter) Stats() AddressStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var st AddressStats
-	keys := make([]netip.Addr, 0, len(l.addrs))
-	for a := range l.addrs {
-		keys = append(keys, a)
-	}
-	// Deterministic choice of the busiest among equals.
-	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
-	for _, a := range keys {
-		s := l.addrs[a]
+	for _, s := range l.addrs {
 		if s.requests > 0 {
 			st.Addresses++
 		}
-		if s.requests > st.BusiestRequests {
-			st.BusiestRequests, st.Busiest = s.requests, a
-		}
+		st.BusiestRequests = max(st.BusiestRequests, s.requests)
 		if s.skipped > 0 {
 			st.OverBudget++
-			st.SkippedForBudget += s.skipped
 		}
 	}
 	return st
@@ -255,14 +242,4 @@ func requestCount(t Trace) int {
 		}
 	}
 	return n
-}
-
-// Waiting returns how many checks wait for addr (for tests and logs).
-func (l *AddressLimiter) Waiting(addr netip.Addr) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if s := l.addrs[addrKey(addr)]; s != nil {
-		return len(s.waiters)
-	}
-	return 0
 }

@@ -51,3 +51,13 @@ func ManualBudget(p *Pass, got func(time.Duration)) (runOut func()) {
 		}
 	}
 }
+
+// Waiting returns how many checks wait for addr.
+func (l *AddressLimiter) Waiting(addr netip.Addr) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := l.addrs[addrKey(addr)]; s != nil {
+		return len(s.waiters)
+	}
+	return 0
+}

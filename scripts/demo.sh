@@ -63,11 +63,6 @@ fi
 observer=$(cd "$(dirname "$OBSERVER")" && pwd)/$(basename "$OBSERVER")
 fedisim=$(cd "$(dirname "$FEDISIM")" && pwd)/$(basename "$FEDISIM")
 
-# Which commands this build of observer has: `build` may not exist yet.
-commands=$("$observer" help 2>&1 || true)
-has_command() { grep -Eq "^[[:space:]]+$1[[:space:]]" <<<"$commands"; }
-has_command crawl || die "$OBSERVER has no crawl command"
-
 if [[ -n ${DEMO_DAY0:-} ]]; then
   day0=$DEMO_DAY0
 else
@@ -153,15 +148,12 @@ cat >"$dir/blocklist.txt" <<'EOF'
 *.fedi-spam-farm.online
 EOF
 
-crawl_flags=(--config observer.toml --data data --connect-to "$connect_to"
-  --allow-addr 127.0.0.0/8 --ca-cert sim/ca.pem --quiet)
 # Checks run in this process by default: sandboxed checker processes cost
 # seconds per pass, which 28 short passes multiply past the demo's three
 # minutes, and the simulator's hostile hosts are ours. DEMO_ISOLATION=process
 # runs the demo as production does.
-if "$observer" crawl -h 2>&1 | grep -q -- '-isolation'; then
-  crawl_flags+=(--isolation "$DEMO_ISOLATION")
-fi
+crawl_flags=(--config observer.toml --data data --connect-to "$connect_to"
+  --allow-addr 127.0.0.0/8 --ca-cert sim/ca.pem --quiet --isolation "$DEMO_ISOLATION")
 
 # The passes: each sets the simulator's clock and the crawl's --now to the
 # same moment, day0 + day + hour.
@@ -192,10 +184,6 @@ done
 say "$passes passes in $((SECONDS - started)) s ($cut cut short by their budget); simulator: $(curl -fsS --max-time 5 "${control}stats" || echo '?')"
 
 build_now=$(stamp $((day0_epoch + DEMO_DAYS * 86400)))
-if ! has_command build; then
-  say "this observer has no build command yet: the crawled data is in $dir/data, but no site was built"
-  exit 1
-fi
 say "building the site for $build_now into $dir/public"
 (cd "$dir" && "$observer" build --config observer.toml --data data --out public --now "$build_now") ||
   die "observer build failed"
@@ -204,13 +192,11 @@ rel=${dir#"$root"/}
 echo
 echo "The demo site is in $rel/public. To look at it:"
 echo
-if has_command serve; then
-  echo "  (cd $rel && $observer serve --config observer.toml --data data)"
-  echo "      a live preview at http://localhost:1313/, rebuilt with today's clock"
-  echo
-  echo "or serve the built files as they are:"
-  echo
-fi
+echo "  (cd $rel && $observer serve --config observer.toml --data data)"
+echo "      a live preview at http://localhost:1313/, rebuilt with today's clock"
+echo
+echo "or serve the built files as they are:"
+echo
 echo "  python3 -m http.server --directory $rel/public --bind 127.0.0.1 1313"
 echo
 echo "and open http://localhost:1313/ in a browser."
