@@ -1,7 +1,5 @@
 package crawl
 
-import "github.com/fediverse-observer/observer"
-
 // DueList is a pass's due list: the schedule's due hosts, less those the
 // pass must not check. Blocklisted hosts are left out, and so are new hosts
 // (never checked) past their registrable domain's budget (DomainBudget):
@@ -49,35 +47,4 @@ func (d *DueList) Peers(host string) PeersDue {
 		return pd
 	}
 	return PeersDue{Fetch: true}
-}
-
-// Record is the data/passes row of a pass that checked due's hosts and
-// reported s. cutShort is why the pass ended before its due list did (""
-// when it did not).
-func (s Summary) Record(due *DueList, cutShort string) observer.Pass {
-	p := observer.Pass{
-		PassID:     s.PassID,
-		StartedAt:  s.Started,
-		EndedAt:    s.Started.Add(s.Duration),
-		Due:        int64(len(due.Hosts)),
-		Checked:    int64(s.Checks),
-		ByOutcome:  map[observer.Outcome]int64{},
-		Discovered: int64(s.Discovered),
-		Bytes:      s.Bytes,
-		NotStarted: int64(s.NotStarted),
-		CutShort:   cutShort,
-
-		Blocklisted:      int64(due.Blocklisted),
-		OverDomainBudget: int64(due.OverDomainBudget),
-
-		SkippedAddressBudget:   int64(s.SkippedAddressBudget),
-		Addresses:              int64(s.Addresses),
-		BusiestAddressRequests: int64(s.BusiestAddressRequests),
-		AddressesOverBudget:    int64(s.AddressesOverBudget),
-	}
-	for o, n := range s.ByOutcome {
-		p.ByOutcome[o] = int64(n)
-	}
-	p.Errors = p.ByOutcome[observer.OutcomeError] + p.ByOutcome[observer.OutcomeCheckerFailed]
-	return p
 }

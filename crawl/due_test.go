@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/crawl"
 )
 
@@ -37,24 +36,5 @@ func TestDueListLeavesOutWhatThePassMustNotCheck(t *testing.T) {
 		if got := due.Peers(host); got != want {
 			t.Errorf("peers of %s = %+v, want %+v", host, got, want)
 		}
-	}
-}
-
-// The data/passes row keeps the summary's figures, each in its own column,
-// and the due list's.
-func TestSummaryRecordKeepsEveryFigure(t *testing.T) {
-	due := crawl.NewDueList(func(h string) bool { return h == "blocked.example" }, 1)
-	due.Offer("blocked.example", false, crawl.PeersDue{Fetch: true})
-	due.Offer("a.example", true, crawl.PeersDue{Fetch: true})
-	due.Offer("b.a.example", true, crawl.PeersDue{Fetch: true})
-	sum := crawl.Summary{PassID: "p", Checks: 1, SkippedAddressBudget: 2, Addresses: 3, BusiestAddressRequests: 5, AddressesOverBudget: 7,
-		ByOutcome: map[observer.Outcome]int{observer.OutcomeError: 4, observer.OutcomeCheckerFailed: 6, observer.OutcomeAlive: 1}}
-	p := sum.Record(due, "budget reached")
-	got := [...]int64{p.SkippedAddressBudget, p.Addresses, p.BusiestAddressRequests, p.AddressesOverBudget, p.Due, p.Blocklisted, p.OverDomainBudget, p.Errors, p.ByOutcome[observer.OutcomeAlive]}
-	if want := [...]int64{2, 3, 5, 7, 1, 1, 1, 10, 1}; got != want {
-		t.Fatalf("skipped, addresses, busiest, over budget, due, blocklisted, over domain budget, errors, alive = %v, want %v", got, want)
-	}
-	if p.CutShort != "budget reached" || p.PassID != "p" {
-		t.Fatalf("cut short %q, pass %q", p.CutShort, p.PassID)
 	}
 }

@@ -161,6 +161,37 @@ func (s Summary) Write(w io.Writer) error {
 	return err
 }
 
+// PassRow is the data/passes row of a pass that checked due's hosts and
+// reported s. cutShort is why the pass ended before its due list did (""
+// when it did not).
+func (s Summary) PassRow(due *DueList, cutShort string) observer.Pass {
+	p := observer.Pass{
+		PassID:     s.PassID,
+		StartedAt:  s.Started,
+		EndedAt:    s.Started.Add(s.Duration),
+		Due:        int64(len(due.Hosts)),
+		Checked:    int64(s.Checks),
+		ByOutcome:  map[observer.Outcome]int64{},
+		Discovered: int64(s.Discovered),
+		Bytes:      s.Bytes,
+		NotStarted: int64(s.NotStarted),
+		CutShort:   cutShort,
+
+		Blocklisted:      int64(due.Blocklisted),
+		OverDomainBudget: int64(due.OverDomainBudget),
+
+		SkippedAddressBudget:   int64(s.SkippedAddressBudget),
+		Addresses:              int64(s.Addresses),
+		BusiestAddressRequests: int64(s.BusiestAddressRequests),
+		AddressesOverBudget:    int64(s.AddressesOverBudget),
+	}
+	for o, n := range s.ByOutcome {
+		p.ByOutcome[o] = int64(n)
+	}
+	p.Errors = p.ByOutcome[observer.OutcomeError] + p.ByOutcome[observer.OutcomeCheckerFailed]
+	return p
+}
+
 func byteText(n int64) string {
 	switch {
 	case n >= 1<<30:

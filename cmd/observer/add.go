@@ -46,7 +46,7 @@ func runAdd(ctx context.Context, e env, args []string) error {
 		}
 	}
 	if len(refused) > 0 {
-		return fmt.Errorf("on the blocklist %s: %s; nothing was added", resolve(cfg.Crawl.Blocklist, c.config), strings.Join(refused, ", "))
+		return fmt.Errorf("on the blocklist %s: %s; nothing was added", relativeToConfig(cfg.Crawl.Blocklist, c.config), strings.Join(refused, ", "))
 	}
 	// The data directory must exist, as for build and sql (Open without
 	// Create refuses it): a mistyped --data must not start a new one

@@ -18,7 +18,7 @@ func loadBlocklist(cfg config.Config, configFile string) (*hostname.Blocklist, e
 	if cfg.Crawl.Blocklist == "" {
 		return nil, nil
 	}
-	path := resolve(cfg.Crawl.Blocklist, configFile)
+	path := relativeToConfig(cfg.Crawl.Blocklist, configFile)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

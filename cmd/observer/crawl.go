@@ -330,7 +330,7 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 	case sum.NotStarted > 0:
 		cutReason = notStartedReason(sum)
 	}
-	if err := r.store.WritePass(context.WithoutCancel(ctx), sum.Record(due, cutReason)); err != nil {
+	if err := r.store.WritePass(context.WithoutCancel(ctx), sum.PassRow(due, cutReason)); err != nil {
 		return errors.Join(runErr, fmt.Errorf("record pass: %w", err))
 	}
 	if runErr != nil {
@@ -359,13 +359,16 @@ func notStartedReason(sum crawl.Summary) string {
 	return fmt.Sprintf("%d due hosts left for a later pass (%s)", sum.NotStarted, why)
 }
 
-// seedsPath resolves crawl.seeds against the config file's directory, so a
-// site directory works from anywhere.
+// seedsPath is crawl.seeds taken relative to the config file's directory,
+// so a site directory works from anywhere.
 func seedsPath(cfg config.Config, configFile string) string {
-	return resolve(cfg.Crawl.Seeds, configFile)
+	return relativeToConfig(cfg.Crawl.Seeds, configFile)
 }
 
-func resolve(path, configFile string) string {
+// relativeToConfig takes a relative path from the config file as relative
+// to that file's directory rather than to the working directory, so a site
+// directory works from anywhere.
+func relativeToConfig(path, configFile string) string {
 	if filepath.IsAbs(path) || configFile == "" {
 		return path
 	}

@@ -56,7 +56,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 
 	watch := build.WatchPaths(siteDir(c.config), configFileInUse(c), c.data)
 	if cfg.Crawl.Blocklist != "" {
-		watch = append(watch, resolve(cfg.Crawl.Blocklist, c.config))
+		watch = append(watch, relativeToConfig(cfg.Crawl.Blocklist, c.config))
 	}
 	return build.Serve(ctx, build.ServeOptions{
 		Port:   *port,
