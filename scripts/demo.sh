@@ -170,7 +170,7 @@ for ((day = 0; day < DEMO_DAYS; day++)); do
     (cd "$dir" && "$observer" crawl "${crawl_flags[@]}" --now "$now") >"$log" 2>&1 || rc=$?
     case $rc in
       0) ;;
-      3) cut=$((cut + 1)) ;; # cut short by its budget: the rest is due next pass
+      3) cut=$((cut + 1)) ;; # cut short (its budget, or busy addresses): the rest is due next pass
       *)
         tail -n 20 "$log" >&2
         die "crawl pass at $now failed with exit code $rc (log: $log)"
@@ -178,7 +178,7 @@ for ((day = 0; day < DEMO_DAYS; day++)); do
     esac
     printf 'demo: day %2d %s  %s%s\n' "$day" "${now:11:5}" \
       "$(grep -m1 '^pass ' "$log" | sed 's/^pass [^:]*: //' || true)" \
-      "$([[ $rc == 3 ]] && echo '  (cut short by its budget)' || true)"
+      "$([[ $rc == 3 ]] && echo '  (cut short: the rest is due next pass)' || true)"
   done
 done
 say "$passes passes in $((SECONDS - started)) s ($cut cut short by their budget); simulator: $(curl -fsS --max-time 5 "${control}stats" || echo '?')"
