@@ -589,6 +589,9 @@ func TestFailedBuildLeavesSiteUntouched(t *testing.T) {
 					t.Errorf("error %q does not mention %q", err, w)
 				}
 			}
+			if strings.Contains(err.Error(), "template template") {
+				t.Errorf("error %q says template twice", err)
+			}
 			if after := snapshot(t, out); !reflect.DeepEqual(after, before) {
 				t.Errorf("failed build changed the site:\n%s", diffSnap(before, after))
 			}

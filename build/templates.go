@@ -140,7 +140,7 @@ func loadTemplates(th *theme) (*templates, error) {
 			return nil, err
 		}
 		if _, err := set.New(f.display).Parse(string(src)); err != nil {
-			return nil, fmt.Errorf("template %w", err)
+			return nil, err // "template: FILE:LINE: …" already
 		}
 		entry := f.display
 		if definesMain && baseof != "" {
@@ -173,7 +173,7 @@ func parseInto(t *template.Template, f themeFile) error {
 		return fmt.Errorf("read template %s: %w", f.display, err)
 	}
 	if _, err := t.New(f.display).Parse(string(src)); err != nil {
-		return fmt.Errorf("template %w", err)
+		return err // "template: FILE:LINE: …" already
 	}
 	return nil
 }
@@ -185,7 +185,7 @@ func defines(name, src, block string) (bool, error) {
 	t := parse.New(name)
 	t.Mode = parse.SkipFuncCheck
 	if _, err := t.Parse(src, "", "", trees); err != nil {
-		return false, fmt.Errorf("template %w", err)
+		return false, err // "template: FILE:LINE: …" already
 	}
 	_, ok := trees[block]
 	return ok, nil

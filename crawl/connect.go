@@ -19,7 +19,7 @@ func ParseAllowAddr(s string) (netip.Prefix, error) {
 	if a, err := netip.ParseAddr(s); err == nil {
 		return netip.PrefixFrom(a, a.BitLen()), nil
 	}
-	return netip.Prefix{}, fmt.Errorf("allow-addr %q: not a CIDR prefix or IP address", s)
+	return netip.Prefix{}, fmt.Errorf("%q: not a CIDR prefix or IP address", s)
 }
 
 // ConnectTo redirects connections as curl's --connect-to does: a request to
@@ -39,7 +39,7 @@ type ConnectTo struct {
 func ParseConnectTo(s string) (ConnectTo, error) {
 	var c ConnectTo
 	bad := func(why string) (ConnectTo, error) {
-		return ConnectTo{}, fmt.Errorf("connect-to %q: %s (want HOST:PORT:ADDR:PORT)", s, why)
+		return ConnectTo{}, fmt.Errorf("%q: %s (want HOST:PORT:ADDR:PORT)", s, why)
 	}
 	parts := strings.SplitN(s, ":", 3)
 	if len(parts) != 3 {

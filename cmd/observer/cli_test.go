@@ -111,6 +111,17 @@ func TestCLIFlagErrorsArePrintedOnce(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr:\n%s\nwant exit 2, one line naming %s (%s), then the usage once", args, code, out, errs, tc.value, tc.says)
 		}
 	}
+	// Values checked after parsing: one line, the value named once.
+	for _, tc := range [][]string{
+		{"--connect-to", "bogus", "HOST:PORT:ADDR:PORT"},
+		{"--allow-addr", "10.0.0.0/99", "CIDR"},
+	} {
+		code, out, errs := runObserver(t, "crawl", "--data", data, tc[0], tc[1])
+		if code != exitUsage || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 ||
+			strings.Count(errs, tc[1]) != 1 || strings.Count(errs, strings.TrimLeft(tc[0], "-")) != 1 || !strings.Contains(errs, tc[2]) {
+			t.Errorf("crawl %s %s: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the flag and the value once", tc[0], tc[1], code, out, errs)
+		}
+	}
 	// -h is not an error: the usage, exit 0.
 	code, _, errs := runObserver(t, "crawl", "-h")
 	if code != exitOK || !strings.HasPrefix(errs, "usage: observer crawl") || strings.Count(errs, "usage:") != 1 {

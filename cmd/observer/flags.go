@@ -342,14 +342,14 @@ func (n *network) options(cfg config.Config, log *slog.Logger) (crawl.Options, e
 	for _, s := range n.connectTo {
 		ct, err := crawl.ParseConnectTo(s)
 		if err != nil {
-			return opts, usagef("invalid -connect-to %q: %v", s, err)
+			return opts, usagef("invalid -connect-to %v", err)
 		}
 		opts.ConnectTo = append(opts.ConnectTo, ct)
 	}
 	for _, s := range n.allowAddr {
 		p, err := crawl.ParseAllowAddr(s)
 		if err != nil {
-			return opts, usagef("invalid -allow-addr %q: %v", s, err)
+			return opts, usagef("invalid -allow-addr %v", err)
 		}
 		opts.AllowAddrs = append(opts.AllowAddrs, p)
 	}
