@@ -197,13 +197,19 @@ func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, er
 	// acts (EXPORT DATABASE makes its directory), so the statement type
 	// that Prepare gives would come too late for them.
 	var parseError string
-	if err := conn.QueryRowContext(ctx, "SELECT coalesce(json_extract_string(json_serialize_sql(?::VARCHAR), '$.error_message'), '')", query).Scan(&parseError); err != nil {
+	var statements int
+	if err := conn.QueryRowContext(ctx, `SELECT coalesce(json_extract_string(j, '$.error_message'), ''), coalesce(json_array_length(j, '$.statements'), 1)
+		FROM (SELECT json_serialize_sql(?::VARCHAR) AS j)`, query).Scan(&parseError, &statements); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("parse query: %w", err)
 	}
-	if strings.HasPrefix(parseError, "Only SELECT statements") {
+	switch {
+	case strings.HasPrefix(parseError, "Only SELECT statements"):
 		conn.Close()
 		return nil, errors.New(notReadOnly)
+	case parseError == "" && statements == 0:
+		conn.Close()
+		return nil, ErrEmptyQuery
 	}
 	err = conn.Raw(func(raw any) error {
 		dc, ok := raw.(driver.Conn)
@@ -250,6 +256,10 @@ func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, er
 	}
 	return &Rows{Columns: cols, rows: rows, conn: conn}, nil
 }
+
+// ErrEmptyQuery is Query's error for a text with no statement in it (only
+// white space or comments).
+var ErrEmptyQuery = errors.New("no query: the text holds no statement, only comments or white space")
 
 // notReadOnly is Query's refusal of a statement that is not a query. A
 // PIVOT without its values listed is one too: DuckDB runs it as a CREATE TYPE

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -66,6 +67,9 @@ func runSQL(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if err := store.WriteQuery(ctx, e.stdout, query, *format); err != nil {
+		if errors.Is(err, duck.ErrEmptyQuery) {
+			return usagef("%v", err)
+		}
 		return fmt.Errorf("query: %w", err)
 	}
 	return nil

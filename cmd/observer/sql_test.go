@@ -129,6 +129,13 @@ func TestSQLQueryFromStdin(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errs, "no query") {
 		t.Fatalf("empty stdin: exit %d, stderr %q", code, errs)
 	}
+	// Only comments, or a lone semicolon, is no query either.
+	for _, q := range []string{"-- just a comment", "/* c */", ";"} {
+		code, out, errs := runObserver(t, "sql", "--data", dir, q)
+		if code != exitUsage || out != "" || !strings.Contains(errs, "no query") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", q, code, out, errs)
+		}
+	}
 }
 
 func TestSQLOnAnEmptyDataDirGivesEmptyResults(t *testing.T) {
