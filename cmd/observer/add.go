@@ -66,12 +66,18 @@ func runAdd(ctx context.Context, e env, args []string) error {
 	}
 	var ds []observer.Discovery
 	var report strings.Builder
+	given := map[string]bool{}
 	for _, h := range hosts {
-		if known[h] {
+		switch {
+		case given[h]:
+			// NEW.social and new.social. are one host: said once.
+			continue
+		case known[h]:
 			fmt.Fprintf(&report, "%s: already known\n", h)
+			given[h] = true
 			continue
 		}
-		known[h] = true
+		given[h] = true
 		ds = append(ds, observer.Discovery{Host: h, DiscoveredAt: now, Via: observer.ViaManual})
 		fmt.Fprintf(&report, "%s: added\n", h)
 	}
