@@ -84,7 +84,7 @@ func liveDays(st config.State) int64 {
 // columns. A state
 // file of another version cannot be carried, so a change of it (like a
 // change of thresholds) makes the next derivation a full one.
-const stateSchema = 5
+const stateSchema = 6
 
 // rulesFingerprint names what the fold itself depends on: the state's
 // columns and the thresholds. The schedule is not stored: the state view

@@ -248,12 +248,21 @@ func TestState(t *testing.T) {
 		{"opted_out_then_allowed_follows_normal_rules",
 			[]ev{alive(h, 0), optedOut(h, day), alive(h, 2*day)},
 			"live since d2", []string{"discovered>live d0", "live>opted_out d1", "opted_out>live d2"}},
-		{"opted_out_then_failure_is_dying",
-			[]ev{alive(h, 0), optedOut(h, day), fail(h, 2*day)},
-			"dying since d2", []string{"discovered>live d0", "live>opted_out d1", "opted_out>dying d2"}},
-		{"never_alive_opted_out_then_failing_is_discovered",
+		// A failed check was not an allowed one (robots.txt unreachable or
+		// answering 5xx disallows the pass): the host stays out of the
+		// lists, however long it fails, until a check succeeds.
+		{"opted_out_then_failure_stays_opted_out",
+			concat([]ev{alive(h, 0), optedOut(h, day)}, series(fail, h, 2*day, day, 10)),
+			"opted_out since d1", []string{"discovered>live d0", "live>opted_out d1"}},
+		{"opted_out_while_dying_then_failure_stays_opted_out",
+			[]ev{alive(h, 0), fail(h, day), optedOut(h, 2*day), fail(h, 3*day)},
+			"opted_out since d2", []string{"discovered>live d0", "live>dying d1", "dying>opted_out d2"}},
+		{"never_alive_opted_out_then_failing_stays_opted_out",
 			[]ev{optedOut(h, 0), fail(h, day)},
-			"discovered since d1", []string{"discovered>opted_out d0", "opted_out>discovered d1"}},
+			"opted_out since d0", []string{"discovered>opted_out d0"}},
+		{"opted_out_failing_then_alive_is_live",
+			concat([]ev{alive(h, 0), optedOut(h, day)}, series(fail, h, 2*day, day, 10), []ev{alive(h, 12*day)}),
+			"live since d12", []string{"discovered>live d0", "live>opted_out d1", "opted_out>live d12"}},
 	}
 	// All histories live in one data directory, one host each, derived
 	// three ways: all at once; folded in three steps; rebuilt in full after

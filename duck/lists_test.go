@@ -376,3 +376,41 @@ func TestDailyLiveOrdersChecksAtOneInstantAsTheFold(t *testing.T) {
 		t.Errorf("%s: live %d, want 0 (the host opted out)", last.Day.Format(time.DateOnly), last.Live)
 	}
 }
+
+// An opted-out host leaves every published list at once, and a check that
+// fails does not bring it back: robots.txt answering 503 (recorded as
+// http_error, the pass disallowed) or unreachable is no allowed check. Only
+// one that succeeds is.
+func TestOptedOutHostStaysOffTheListsThroughFailedChecks(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	robots503 := func(host string, at time.Duration) ev { return ev{host, at, observer.OutcomeHTTPError, "", "", false} }
+	write(t, s, "p0", concat(
+		[]ev{discover("origin.example", 0)},
+		[]ev{discover("a.example", 8*day), alive("a.example", 20*day), optedOut("a.example", 21*day), robots503("a.example", 22*day)},
+		// Opted out in the middle of dying, then unreachable.
+		[]ev{discover("b.example", 8*day), alive("b.example", 20*day), fail("b.example", 21*day),
+			optedOut("b.example", 21*day+12*time.Hour), fail("b.example", 22*day)},
+		// The same as a, then allowed and alive again: listed.
+		[]ev{discover("c.example", 8*day), alive("c.example", 20*day), optedOut("c.example", 21*day), robots503("c.example", 22*day),
+			alive("c.example", 22*day+time.Hour)},
+	))
+	derive(t, s, config.Default().State, true)
+	views(t, s, t0.Add(23*day))
+	for _, list := range []string{"live", "new"} {
+		if got := texts(t, s, "SELECT host FROM "+list+" WHERE host <> 'origin.example' ORDER BY host"); !slices.Equal(got, []string{"c.example"}) {
+			t.Errorf("%s = %v, want only c.example", list, got)
+		}
+	}
+	tr, err := s.RecentTransitions(context.Background(), t0.Add(23*day), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range tr {
+		if x.Host == "a.example" || x.Host == "b.example" {
+			t.Errorf("recent transitions publish %+v", x)
+		}
+	}
+	if got := texts(t, s, "SELECT live FROM stats_daily ORDER BY day DESC LIMIT 1"); !slices.Equal(got, []string{"1"}) {
+		t.Errorf("stats_daily live on the last day = %v, want 1 (c.example)", got)
+	}
+}

@@ -3,15 +3,16 @@
 -- run_states.sql without to fold_single's runs. Within a run the state is
 -- `before` until its crossing row and `after` from it on:
 --   T: moving, then moved;
---   F: moved throughout if the host was moved before the run (a moved host
---      that fails stays moved); else dying (or discovered if never alive),
---      then dead;
+--   F: moved or opted_out throughout if the host was so before the run (a
+--      moved host that fails stays moved; a failed check is no allowed one
+--      that could bring an opted-out host back); else dying (or discovered
+--      if never alive), then dead;
 --   A: reviving, then live, if the host was dead before the run; else live;
 --   O: opted_out; M: moved.
 -- The state before a run is the end state of the previous run (the carry's
 -- pre_run_state for a run that continues the carried one, discovered for a
--- host's first run). F only needs to know whether that was moved (decided by
--- O/M/T runs alone), and A only whether it was dead (decided by F), so three
+-- host's first run). F only needs to know whether that was moved or
+-- opted_out (decided by O/M/T runs alone), and A only whether it was dead (decided by F), so three
 -- lags settle it without recursion.
 
 -- A check's class: A alive, O opted_out, M moved (permanent redirect), T
@@ -36,10 +37,11 @@ CREATE OR REPLACE TEMP MACRO opens_live_stretch(ts, prev_alive) AS
 CREATE OR REPLACE TEMP MACRO run_e1(class, crossed) AS
     CASE class WHEN 'O' THEN 'opted_out' WHEN 'M' THEN 'moved'
                WHEN 'T' THEN CASE WHEN crossed THEN 'moved' ELSE 'moving' END END;
--- ... and once a failing run knows whether the host was moved before it.
+-- ... and once a failing run knows whether the host was moved or opted
+-- out before it.
 CREATE OR REPLACE TEMP MACRO run_e2(class, crossed, ever_alive, e1, prev_e1) AS
     CASE WHEN class = 'F' THEN
-        CASE WHEN prev_e1 = 'moved' THEN 'moved'
+        CASE WHEN prev_e1 IN ('moved', 'opted_out') THEN prev_e1
              WHEN crossed THEN 'dead'
              WHEN ever_alive THEN 'dying'
              ELSE 'discovered' END
@@ -63,12 +65,12 @@ CREATE OR REPLACE TEMP MACRO run_end_of(x, x1, x2) AS
 -- The state of a run's checks before its crossing row ...
 CREATE OR REPLACE TEMP MACRO run_before(class, pre, ever_alive, end_state) AS
     CASE class WHEN 'T' THEN 'moving'
-               WHEN 'F' THEN CASE WHEN pre = 'moved' THEN 'moved' WHEN ever_alive THEN 'dying' ELSE 'discovered' END
+               WHEN 'F' THEN CASE WHEN pre IN ('moved', 'opted_out') THEN pre WHEN ever_alive THEN 'dying' ELSE 'discovered' END
                WHEN 'A' THEN CASE WHEN pre = 'dead' THEN 'reviving' ELSE 'live' END
                ELSE end_state END;
 -- ... and from it on.
 CREATE OR REPLACE TEMP MACRO run_after(class, pre, end_state) AS
     CASE class WHEN 'T' THEN 'moved'
-               WHEN 'F' THEN CASE WHEN pre = 'moved' THEN 'moved' ELSE 'dead' END
+               WHEN 'F' THEN CASE WHEN pre IN ('moved', 'opted_out') THEN pre ELSE 'dead' END
                WHEN 'A' THEN 'live'
                ELSE end_state END;
