@@ -122,6 +122,10 @@ func (s *Store) ViewsSQL(ctx context.Context, p ViewParams) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "-- Views over %s, computed for %s.\n", s.dir, p.Now.UTC().Format(time.RFC3339))
+	// Every time in the data is UTC, and so are observer sql's now() and
+	// current_date: in a client in another zone the cookbook's "last 7
+	// days" would be off by the zone's offset.
+	b.WriteString("SET TimeZone = 'UTC';\n")
 	for _, v := range vs {
 		fmt.Fprintf(&b, "CREATE OR REPLACE VIEW %s AS\n%s;\n", v.name, v.sql)
 	}

@@ -440,9 +440,19 @@ func loadViewsScript(t *testing.T, script string) *sql.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
+	db.SetMaxOpenConns(1) // one connection: its time zone is the script's
 	t.Cleanup(func() { db.Close() })
+	// A client elsewhere than UTC: the script makes its times UTC, as the
+	// data's and observer sql's are.
+	if _, err := db.Exec("SET TimeZone = 'America/New_York'"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := db.Exec(script); err != nil {
 		t.Fatalf("the script does not load: %v\n%s", err, script)
+	}
+	var tz string
+	if err := db.QueryRow("SELECT current_setting('TimeZone')").Scan(&tz); err != nil || tz != "UTC" {
+		t.Fatalf("time zone after the script: %q, %v", tz, err)
 	}
 	return db
 }
