@@ -246,3 +246,75 @@ func TestCheckOutDirTellsSourceErrorsApart(t *testing.T) {
 		t.Errorf("output inside content: %v (%T), want an error that is not a SourceError", err, err)
 	}
 }
+
+// A theme whose layouts define "main" but that has no baseof.html is an
+// error naming the layout: its pages used to build blank.
+func TestMainWithoutBaseofIsAnError(t *testing.T) {
+	files := map[string]string{
+		"themes/mine/layouts/home.html": `{{ define "main" }}home{{ end }}`,
+		"themes/mine/layouts/page.html": `page`,
+		"themes/mine/layouts/live.html": `live`,
+		"themes/mine/layouts/404.html":  `404`,
+	}
+	cfg := testConfig()
+	cfg.Site.Theme = "mine"
+	want := `build: themes/mine/layouts/home.html defines "main", but there is no baseof.html to wrap it in (looked in themes/mine/layouts)`
+	if _, _, err := run(t, writeTree(t, t.TempDir(), files), cfg, smallData()); err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	// A baseof.html in the site's layouts/ does wrap it.
+	files["layouts/baseof.html"] = `<main>{{ block "main" . }}{{ end }}</main>`
+	out, _ := mustBuild(t, writeTree(t, t.TempDir(), files), cfg, smallData())
+	if got := read(t, filepath.Join(out, "index.html")); got != "<main>home</main>" {
+		t.Errorf("index.html = %q", got)
+	}
+}
+
+// A theme directory without layouts/ is named in the error about a missing
+// layout, which used to name only the site's layouts/.
+func TestThemeWithoutLayoutsFolder(t *testing.T) {
+	site := writeTree(t, t.TempDir(), map[string]string{
+		"themes/mine/static/style.css": "body{}",
+		"layouts/page.html":            "page",
+	})
+	cfg := testConfig()
+	cfg.Site.Theme = "mine"
+	want := `build: theme "mine" has no layout home.html (looked in layouts; there is no themes/mine/layouts)`
+	if _, _, err := run(t, site, cfg, smallData()); err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// Hugo's layout folders (partials/, _default/, ...) are refused, naming the
+// folder: their files used to be ignored without a word.
+func TestLayoutSubfoldersAreRefused(t *testing.T) {
+	theme := map[string]string{
+		"themes/mine/layouts/home.html": `home`,
+		"themes/mine/layouts/page.html": `page`,
+		"themes/mine/layouts/live.html": `live`,
+		"themes/mine/layouts/404.html":  `404`,
+	}
+	for _, c := range []struct{ theme, file, want string }{
+		{"default", "layouts/partials/footer.html", "build: layouts/partials: partials go in layouts/_partials"},
+		{"mine", "themes/mine/layouts/partials/footer.html", "build: themes/mine/layouts/partials: partials go in layouts/_partials"},
+		{"default", "layouts/_default/single.html", "build: layouts/_default: layouts are files directly in layouts/ (home.html, page.html, live.html, 404.html, baseof.html, or a name given by front matter layout)"},
+		{"mine", "themes/mine/layouts/_default/baseof.html", "build: themes/mine/layouts/_default: layouts are files directly in layouts/"},
+		{"default", "layouts/shortcodes/x.txt", "build: layouts/shortcodes: layouts are files directly in layouts/"},
+	} {
+		site := writeTree(t, writeTree(t, t.TempDir(), theme), map[string]string{c.file: "x"})
+		cfg := testConfig()
+		cfg.Site.Theme = c.theme
+		if _, _, err := run(t, site, cfg, smallData()); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.file, err, c.want)
+		}
+	}
+	// Subfolders of _partials are fine, and a partial call may name
+	// "partials/x.html" as in Hugo: it is _partials/x.html.
+	site := writeTree(t, t.TempDir(), map[string]string{
+		"layouts/page.html":            `<p>{{ partial "partials/sub/x.html" . }}</p>`,
+		"layouts/_partials/sub/x.html": `sub {{ .Page.Title }}`,
+		"content/a.md":                 "---\ntitle: A\n---\na\n",
+	})
+	out, _ := mustBuild(t, site, testConfig(), smallData())
+	assertContains(t, "a/index.html", read(t, filepath.Join(out, "a", "index.html")), "<p>sub A</p>")
+}

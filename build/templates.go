@@ -107,6 +107,9 @@ func loadTemplates(th *theme) (*templates, error) {
 	var layouts []themeFile
 	var baseof string
 	for _, f := range files {
+		if dir, _, ok := strings.Cut(f.rel, "/"); ok && dir != "_partials" {
+			return nil, subfolderError(f, dir)
+		}
 		if !strings.HasSuffix(f.rel, ".html") {
 			continue
 		}
@@ -121,7 +124,7 @@ func loadTemplates(th *theme) (*templates, error) {
 				return nil, err
 			}
 			baseof = f.display
-		case !strings.Contains(f.rel, "/"):
+		default:
 			layouts = append(layouts, f)
 		}
 	}
@@ -143,28 +146,54 @@ func loadTemplates(th *theme) (*templates, error) {
 			return nil, err // "template: FILE:LINE: …" already
 		}
 		entry := f.display
-		if definesMain && baseof != "" {
+		if definesMain {
+			if baseof == "" {
+				// Used on its own, such a layout renders as nothing but
+				// the text around its define: a blank page, built without
+				// a word.
+				return nil, fmt.Errorf("%s defines \"main\", but there is no baseof.html to wrap it in (%s)", f.display, th.lookedIn())
+			}
 			entry = baseof
 		}
 		tp.sets[f.rel] = &layoutSet{master: set, entry: entry, partials: partials}
 	}
 	for _, need := range []string{"home.html", "page.html", "live.html", "404.html"} {
 		if tp.sets[need] == nil {
-			return nil, fmt.Errorf("theme %q has no layout %s (looked in %s)", th.name, need, layerNames(th.layouts))
+			return nil, fmt.Errorf("theme %q has no layout %s (%s)", th.name, need, th.lookedIn())
 		}
 	}
 	return tp, nil
 }
 
-func layerNames(ls []layer) string {
+// lookedIn says where layouts were looked for, for messages.
+func (th *theme) lookedIn() string {
 	var n []string
-	for _, l := range ls {
+	for _, l := range th.layouts {
 		n = append(n, l.name)
 	}
-	if len(n) == 0 {
-		return "no layouts directory"
+	var parts []string
+	if len(n) > 0 {
+		parts = append(parts, "looked in "+strings.Join(n, ", "))
 	}
-	return strings.Join(n, ", ")
+	if th.missingLayouts != "" {
+		parts = append(parts, "there is no "+th.missingLayouts)
+	}
+	if len(parts) == 0 {
+		return "there is no layouts directory"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// subfolderError refuses a folder of layouts/ other than _partials. Hugo
+// looks in some (partials/, _default/), so a theme ported from Hugo had
+// its files there ignored without a word and the embedded ones used, or
+// a layout reported missing that was right there.
+func subfolderError(f themeFile, dir string) error {
+	display := strings.TrimSuffix(f.display, f.rel) + dir
+	if dir == "partials" {
+		return fmt.Errorf("%s: partials go in layouts/_partials", display)
+	}
+	return fmt.Errorf("%s: layouts are files directly in layouts/ (home.html, page.html, live.html, 404.html, baseof.html, or a name given by front matter layout), and partials go in layouts/_partials", display)
 }
 
 func parseInto(t *template.Template, f themeFile) error {

@@ -25,6 +25,10 @@ type theme struct {
 	name    string
 	layouts []layer
 	static  []layer
+	// missingLayouts is "themes/NAME/layouts" when the theme's directory
+	// has no layouts/ in it, so that a missing layout names what is missing
+	// rather than only the site's layouts/ that was looked in.
+	missingLayouts string
 }
 
 // openTheme resolves the lookup order for theme name. The embedded default
@@ -51,8 +55,12 @@ func openTheme(siteDir, name string) (*theme, error) {
 		return nil, err
 	}
 	if onDisk {
+		n := len(t.layouts)
 		if err := add(&t.layouts, filepath.Join(themeDir, "layouts"), path.Join("themes", name, "layouts")); err != nil {
 			return nil, err
+		}
+		if len(t.layouts) == n {
+			t.missingLayouts = path.Join("themes", name, "layouts")
 		}
 		if err := add(&t.static, filepath.Join(themeDir, "static"), path.Join("themes", name, "static")); err != nil {
 			return nil, err
