@@ -209,10 +209,10 @@ func (b *builder) run(ctx context.Context, home *Page, pages []*Page, assets []a
 		return err
 	}
 
-	livePage := &Page{Kind: "live", Title: "Live instances", RelPermalink: b.site.RelURL("live/"),
+	livePage := &Page{Kind: "live", Title: "Live instances", RelPermalink: b.site.relPath("live/"),
 		Description: "How many Fediverse instances the observer sees alive, by software and over time."}
-	livePage.Permalink = b.site.AbsURL("live/")
-	notFound := &Page{Kind: "404", Title: "Page not found", RelPermalink: b.site.RelURL("404.html"), Permalink: b.site.AbsURL("404.html")}
+	livePage.Permalink = b.site.absPath("live/")
+	notFound := &Page{Kind: "404", Title: "Page not found", RelPermalink: b.site.relPath("404.html"), Permalink: b.site.absPath("404.html")}
 
 	// The home page renders with home.html unless content/_index.md names
 	// another layout, as any page may.

@@ -38,7 +38,7 @@ type asset struct{ rel, src string }
 // Drafts are left out. A missing content/ is an empty site.
 func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (*Page, []*Page, []asset, error) {
 	home := &Page{Kind: "home", Title: cfg.Title, Description: cfg.Description,
-		RelPermalink: site.RelURL(""), Permalink: site.AbsURL(""), Params: map[string]any{}}
+		RelPermalink: site.relPath(""), Permalink: site.absPath(""), Params: map[string]any{}}
 	var files []string
 	var assets []asset
 	// A content that is there but is not a directory is an error: a
@@ -149,8 +149,8 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 			return nil, nil, nil, fmt.Errorf("content/%s: would replace the home page; use content/_index.md", p.File)
 		}
 		p.Kind = "page"
-		p.RelPermalink = site.RelURL(sitePath)
-		p.Permalink = site.AbsURL(sitePath)
+		p.RelPermalink = site.relPath(sitePath)
+		p.Permalink = site.absPath(sitePath)
 		p.outPath = sitePath + "index.html"
 		if p.Title == "" {
 			p.Title = name

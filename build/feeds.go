@@ -80,7 +80,7 @@ func softwareFeeds(list []observer.Instance, live []observer.SoftwareCount, site
 		}
 		idx[slug] = len(out)
 		file := "new/" + slug + ".atom"
-		out = append(out, FeedLink{RelPermalink: site.RelURL(file), Count: 1, file: file})
+		out = append(out, FeedLink{RelPermalink: site.relPath(file), Count: 1, file: file})
 	}
 	for slug, i := range idx {
 		out[i].Software = mostGiven(names[slug])
@@ -102,7 +102,7 @@ func softwareFeeds(list []observer.Instance, live []observer.SoftwareCount, site
 	}
 	for slug, counts := range quiet {
 		file := "new/" + slug + ".atom"
-		out = append(out, FeedLink{RelPermalink: site.RelURL(file), Software: mostGiven(counts), file: file})
+		out = append(out, FeedLink{RelPermalink: site.relPath(file), Software: mostGiven(counts), file: file})
 	}
 	slices.SortFunc(out, func(a, b FeedLink) int { return strings.Compare(a.file, b.file) })
 	return out
@@ -142,17 +142,17 @@ func (b *builder) writeFeeds(list []observer.Instance, fl []FeedLink) error {
 }
 
 func (b *builder) writeFeed(rel, title, software string, list []observer.Instance) error {
-	self := b.site.AbsURL(rel)
+	self := b.site.absPath(rel)
 	feed := atomFeed{
 		Xmlns:    "http://www.w3.org/2005/Atom",
 		Title:    title,
 		ID:       self,
 		Subtitle: b.site.Description,
 		Links: []feeds.AtomLink{
-			{Href: b.site.AbsURL(""), Rel: "alternate", Type: "text/html"},
+			{Href: b.site.absPath(""), Rel: "alternate", Type: "text/html"},
 			{Href: self, Rel: "self", Type: "application/atom+xml"},
 		},
-		Author: &feeds.AtomAuthor{AtomPerson: feeds.AtomPerson{Name: b.site.Title, Uri: b.site.AbsURL("")}},
+		Author: &feeds.AtomAuthor{AtomPerson: feeds.AtomPerson{Name: b.site.Title, Uri: b.site.absPath("")}},
 	}
 	// The feed's updated time is the newest entry's, not the build time, so
 	// that an unchanged list gives an unchanged file.

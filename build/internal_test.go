@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fediverse-observer/observer/config"
 )
 
 func TestSplitFrontMatter(t *testing.T) {
@@ -159,6 +161,38 @@ func TestInterruptedSwapRestoresThePublishedSite(t *testing.T) {
 	for _, leftover := range []string{stage, stage + ".old"} {
 		if _, err := os.Stat(leftover); !os.IsNotExist(err) {
 			t.Errorf("%s still there (%v)", leftover, err)
+		}
+	}
+}
+
+// relURL and absURL keep a query and a fragment and leave absolute URLs
+// alone, as Hugo's do: the whole text used to become the path, so
+// "about/#opting-out" linked to /obs/about/%23opting-out.
+func TestRelURLAndAbsURL(t *testing.T) {
+	cfg := config.Default()
+	cfg.Site.BaseURL = "https://example.org/obs/"
+	s, err := newSite(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ in, rel, abs string }{
+		{"", "/obs/", "https://example.org/obs/"},
+		{"about/", "/obs/about/", "https://example.org/obs/about/"},
+		{"/about/", "/obs/about/", "https://example.org/obs/about/"},
+		{"about/#opting-out", "/obs/about/#opting-out", "https://example.org/obs/about/#opting-out"},
+		{"live/?x=1", "/obs/live/?x=1", "https://example.org/obs/live/?x=1"},
+		{"live/?x=1#top", "/obs/live/?x=1#top", "https://example.org/obs/live/?x=1#top"},
+		{"#top", "/obs/#top", "https://example.org/obs/#top"},
+		{"a b/", "/obs/a%20b/", "https://example.org/obs/a%20b/"},
+		{"https://other.example/x", "https://other.example/x", "https://other.example/x"},
+		{"//other.example/x", "//other.example/x", "//other.example/x"},
+		{"mailto:me@example.org", "mailto:me@example.org", "mailto:me@example.org"},
+	} {
+		if got := s.RelURL(c.in); got != c.rel {
+			t.Errorf("relURL %q = %q, want %q", c.in, got, c.rel)
+		}
+		if got := s.AbsURL(c.in); got != c.abs {
+			t.Errorf("absURL %q = %q, want %q", c.in, got, c.abs)
 		}
 	}
 }

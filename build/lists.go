@@ -195,6 +195,6 @@ func (b *builder) writeRobots() error {
 	if b.out.has("robots.txt") {
 		return nil
 	}
-	body := "User-agent: *\nAllow: /\n\nSitemap: " + b.site.AbsURL("sitemap.xml") + "\n"
+	body := "User-agent: *\nAllow: /\n\nSitemap: " + b.site.absPath("sitemap.xml") + "\n"
 	return b.out.writeFile("robots.txt", "the generated robots.txt", []byte(body))
 }

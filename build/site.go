@@ -103,19 +103,59 @@ func newSite(opts Options) (*Site, error) {
 	if s.Params == nil {
 		s.Params = map[string]any{}
 	}
-	s.FeedURL = s.RelURL("new.atom")
+	s.FeedURL = s.relPath("new.atom")
 	return s, nil
 }
 
-// RelURL turns a site path ("about/") into a path from the server root that
-// includes the base URL's path ("/sub/about/"), escaped: a page made from
-// content/what?.md is at /what%3F/, not at /what.
-func (s *Site) RelURL(p string) string {
+// RelURL is the template function relURL: a site path with the base URL's
+// path in front ("about/#opting-out" is "/sub/about/#opting-out"). As in
+// Hugo, a query and a fragment are kept as they are, and an absolute URL
+// ("https://…", "//host/…", "mailto:…") is returned unchanged: put into
+// the path, they came out as "/sub/about/%23opting-out" and
+// "/sub/https://…".
+func (s *Site) RelURL(ref string) string {
+	if isAbsURL(ref) {
+		return ref
+	}
+	p, rest := splitRef(ref)
+	return s.relPath(p) + rest
+}
+
+// AbsURL is the template function absURL: RelURL as an absolute URL.
+func (s *Site) AbsURL(ref string) string {
+	if isAbsURL(ref) {
+		return ref
+	}
+	p, rest := splitRef(ref)
+	return s.absPath(p) + rest
+}
+
+func isAbsURL(ref string) bool {
+	if strings.HasPrefix(ref, "//") {
+		return true
+	}
+	u, err := url.Parse(ref)
+	return err == nil && u.Scheme != ""
+}
+
+// splitRef splits a link into its path and what follows it ("?x=1#top").
+func splitRef(ref string) (path, rest string) {
+	if i := strings.IndexAny(ref, "?#"); i >= 0 {
+		return ref[:i], ref[i:]
+	}
+	return ref, ""
+}
+
+// relPath turns a site path ("about/") into a path from the server root
+// that includes the base URL's path ("/sub/about/"), escaped: a page made
+// from content/what?.md is at /what%3F/, not at /what. Unlike RelURL it
+// takes every character as part of the path, since it is given file names.
+func (s *Site) relPath(p string) string {
 	return (&url.URL{Path: s.sitePath(p)}).EscapedPath()
 }
 
-// AbsURL turns a site path into an absolute URL.
-func (s *Site) AbsURL(p string) string {
+// absPath turns a site path into an absolute URL, as relPath does.
+func (s *Site) absPath(p string) string {
 	u := *s.base
 	u.Path, u.RawPath = s.sitePath(p), ""
 	return u.String()
