@@ -750,7 +750,7 @@ func TestWorkedExample(t *testing.T) {
 	}
 	top := read(t, filepath.Join(out, "top", "index.html"))
 	assertContains(t, "top/index.html", top, "<h1>Top software</h1>", "Counted over every instance",
-		"<td>mastodon</td><td class=\"num\">12\u202f345</td><td class=\"num\">17</td>", "<td>unknown</td>",
+		"<td>mastodon</td><td class=\"num\">12\u202f345</td><td class=\"num\">18</td>", "<td>unknown</td>",
 		"Run by ops@example.org", `<a href="/top/" aria-current="page">Top software</a>`)
 }
 
@@ -818,5 +818,22 @@ func TestSoftwareFeedIsNamedByMostHosts(t *testing.T) {
 			}
 			assertNotContains(t, "index.html", read(t, filepath.Join(out, "index.html")), "ｐｉｌｌｓ</a>")
 		})
+	}
+}
+
+// add, sub and percent work on the data's numbers (int64) and len's (int)
+// alike; add and sub refused int64 and percent refused int.
+func TestArithmeticOnTheData(t *testing.T) {
+	site := writeTree(t, t.TempDir(), map[string]string{
+		"layouts/page.html": `<p>{{ add .Data.Stats.Live 1 }} {{ sub .Data.Stats.Live (len .Data.New) }} {{ percent (len .Data.New) .Data.Stats.Live }} {{ formatInt (add .Data.Stats.Live 12344) }}</p>`,
+		"content/a.md":      "---\ntitle: A\n---\na\n",
+	})
+	out, _ := mustBuild(t, site, testConfig(), smallData())
+	assertContains(t, "a/index.html", read(t, filepath.Join(out, "a", "index.html")), "<p>4 1 66.6 12\u202f347</p>")
+
+	writeTree(t, site, map[string]string{"layouts/page.html": `{{ add .Data.Stats.Live 0.5 }}`})
+	_, _, err := run(t, site, testConfig(), smallData())
+	if err == nil || !strings.Contains(err.Error(), "layouts/page.html:1") || !strings.Contains(err.Error(), "add: want whole numbers, got 0.5 (float64)") {
+		t.Errorf("add of a float: %v", err)
 	}
 }

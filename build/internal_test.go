@@ -1,6 +1,7 @@
 package build
 
 import (
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,5 +195,81 @@ func TestRelURLAndAbsURL(t *testing.T) {
 		if got := s.AbsURL(c.in); got != c.abs {
 			t.Errorf("absURL %q = %q, want %q", c.in, got, c.abs)
 		}
+	}
+}
+
+// fakeDecimal has the method of duckdb.Decimal that formatInt uses; the
+// build package may not import DuckDB.
+type fakeDecimal struct{ f float64 }
+
+func (d fakeDecimal) Float64() float64 { return d.f }
+
+// formatInt groups the digits of whatever the data and sql give: it printed
+// *big.Int (HUGEINT, from sum) and decimals ungrouped, and truncated floats
+// (avg, median) instead of rounding them.
+func TestFormatInt(t *testing.T) {
+	huge, _ := new(big.Int).SetString("123456789012345678901234567890", 10)
+	var nilInt *int64
+	var nilBig *big.Int
+	for _, c := range []struct {
+		in   any
+		want string
+	}{
+		{nil, ""},
+		{nilInt, ""},
+		{nilBig, ""},
+		{int64(1234567), "1 234 567"},
+		{new(int64(-1234567)), "-1 234 567"},
+		{int(12345), "12 345"},
+		{int8(-12), "-12"},
+		{uint16(65535), "65 535"},
+		{uint64(18446744073709551615), "18 446 744 073 709 551 615"},
+		{big.NewInt(1234567), "1 234 567"},
+		{huge, "123 456 789 012 345 678 901 234 567 890"},
+		{new(big.Int).Neg(big.NewInt(12345)), "-12 345"},
+		{1.5, "2"},
+		{1.4999, "1"},
+		{-2.5, "-3"},
+		{float32(12344.6), "12 345"},
+		{1e20, "100 000 000 000 000 000 000"},
+		{fakeDecimal{1234567.5}, "1 234 568"},
+		{"text", "text"},
+	} {
+		if got := strings.ReplaceAll(formatInt(c.in), "\u202f", " "); got != c.want {
+			t.Errorf("formatInt(%T %v) = %q, want %q", c.in, c.in, got, c.want)
+		}
+	}
+}
+
+// add, sub and percent take any Go integer type: the data's numbers are
+// int64, which add and sub refused, and len's are int, which percent refused.
+func TestIntegerFunctions(t *testing.T) {
+	for _, c := range []struct {
+		fn   func(a, b any) (int64, error)
+		a, b any
+		want int64
+	}{
+		{add, int64(41), 1, 42},
+		{add, int8(1), uint64(2), 3},
+		{sub, 10, int64(3), 7},
+		{sub, uint32(3), int16(5), -2},
+	} {
+		if got, err := c.fn(c.a, c.b); err != nil || got != c.want {
+			t.Errorf("%T %v, %T %v: %d, %v, want %d", c.a, c.a, c.b, c.b, got, err, c.want)
+		}
+	}
+	if got, err := percent(1, int64(3)); err != nil || got != 33.3 {
+		t.Errorf("percent 1 3 = %v, %v", got, err)
+	}
+	if got, err := percent(uint8(1), 0); err != nil || got != 0 {
+		t.Errorf("percent 1 0 = %v, %v", got, err)
+	}
+	for _, bad := range []any{1.5, "10", nil, new(int64(1)), uint64(1 << 63)} {
+		if _, err := add(1, bad); err == nil || !strings.Contains(err.Error(), "add: want whole numbers, got ") {
+			t.Errorf("add 1 %T %v: %v, want an error", bad, bad, err)
+		}
+	}
+	if _, err := percent("1", 2); err == nil || err.Error() != "percent: want whole numbers, got 1 (string)" {
+		t.Errorf("percent \"1\" 2: %v", err)
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"math"
+	"math/big"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -275,8 +278,8 @@ func baseFuncs(st *funcState) template.FuncMap {
 		"truncate":    truncate,
 		"lower":       strings.ToLower,
 		"upper":       strings.ToUpper,
-		"add":         func(a, b int) int { return a + b },
-		"sub":         func(a, b int) int { return a - b },
+		"add":         add,
+		"sub":         sub,
 		"percent":     percent,
 		"deref":       deref,
 		"default": func(def, v any) any {
@@ -315,34 +318,99 @@ func dateOnly(t time.Time) string {
 	return t.UTC().Format("2006-01-02")
 }
 
+// formatInt prints a number whole, its digits grouped. It takes whatever
+// the data and sql give: any integer type, pointers to them (nil prints
+// nothing), *big.Int (DuckDB's HUGEINT, which sum of a BIGINT is), and
+// floats and decimals (avg, median), rounded to the nearest whole number.
 func formatInt(v any) string {
-	var n int64
 	switch x := v.(type) {
 	case nil:
 		return ""
-	case *int64:
+	case *big.Int:
 		if x == nil {
 			return ""
 		}
-		n = *x
-	case int64:
-		n = x
-	case int:
-		n = int64(x)
-	case int32:
-		n = int64(x)
-	case uint64:
-		return groupDigits(strconv.FormatUint(x, 10))
+		return groupSigned(x.String())
 	case float64:
-		n = int64(x)
-	default:
-		return fmt.Sprint(v)
+		return formatFloat(x)
+	case float32:
+		return formatFloat(float64(x))
+	case uint64:
+		return groupDigits(strconv.FormatUint(x, 10)) // may be above int64's range
+	case uint:
+		return groupDigits(strconv.FormatUint(uint64(x), 10))
+	case interface{ Float64() float64 }:
+		// duckdb.Decimal, which only the duck package may name.
+		return formatFloat(x.Float64())
 	}
-	s := strconv.FormatInt(n, 10)
-	if n < 0 {
-		return "-" + groupDigits(s[1:])
+	if n, ok := toInt64(v); ok {
+		return groupSigned(strconv.FormatInt(n, 10))
+	}
+	if r := reflect.ValueOf(v); r.Kind() == reflect.Pointer {
+		if r.IsNil() {
+			return ""
+		}
+		return formatInt(r.Elem().Interface())
+	}
+	return fmt.Sprint(v)
+}
+
+func formatFloat(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Sprint(f)
+	}
+	// Through big.Int, since a float can be far outside int64.
+	n, _ := new(big.Float).SetFloat64(math.Round(f)).Int(nil)
+	return groupSigned(n.String())
+}
+
+func groupSigned(s string) string {
+	if rest, ok := strings.CutPrefix(s, "-"); ok {
+		return "-" + groupDigits(rest)
 	}
 	return groupDigits(s)
+}
+
+// toInt64 takes any Go integer type (not named ones such as
+// time.Duration): the data's numbers are int64, len's are int, and the sql
+// function's columns may be of any width.
+func toInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint:
+		return int64(x), uint64(x) <= math.MaxInt64
+	case uint64:
+		return int64(x), x <= math.MaxInt64
+	}
+	return 0, false
+}
+
+// wholeNumbers converts the arguments of add, sub and percent.
+func wholeNumbers(fn string, a, b any) (int64, int64, error) {
+	x, okx := toInt64(a)
+	y, oky := toInt64(b)
+	switch {
+	case !okx:
+		return 0, 0, fmt.Errorf("%s: want whole numbers, got %v (%T)", fn, a, a)
+	case !oky:
+		return 0, 0, fmt.Errorf("%s: want whole numbers, got %v (%T)", fn, b, b)
+	}
+	return x, y, nil
 }
 
 // groupDigits puts thin spaces between groups of three digits, readable in
@@ -386,11 +454,22 @@ func truncate(n int, s string) string {
 	return strings.TrimSpace(string(r[:n])) + "…"
 }
 
-func percent(part, total int64) float64 {
-	if total <= 0 {
-		return 0
+func add(a, b any) (int64, error) {
+	x, y, err := wholeNumbers("add", a, b)
+	return x + y, err
+}
+
+func sub(a, b any) (int64, error) {
+	x, y, err := wholeNumbers("sub", a, b)
+	return x - y, err
+}
+
+func percent(a, b any) (float64, error) {
+	part, total, err := wholeNumbers("percent", a, b)
+	if err != nil || total <= 0 {
+		return 0, err
 	}
-	return float64(int(float64(part)/float64(total)*1000)) / 10
+	return float64(int(float64(part)/float64(total)*1000)) / 10, nil
 }
 
 // deref follows a pointer the data uses for "not reported" (nil stays nil).

@@ -59,12 +59,16 @@ func TestBuildRendersTheSiteFromACrawl(t *testing.T) {
 	}
 	blocked := live[len(live)/2]
 	const topQuery = "select software, count(*) as n from live group by software order by n desc, software limit ?"
+	// DuckDB's types as the templates get them: sum gives a HUGEINT
+	// (*big.Int), avg a DOUBLE, and a DECIMAL is duckdb.Decimal.
+	const numbersQuery = "select sum(x) as h, 1234567.5::DECIMAL(10,1) as d, avg(x) as f, 12::TINYINT as t from (values (1000000::BIGINT), (234567)) v(x)"
 	writeFiles(t, s.dir, map[string]string{
 		"observer.toml": "[site]\ntitle = \"Test Observer\"\nbase_url = \"https://observer.example/\"\n" +
 			"[crawl]\nseeds = \"seeds.txt\"\nblocklist = \"blocklist.txt\"\n",
-		"blocklist.txt":    blocked + "\n",
-		"content/top.md":   "---\ntitle: Top software\nlayout: top.html\n---\nThe most common.\n",
-		"layouts/top.html": `{{ define "main" }}<ul>{{ range sql "` + topQuery + `" 3 }}<li>{{ .software }}={{ .n }}</li>{{ end }}</ul>{{ end }}`,
+		"blocklist.txt":  blocked + "\n",
+		"content/top.md": "---\ntitle: Top software\nlayout: top.html\n---\nThe most common.\n",
+		"layouts/top.html": `{{ define "main" }}<ul>{{ range sql "` + topQuery + `" 3 }}<li>{{ .software }}={{ .n }}</li>{{ end }}</ul>` +
+			`{{ range sql "` + numbersQuery + `" }}<p>{{ formatInt .h }}|{{ formatInt .d }}|{{ formatInt .f }}|{{ add .t 1 }}</p>{{ end }}{{ end }}`,
 	})
 	out := filepath.Join(t.TempDir(), "public")
 	if code, stdout, errs := s.build(t, out); code != exitOK {
@@ -92,6 +96,9 @@ func TestBuildRendersTheSiteFromACrawl(t *testing.T) {
 	top, err := os.ReadFile(filepath.Join(out, "top", "index.html"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p := "<p>1\u202f234\u202f567|1\u202f234\u202f568|617\u202f284|13</p>"; !bytes.Contains(top, []byte(p)) {
+		t.Errorf("top/index.html lacks %s:\n%s", p, top)
 	}
 	code, rows, _ := s.sql(t, "--format", "csv", strings.Replace(topQuery, "?", "3", 1))
 	recs, _ := csv.NewReader(strings.NewReader(rows)).ReadAll()
