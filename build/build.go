@@ -134,7 +134,7 @@ func Build(ctx context.Context, opts Options) (Report, error) {
 	}
 	site.Pages = pages
 	for _, p := range pages {
-		if m, _ := p.Params["menu"].(string); m == "main" {
+		if p.inMenu {
 			site.Menu = append(site.Menu, p)
 		}
 	}

@@ -837,3 +837,37 @@ func TestArithmeticOnTheData(t *testing.T) {
 		t.Errorf("add of a float: %v", err)
 	}
 }
+
+// The menu front matter takes Hugo's forms: only `menu: main` used to put
+// a page in .Site.Menu, so `menu: [main]`, a table with the key main and
+// TOML's [menu.main] left it out without a word. The key is
+// case-insensitive like the other known keys.
+func TestMenuForms(t *testing.T) {
+	site := writeTree(t, t.TempDir(), map[string]string{
+		"layouts/home.html": `{{ range .Site.Menu }}[{{ .Title }}]{{ end }}`,
+		"content/string.md": "---\ntitle: a-string\nmenu: main\n---\n",
+		"content/list.md":   "---\ntitle: b-list\nmenu: [footer, main]\n---\n",
+		"content/map.md":    "---\ntitle: c-map\nmenu:\n  main:\n    weight: 1\n---\n",
+		"content/empty.md":  "---\ntitle: d-empty\nmenu: {main: }\n---\n",
+		"content/toml.md":   "+++\ntitle = \"e-toml\"\n[menu.main]\nweight = 1\n+++\n",
+		"content/upper.md":  "---\ntitle: f-upper\nMenu: main\n---\n",
+		"content/footer.md": "---\ntitle: x-footer\nmenu: footer\n---\n",
+		"content/flist.md":  "---\ntitle: x-footer-list\nmenu: [footer]\n---\n",
+		"content/fmap.md":   "+++\ntitle = \"x-footer-map\"\n[menu.footer]\n+++\n",
+		"content/nomenu.md": "---\ntitle: x-none\n---\n",
+		"content/params.md": "---\ntitle: x-params\nparams:\n  menu: main\n---\n",
+	})
+	out, _ := mustBuild(t, site, testConfig(), smallData())
+	if got, want := read(t, filepath.Join(out, "index.html")), "[a-string][b-list][c-map][d-empty][e-toml][f-upper]"; got != want {
+		t.Errorf("menu = %s, want %s", got, want)
+	}
+	for _, c := range []struct{ fm, want string }{
+		{"menu: 3", "build: content/bad.md: front matter menu: want a menu name such as main, a list such as [main] or a table such as {main: {}}, got 3"},
+		{"menu: main\nMenu: main", "build: content/bad.md: front matter has both Menu and menu: keys are case-insensitive"},
+	} {
+		site := writeTree(t, t.TempDir(), map[string]string{"content/bad.md": "---\n" + c.fm + "\n---\n"})
+		if _, _, err := run(t, site, testConfig(), smallData()); err == nil || err.Error() != c.want {
+			t.Errorf("%q: %v, want %q", c.fm, err, c.want)
+		}
+	}
+}

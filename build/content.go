@@ -330,7 +330,7 @@ func (p *Page) applyFrontMatter(fm map[string]any) error {
 		var err error
 		lower := strings.ToLower(k)
 		switch lower {
-		case "title", "description", "date", "draft", "weight", "layout":
+		case "title", "description", "date", "draft", "weight", "layout", "menu":
 			if other, ok := known[lower]; ok {
 				return fmt.Errorf("front matter has both %s and %s: keys are case-insensitive", other, k)
 			}
@@ -360,6 +360,9 @@ func (p *Page) applyFrontMatter(fm map[string]any) error {
 			} else {
 				err = fmt.Errorf("front matter %s: want the name of a layout such as wide.html, got %v", k, v)
 			}
+		case "menu":
+			p.Params[k] = v
+			p.inMenu, err = inMainMenu(k, v)
 		default:
 			p.Params[k] = v
 		}
@@ -368,6 +371,31 @@ func (p *Page) applyFrontMatter(fm map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// inMainMenu reads the forms Hugo accepts for menu: a menu's name
+// ("main"), a list of names ([main]), or a table keyed by name ({main:
+// {weight: 1}}, TOML's [menu.main]). Only "main" has a menu here; what a
+// table says about the entry is not used. Only the first form used to
+// count, so the others left the page out of the menu without a word.
+func inMainMenu(k string, v any) (bool, error) {
+	switch m := v.(type) {
+	case string:
+		return m == "main", nil
+	case []any:
+		for _, name := range m {
+			if s, ok := name.(string); ok && s == "main" {
+				return true, nil
+			}
+		}
+		return false, nil
+	case map[string]any:
+		_, ok := m["main"]
+		return ok, nil
+	case nil:
+		return false, nil
+	}
+	return false, fmt.Errorf("front matter %s: want a menu name such as main, a list such as [main] or a table such as {main: {}}, got %v", k, v)
 }
 
 func asString(k string, v any) (string, error) {

@@ -43,6 +43,7 @@ type Page struct {
 
 	outPath string
 	layout  string // front matter layout, as written; also in Params
+	inMenu  bool   // front matter menu names main
 }
 
 // Site is .Site in templates: the [site] settings plus what the build knows.
@@ -59,8 +60,8 @@ type Site struct {
 	ProductToken string
 	// FeedURL is the path of the Atom feed of new instances.
 	FeedURL string
-	// Menu are the pages whose front matter says `menu: main`, in the
-	// order of Pages.
+	// Menu are the pages whose front matter menu names main (`menu: main`,
+	// `menu: [main]` or a table with the key main), in the order of Pages.
 	Menu []*Page
 	// LiveWindow, NewWindow, Warmup, ActiveInterval and InactiveInterval are
 	// the state thresholds, for pages that explain the lists.
