@@ -871,3 +871,19 @@ func TestMenuForms(t *testing.T) {
 		}
 	}
 }
+
+// docs/theming.md says how to take the first N of the streamed .Data.Live:
+// one range variable, a counter and {{ break }}.
+func TestFirstLiveInstances(t *testing.T) {
+	site := writeTree(t, t.TempDir(), map[string]string{
+		"layouts/home.html": `{{ $n := 0 }}{{ range $x := .Data.Live }}{{ if ge $n 2 }}{{ break }}{{ end }}{{ $n = add $n 1 }}[{{ $x.Host }}]{{ end }}`,
+	})
+	out, _ := mustBuild(t, site, testConfig(), smallData())
+	if got, want := read(t, filepath.Join(out, "index.html")), "[alpha.example][beta.example]"; got != want {
+		t.Errorf("index.html = %q, want %q", got, want)
+	}
+	writeTree(t, site, map[string]string{"layouts/home.html": `{{ range $i, $x := .Data.Live }}{{ end }}`})
+	if _, _, err := run(t, site, testConfig(), smallData()); err == nil || !strings.Contains(err.Error(), "iterate over more than one variable") {
+		t.Errorf("two range variables: %v, want the error the docs describe", err)
+	}
+}
