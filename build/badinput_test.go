@@ -58,6 +58,17 @@ func TestFrontMatterErrorsNameTheLine(t *testing.T) {
 		{"---\ntitle: A\ntitle: B\n---\n", "content/x.md:3: front matter: mapping key \"title\" already defined at line 2"},
 		{"+++\ntitle = \"A\"\n\nweight = \n+++\n", "content/x.md:4: front matter: "},
 		{"+++\ntitle = \"A\"\ntitle = \"B\"\n+++\n", "content/x.md:3: front matter: "},
+		// Values of the wrong type, found after decoding, name the key's
+		// line too (they had none), and quote text (`weight: "10"` read
+		// "got 10").
+		{"---\ntitle: A\n# note\ndate: yesterday\n---\n", `content/x.md:4: front matter date: want a date such as 2024-05-01 or 2024-05-01T10:00:00Z, got "yesterday"`},
+		{"---\ntitle: A\nweight: \"10\"\n---\n", `content/x.md:3: front matter weight: want a whole number, got "10"`},
+		{"---\r\n\"Draft\": \"yes\"\r\n---\r\n", `content/x.md:2: front matter Draft: want true or false, got "yes"`},
+		{"---\n{title: A, layout: 3}\n---\n", "content/x.md:2: front matter layout: want the name of a layout such as wide.html, got 3"},
+		{"---\ntitle: A\nparams:\n  menu: 1\nmenu:\n  - main\nMenu: x\n---\n", "content/x.md:5: front matter has both Menu and menu"},
+		{"+++\ntitle = \"A\"\n\ndate = \"soon\"\n[params]\ndate = 1\n+++\n", `content/x.md:4: front matter date: want a date`},
+		{"+++\ntitle = \"A\"\n\"weight\" = 1.5\n+++\n", "content/x.md:3: front matter weight: want a whole number, got 1.5"},
+		{"+++\ntitle = \"A\"\nsite.weight = 1\n\"draft\" = \"no\"\n+++\n", `content/x.md:4: front matter draft: want true or false, got "no"`},
 	} {
 		_, _, err := run(t, writeTree(t, t.TempDir(), map[string]string{"content/x.md": c.src}), testConfig(), smallData())
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.ContainsAny(err.Error(), "\r\n") {
@@ -160,8 +171,8 @@ func TestPageLayoutErrors(t *testing.T) {
 	for _, c := range []struct{ fm, want string }{
 		{"layout: nonexistent", `build: content/bad.md: front matter layout "nonexistent": no layouts/nonexistent.html in the site or theme`},
 		{"layout: x.html", `build: content/bad.md: front matter layout "x.html": no layouts/x.html in the site or theme`},
-		{"layout: 3", "build: content/bad.md: front matter layout: want the name of a layout such as wide.html, got 3"},
-		{"Layout: [wide.html]", "build: content/bad.md: front matter Layout: want the name of a layout such as wide.html, got [wide.html]"},
+		{"layout: 3", "build: content/bad.md:2: front matter layout: want the name of a layout such as wide.html, got 3"},
+		{"Layout: [wide.html]", "build: content/bad.md:2: front matter Layout: want the name of a layout such as wide.html, got [wide.html]"},
 		{"layout: baseof", `build: content/bad.md: front matter layout "baseof": baseof.html is the frame`},
 		{"layout: _partials/footer.html", `build: content/bad.md: front matter layout "_partials/footer.html": a layout is a file directly in layouts/`},
 	} {

@@ -20,7 +20,10 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	yamlast "github.com/goccy/go-yaml/ast"
+	yamlparser "github.com/goccy/go-yaml/parser"
 	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
@@ -188,7 +191,10 @@ func parsePage(rel string, src []byte, md goldmark.Markdown) (*Page, error) {
 		return nil, err
 	}
 	p := &Page{File: rel, Params: map[string]any{}}
-	if err := p.applyFrontMatter(fm); err != nil {
+	if key, err := p.applyFrontMatter(fm); err != nil {
+		if line := keyLine(src, key); line > 0 {
+			return nil, &lineError{line: line, err: err}
+		}
 		return nil, err
 	}
 	var buf bytes.Buffer
@@ -204,43 +210,9 @@ func parsePage(rel string, src []byte, md goldmark.Markdown) (*Page, error) {
 // splitFrontMatter separates YAML (---) or TOML (+++) front matter from the
 // Markdown body and decodes it. No front matter is an empty map.
 func splitFrontMatter(src []byte) (map[string]any, []byte, error) {
-	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
-	var delim string
-	switch {
-	case hasDelimLine(src, "---"):
-		delim = "---"
-	case hasDelimLine(src, "+++"):
-		delim = "+++"
-	default:
-		return map[string]any{}, src, nil
-	}
-	rest := src[len(delim):]
-	rest = bytes.TrimPrefix(rest, []byte("\r"))
-	rest = bytes.TrimPrefix(rest, []byte("\n"))
-	var fmText, body []byte
-	found := false
-	for i := 0; i <= len(rest); {
-		end := bytes.IndexByte(rest[i:], '\n')
-		var line []byte
-		next := len(rest) + 1
-		if end < 0 {
-			line = rest[i:]
-		} else {
-			line = rest[i : i+end]
-			next = i + end + 1
-		}
-		if string(bytes.TrimRight(line, " \t\r")) == delim {
-			fmText = rest[:i]
-			if next <= len(rest) {
-				body = rest[next:]
-			}
-			found = true
-			break
-		}
-		i = next
-	}
-	if !found {
-		return nil, nil, fmt.Errorf("front matter: no closing %s line", delim)
+	delim, fmText, body, err := cutFrontMatter(src)
+	if err != nil || delim == "" {
+		return map[string]any{}, body, err
 	}
 	m := map[string]any{}
 	if len(bytes.TrimSpace(fmText)) > 0 {
@@ -258,6 +230,93 @@ func splitFrontMatter(src []byte) (map[string]any, []byte, error) {
 		}
 	}
 	return m, body, nil
+}
+
+// cutFrontMatter finds the front matter: its delimiter ("" when there is
+// none), its text, which starts on the second line of src, and the body.
+func cutFrontMatter(src []byte) (delim string, fmText, body []byte, err error) {
+	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
+	switch {
+	case hasDelimLine(src, "---"):
+		delim = "---"
+	case hasDelimLine(src, "+++"):
+		delim = "+++"
+	default:
+		return "", nil, src, nil
+	}
+	rest := src[len(delim):]
+	rest = bytes.TrimPrefix(rest, []byte("\r"))
+	rest = bytes.TrimPrefix(rest, []byte("\n"))
+	for i := 0; i <= len(rest); {
+		end := bytes.IndexByte(rest[i:], '\n')
+		var line []byte
+		next := len(rest) + 1
+		if end < 0 {
+			line = rest[i:]
+		} else {
+			line = rest[i : i+end]
+			next = i + end + 1
+		}
+		if string(bytes.TrimRight(line, " \t\r")) == delim {
+			if next <= len(rest) {
+				body = rest[next:]
+			}
+			return delim, rest[:i], body, nil
+		}
+		i = next
+	}
+	return "", nil, nil, fmt.Errorf("front matter: no closing %s line", delim)
+}
+
+// keyLine is the line of src on which the top-level front matter key is,
+// 0 if it cannot be found. The decoders give positions only for syntax
+// errors; a value of the wrong type is found after decoding, so the front
+// matter is parsed again, only then, for the key's position. Lines count
+// as in frontMatterError.
+func keyLine(src []byte, key string) int {
+	delim, fmText, _, err := cutFrontMatter(src)
+	if err != nil || key == "" {
+		return 0
+	}
+	switch delim {
+	case "---":
+		f, err := yamlparser.ParseBytes(fmText, 0)
+		if err != nil || len(f.Docs) == 0 {
+			return 0
+		}
+		var values []*yamlast.MappingValueNode
+		switch n := f.Docs[0].Body.(type) {
+		case *yamlast.MappingNode:
+			values = n.Values
+		case *yamlast.MappingValueNode:
+			values = []*yamlast.MappingValueNode{n}
+		}
+		for _, v := range values {
+			if tok := v.Key.GetToken(); tok != nil && tok.Value == key && tok.Position != nil {
+				return tok.Position.Line + 1
+			}
+		}
+	case "+++":
+		var p unstable.Parser
+		p.Reset(fmText)
+		for p.NextExpression() {
+			e := p.Expression()
+			if e.Kind != unstable.KeyValue {
+				if e.Kind == unstable.Table || e.Kind == unstable.ArrayTable {
+					return 0 // the top-level keys are all before
+				}
+				continue
+			}
+			k := e.Key()
+			if !k.Next() {
+				continue
+			}
+			if first := k.Node(); string(first.Data) == key && !k.Next() {
+				return p.Shape(first.Raw).Start.Line + 1
+			}
+		}
+	}
+	return 0
 }
 
 // lineError is an error at a line of a content file, which loadContent
@@ -319,7 +378,8 @@ func hasDelimLine(src []byte, delim string) bool {
 	return len(rest) == 0 || rest[0] == '\n' || (rest[0] == '\r' && len(rest) > 1 && rest[1] == '\n')
 }
 
-func (p *Page) applyFrontMatter(fm map[string]any) error {
+// applyFrontMatter returns, with an error, the key it is about.
+func (p *Page) applyFrontMatter(fm map[string]any) (string, error) {
 	// Sorted, so that which error is reported does not depend on map order;
 	// the known keys are case-insensitive, so two spellings of one would
 	// otherwise race (a "Draft: false" beside "draft: true" published the
@@ -332,7 +392,7 @@ func (p *Page) applyFrontMatter(fm map[string]any) error {
 		switch lower {
 		case "title", "description", "date", "draft", "weight", "layout", "menu":
 			if other, ok := known[lower]; ok {
-				return fmt.Errorf("front matter has both %s and %s: keys are case-insensitive", other, k)
+				return k, fmt.Errorf("front matter has both %s and %s: keys are case-insensitive", other, k)
 			}
 			known[lower] = k
 		}
@@ -346,7 +406,7 @@ func (p *Page) applyFrontMatter(fm map[string]any) error {
 		case "draft":
 			b, ok := v.(bool)
 			if !ok {
-				err = fmt.Errorf("front matter %s: want true or false, got %v", k, v)
+				err = fmt.Errorf("front matter %s: want true or false, got %s", k, shown(v))
 			}
 			p.Draft = b
 		case "weight":
@@ -358,7 +418,7 @@ func (p *Page) applyFrontMatter(fm map[string]any) error {
 			if p.layout, err = asString(k, v); err == nil {
 				p.Params[k] = v
 			} else {
-				err = fmt.Errorf("front matter %s: want the name of a layout such as wide.html, got %v", k, v)
+				err = fmt.Errorf("front matter %s: want the name of a layout such as wide.html, got %s", k, shown(v))
 			}
 		case "menu":
 			p.Params[k] = v
@@ -367,10 +427,10 @@ func (p *Page) applyFrontMatter(fm map[string]any) error {
 			p.Params[k] = v
 		}
 		if err != nil {
-			return err
+			return k, err
 		}
 	}
-	return nil
+	return "", nil
 }
 
 // inMainMenu reads the forms Hugo accepts for menu: a menu's name
@@ -395,7 +455,16 @@ func inMainMenu(k string, v any) (bool, error) {
 	case nil:
 		return false, nil
 	}
-	return false, fmt.Errorf("front matter %s: want a menu name such as main, a list such as [main] or a table such as {main: {}}, got %v", k, v)
+	return false, fmt.Errorf("front matter %s: want a menu name such as main, a list such as [main] or a table such as {main: {}}, got %s", k, shown(v))
+}
+
+// shown is a front matter value in a message, text quoted: `weight: "10"`
+// read "want a whole number, got 10".
+func shown(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
 }
 
 func asString(k string, v any) (string, error) {
@@ -405,7 +474,7 @@ func asString(k string, v any) (string, error) {
 	case nil:
 		return "", nil
 	}
-	return "", fmt.Errorf("front matter %s: want text, got %v", k, v)
+	return "", fmt.Errorf("front matter %s: want text, got %s", k, shown(v))
 }
 
 func asInt(k string, v any) (int, error) {
@@ -423,7 +492,7 @@ func asInt(k string, v any) (int, error) {
 			return int(n), nil
 		}
 	}
-	return 0, fmt.Errorf("front matter %s: want a whole number, got %v", k, v)
+	return 0, fmt.Errorf("front matter %s: want a whole number, got %s", k, shown(v))
 }
 
 func asTime(k string, v any) (time.Time, error) {
@@ -441,5 +510,5 @@ func asTime(k string, v any) (time.Time, error) {
 			}
 		}
 	}
-	return time.Time{}, fmt.Errorf("front matter %s: want a date such as 2024-05-01 or 2024-05-01T10:00:00Z, got %v", k, v)
+	return time.Time{}, fmt.Errorf("front matter %s: want a date such as 2024-05-01 or 2024-05-01T10:00:00Z, got %s", k, shown(v))
 }
