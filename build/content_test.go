@@ -58,3 +58,24 @@ func TestBadBaseURLIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// .Site.BaseURL ends in "/" however base_url is written, so that a theme
+// can append paths to it; without the slash, "{{ .Site.BaseURL }}style.css"
+// made https://example.org/obsstyle.css.
+func TestSiteBaseURLEndsInASlash(t *testing.T) {
+	site := writeTree(t, t.TempDir(), map[string]string{"layouts/home.html": `{{ .Site.BaseURL }}style.css`})
+	for base, want := range map[string]string{
+		"https://example.org/obs":   "https://example.org/obs/style.css",
+		"https://example.org/obs/":  "https://example.org/obs/style.css",
+		"https://example.org":       "https://example.org/style.css",
+		"https://example.org/a%2Fb": "https://example.org/a%2Fb/style.css",
+		"http://127.0.0.1:1313/x/y": "http://127.0.0.1:1313/x/y/style.css",
+	} {
+		cfg := testConfig()
+		cfg.Site.BaseURL = base
+		out, _ := mustBuild(t, site, cfg, smallData())
+		if got := read(t, filepath.Join(out, "index.html")); got != want {
+			t.Errorf("base_url %q: %q, want %q", base, got, want)
+		}
+	}
+}

@@ -101,6 +101,17 @@ func newSite(opts Options) (*Site, error) {
 		base:             u,
 		basePath:         bp,
 	}
+	if !strings.HasSuffix(u.Path, "/") {
+		// Templates append paths to it ("{{ .Site.BaseURL }}style.css"),
+		// as in Hugo, whose base URL ends in "/": written without one,
+		// that made https://example.org/obsstyle.css.
+		bu := *u
+		bu.Path = bp
+		if bu.RawPath != "" {
+			bu.RawPath += "/"
+		}
+		s.BaseURL = bu.String()
+	}
 	if s.Params == nil {
 		s.Params = map[string]any{}
 	}
