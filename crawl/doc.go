@@ -17,7 +17,7 @@
 //   - Opt-out flags: after a valid NodeInfo, software that publishes a
 //     "leave me out" flag is asked for it, and only that software:
 //     GNU social and Friendica, site.private in /api/statusnet/config.json;
-//     Hubzilla (and red, zap), hide_in_statistics in /siteinfo.json. One
+//     Hubzilla (and redmatrix, zap), hide_in_statistics in /siteinfo.json. One
 //     request of at most 64 KiB, subject to robots.txt; a set flag makes the
 //     outcome opted_out (Error names the flag, nothing the site said about
 //     itself is kept, the peers list is not asked for); a flag that cannot

@@ -29,7 +29,10 @@ var optOutSignals = map[string]optOutSignal{
 	"gnusocial": statusNetPrivate,
 	"friendica": statusNetPrivate,
 	"hubzilla":  siteInfoHidden,
-	"red":       siteInfoHidden, // Hubzilla's predecessor
+	// Hubzilla's predecessor. Its NodeInfo names the platform by
+	// RED_PLATFORM, which is "redmatrix" (Hubzilla lowercases the platform
+	// name it serves), never "red".
+	"redmatrix": siteInfoHidden,
 	"zap":       siteInfoHidden, // Hubzilla's fork
 }
 

@@ -32,6 +32,8 @@ func TestOptOutFlags(t *testing.T) {
 			observer.OutcomeAlive, "", paths("GET "+statusNetPath, "GET /api/v1/instance/peers")},
 		{"hubzilla hidden", "hubzilla", siteInfoPath, `{"url":"x","hide_in_statistics":true}`,
 			observer.OutcomeOptedOut, siteInfoPath + ": hide_in_statistics is set", paths("GET " + siteInfoPath)},
+		{"redmatrix hidden", "redmatrix", siteInfoPath, `{"hide_in_statistics":"1"}`,
+			observer.OutcomeOptedOut, "hide_in_statistics", paths("GET " + siteInfoPath)},
 		{"zap hidden", "zap", siteInfoPath, `{"hide_in_statistics":1}`,
 			observer.OutcomeOptedOut, "hide_in_statistics", paths("GET " + siteInfoPath)},
 		{"hubzilla listed", "hubzilla", siteInfoPath, `{"hide_in_statistics":false}`,
