@@ -478,7 +478,11 @@ func (k *check) misskeyPeers(ctx context.Context, pl *PeerList) (bool, int, erro
 	// Redirects count against MaxPeerPages: a host that redirects every
 	// page five times must not multiply the requests a list costs.
 	for page := 0; k.peersRequests < k.c.opts.MaxPeerPages; page++ {
-		body := []byte(`{"limit":` + strconv.Itoa(pageSize) + `,"offset":` + strconv.Itoa(page*pageSize) + `}`)
+		// Without "blocked": false, Misskey lists the instances its admin
+		// blocked too (federation/instances.ts filters only when blocked is
+		// a boolean); the parser also drops entries marked isBlocked, for
+		// forks that ignore the parameter.
+		body := []byte(`{"limit":` + strconv.Itoa(pageSize) + `,"offset":` + strconv.Itoa(page*pageSize) + `,"blocked":false}`)
 		var n int
 		status, stop, err := k.peersRequest(ctx, request{method: http.MethodPost, url: k.f.url(path), body: body, accept: "application/json"},
 			func(r io.Reader) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -384,12 +385,47 @@ func TestMisskeyPeers(t *testing.T) {
 	if r.Check.Software != "sharkey" || !r.Check.PeersFetched || r.Check.PeersCount != 250 || r.Check.NewPeersCount != 249 {
 		t.Errorf("software %q peers fetched %v count %d new %d", r.Check.Software, r.Check.PeersFetched, r.Check.PeersCount, r.Check.NewPeersCount)
 	}
-	want := []string{`POST {"limit":100,"offset":0}`, `POST {"limit":100,"offset":100}`, `POST {"limit":100,"offset":200}`}
+	want := []string{`POST {"limit":100,"offset":0,"blocked":false}`, `POST {"limit":100,"offset":100,"blocked":false}`, `POST {"limit":100,"offset":200,"blocked":false}`}
 	if strings.Join(bodies, "|") != strings.Join(want, "|") {
 		t.Errorf("requests = %q, want %q", bodies, want)
 	}
 	if len(e.srv.Paths("mk.social")) != 6 || strings.Contains(strings.Join(e.srv.Paths("mk.social"), " "), "/api/v1/instance/peers") {
 		t.Errorf("requests: %v", e.srv.Paths("mk.social"))
+	}
+}
+
+// Misskey's federation/instances lists the instances its admin blocked
+// unless the request says "blocked": false; each entry carries isBlocked.
+// Neither a server that honours the parameter nor a fork that ignores it
+// may turn a blocklist into discoveries.
+func TestMisskeyBlockedNotDiscovered(t *testing.T) {
+	for _, honours := range []bool{true, false} {
+		t.Run(fmt.Sprintf("honours blocked param %v", honours), func(t *testing.T) {
+			e := newEnv(t)
+			rt := instance("mk.social", "misskey", "")
+			var asked []string
+			rt["/api/federation/instances"] = func(w http.ResponseWriter, r *http.Request) {
+				var req struct {
+					Blocked *bool `json:"blocked"`
+				}
+				json.NewDecoder(r.Body).Decode(&req)
+				asked = append(asked, fmt.Sprint(req.Blocked != nil && !*req.Blocked))
+				items := []string{`{"host":"friend.social","isBlocked":false}`}
+				if !honours || req.Blocked == nil || *req.Blocked {
+					items = append(items, `{"host":"spam.social","isBlocked":true}`)
+				}
+				fmt.Fprint(w, "["+strings.Join(items, ",")+"]")
+			}
+			e.host("mk.social", rt)
+			r, _ := e.check("mk.social", crawl.CheckOptions{FetchPeers: true})
+			wantOutcome(t, r, observer.OutcomeAlive, "")
+			if got := strings.Join(hostsOf(r.Discoveries), " "); got != "friend.social<mk.social" || r.Check.PeersCount != 1 {
+				t.Errorf("discoveries %s (count %d), want only friend.social", got, r.Check.PeersCount)
+			}
+			if strings.Join(asked, " ") != "true" {
+				t.Errorf("requests asked for blocked:false: %v, want one that did", asked)
+			}
+		})
 	}
 }
 

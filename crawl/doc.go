@@ -48,6 +48,19 @@
 //     across all checks of a pass whether they run in-process or in
 //     sandboxed checker processes.
 //
+// Peers lists, by NodeInfo software name (see families in check.go); none
+// of them is a blocklist, and where the software lists blocked instances
+// beside the others, those are left out:
+//
+//   - Misskey and its forks: POST /api/federation/instances, paged, asked
+//     with "blocked": false (without it Misskey lists the instances its
+//     admin blocked too); entries marked "isBlocked": true are dropped as
+//     well, for forks that ignore the parameter.
+//   - Lemmy: GET /api/v3/federated_instances, linked and allowed, never
+//     blocked.
+//   - PeerTube: GET /api/v1/server/followers and /following, paged.
+//   - Everything else: Mastodon's GET /api/v1/instance/peers.
+//
 // Wiring, in outline (cmd/observer also sets limits, a logger and the
 // per-address resolver, and may run checks in sandboxed processes):
 //

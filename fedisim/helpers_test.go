@@ -181,7 +181,7 @@ func getPeers(tb testing.TB, c *http.Client, host string, family string) ([]stri
 	case "misskey", "sharkey", "firefish", "iceshrimp":
 		var out []string
 		for offset := 0; ; offset += 100 {
-			r := mustFetch(tb, c, "POST", base+"/api/federation/instances", fmt.Appendf(nil, `{"limit":100,"offset":%d}`, offset))
+			r := mustFetch(tb, c, "POST", base+"/api/federation/instances", fmt.Appendf(nil, `{"limit":100,"offset":%d,"blocked":false}`, offset))
 			if r.status != 200 {
 				return out, r.status
 			}

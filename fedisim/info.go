@@ -8,7 +8,7 @@ import (
 const (
 	peersNone     = iota
 	peersMastodon // GET /api/v1/instance/peers: ["host", ...]
-	peersMisskey  // POST /api/federation/instances {"limit","offset"}: [{"host":...}]
+	peersMisskey  // POST /api/federation/instances {"limit","offset","blocked"}: [{"host":...,"isBlocked":...}]
 	peersLemmy    // GET /api/v3/federated_instances
 	peersPeerTube // GET /api/v1/server/followers and /following
 )

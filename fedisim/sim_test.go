@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/fediverse-observer/observer/fedisim"
+	"github.com/fediverse-observer/observer/hostname"
 )
 
 func hostsOn(s *fedisim.Sim, day int) []string {
@@ -201,6 +202,26 @@ func TestMisskeyPagingAndMethod(t *testing.T) {
 	}
 	if r := mustFetch(t, c, "GET", "https://"+host+"/api/federation/instances", nil); r.status == 200 {
 		t.Fatal("GET on the Misskey endpoint should fail")
+	}
+
+	// Like Misskey, the list includes the instances the admin blocked
+	// (isBlocked true) unless the request says "blocked": false, and only
+	// them with "blocked": true. getPeers asks for blocked:false.
+	blocked := fedisim.MisskeyBlockedHost(host, 0)
+	if _, err := hostname.Normalize(blocked); err != nil {
+		t.Fatalf("blocked host %q is not a valid name: %v", blocked, err)
+	}
+	if slices.Contains(all, blocked) {
+		t.Fatalf("blocked:false still lists %s", blocked)
+	}
+	r = mustFetch(t, c, "POST", "https://"+host+"/api/federation/instances", []byte(`{"limit":3}`))
+	if !bytes.Contains(r.body, []byte(`"host":"`+blocked+`"`)) || !bytes.Contains(r.body, []byte(`"isBlocked":true`)) ||
+		!bytes.Contains(r.body, []byte(`"host":"`+all[0]+`"`)) {
+		t.Fatalf("unfiltered page lacks the blocked instance or the first peer: %s", r.body)
+	}
+	r = mustFetch(t, c, "POST", "https://"+host+"/api/federation/instances", []byte(`{"limit":100,"blocked":true}`))
+	if bytes.Contains(r.body, []byte(`"isBlocked":false`)) || bytes.Count(r.body, []byte(`"isBlocked":true`)) != 3 {
+		t.Fatalf("blocked:true lists: %s", r.body)
 	}
 	if r := mustFetch(t, c, "POST", "https://"+host+"/api/federation/instances", []byte(`{"limit":1000}`)); r.status != 400 {
 		t.Fatalf("limit 1000: status %d", r.status)

@@ -120,6 +120,13 @@ func TestObjectFamilies(t *testing.T) {
 	if err != nil || n != 4 || strings.Join(hosts, ",") != "a.social,,," {
 		t.Errorf("misskey: %d %q %v", n, hosts, err)
 	}
+	// Blocked instances take their place on the page but are not passed on;
+	// only a JSON true means blocked.
+	hosts = nil
+	n, err = parse.MisskeyPage(strings.NewReader(`[{"host":"blocked.social","isBlocked":true},{"host":"b.social","isBlocked":false},{"host":"c.social","isBlocked":"true"},{"host":"d.social","isBlocked":null}]`), add)
+	if err != nil || n != 4 || strings.Join(hosts, ",") != "b.social,c.social,d.social" {
+		t.Errorf("misskey blocked: %d %q %v", n, hosts, err)
+	}
 	for _, bad := range []string{`{}`, `[{"host":"a"}`, `[{"host":"a"}] []`, `[` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `]`} {
 		if _, err := parse.MisskeyPage(strings.NewReader(bad), add); err == nil {
 			t.Errorf("misskey accepted %.40q", bad)

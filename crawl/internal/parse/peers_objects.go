@@ -16,6 +16,11 @@ import (
 // array of instance objects, each with a "host". fn gets each host (nil when
 // an entry has none); n is the number of entries on the page, which tells
 // the caller whether another page may follow.
+//
+// Entries with "isBlocked": true are instances the admin blocked: they are
+// counted in n (they take a place on the page) but fn never gets them. The
+// crawler asks for "blocked": false, which Misskey honours, but a fork that
+// ignores the parameter must not turn a blocklist into discoveries.
 func MisskeyPage(r io.Reader, fn func(host []byte)) (n int, err error) {
 	dec := json.NewDecoder(DepthReader(r))
 	if err := expectDelim(dec, '['); err != nil {
@@ -28,10 +33,14 @@ func MisskeyPage(r io.Reader, fn func(host []byte)) (n int, err error) {
 		}
 		n++
 		var inst struct {
-			Host json.RawMessage `json:"host"`
+			Host      json.RawMessage `json:"host"`
+			IsBlocked json.RawMessage `json:"isBlocked"`
 		}
 		if !isObject(el) || json.Unmarshal(el, &inst) != nil {
 			fn(nil)
+			continue
+		}
+		if string(bytes.TrimSpace(inst.IsBlocked)) == "true" {
 			continue
 		}
 		fn(stringBytes(inst.Host))
