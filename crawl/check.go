@@ -519,7 +519,10 @@ func (k *check) peerTubePeers(ctx context.Context, pl *PeerList) (bool, int, err
 			// robots.txt is asked about each page as it is fetched, query
 			// included ("Disallow: /*?" is common). A page that may not be
 			// fetched is treated as one that is unavailable.
-			q := fmt.Sprintf("%s?start=%d&count=%d", side.path, start, pageSize)
+			// Without state=accepted PeerTube lists pending and rejected
+			// follows too (server/core/controllers/api/server/follows.ts);
+			// a rejected follow is no federation.
+			q := fmt.Sprintf("%s?start=%d&count=%d&state=accepted", side.path, start, pageSize)
 			if !k.peersAllowed(q) {
 				if start == 0 {
 					break

@@ -491,11 +491,43 @@ func TestPeerTubePeers(t *testing.T) {
 		t.Errorf("peers count %d new %d, want 250", r.Check.PeersCount, r.Check.NewPeersCount)
 	}
 	want := []string{
-		"/api/v1/server/followers?start=0&count=100", "/api/v1/server/followers?start=100&count=100",
-		"/api/v1/server/following?start=0&count=100",
+		"/api/v1/server/followers?start=0&count=100&state=accepted", "/api/v1/server/followers?start=100&count=100&state=accepted",
+		"/api/v1/server/following?start=0&count=100&state=accepted",
 	}
 	if strings.Join(queries, " ") != strings.Join(want, " ") {
 		t.Errorf("queries = %q, want %q", queries, want)
+	}
+}
+
+// PeerTube lists pending and rejected follows too unless asked for
+// state=accepted; a rejected follow is no federation and must not become a
+// discovery.
+func TestPeerTubeRejectedNotDiscovered(t *testing.T) {
+	e := newEnv(t)
+	rt := instance("tube.example.net", "peertube", "")
+	side := func(field, accepted string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			items := []string{fmt.Sprintf(`{"%s":{"host":%q},"state":"accepted"}`, field, accepted)}
+			switch r.URL.Query().Get("state") {
+			case "accepted":
+			case "":
+				items = append(items,
+					fmt.Sprintf(`{"%s":{"host":"rejected-%s.social"},"state":"rejected"}`, field, field),
+					fmt.Sprintf(`{"%s":{"host":"pending-%s.social"},"state":"pending"}`, field, field))
+			default:
+				items = nil
+			}
+			fmt.Fprintf(w, `{"total":%d,"data":[%s]}`, len(items), strings.Join(items, ","))
+		}
+	}
+	rt["/api/v1/server/followers"] = side("follower", "fan.social")
+	rt["/api/v1/server/following"] = side("following", "idol.social")
+	e.host("tube.example.net", rt)
+	r, _ := e.check("tube.example.net", crawl.CheckOptions{FetchPeers: true})
+	wantOutcome(t, r, observer.OutcomeAlive, "")
+	want := "fan.social<tube.example.net idol.social<tube.example.net"
+	if got := strings.Join(hostsOf(r.Discoveries), " "); got != want || r.Check.PeersCount != 2 {
+		t.Errorf("discoveries %s (count %d), want %s", got, r.Check.PeersCount, want)
 	}
 }
 

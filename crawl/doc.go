@@ -58,7 +58,9 @@
 //     well, for forks that ignore the parameter.
 //   - Lemmy: GET /api/v3/federated_instances, linked and allowed, never
 //     blocked.
-//   - PeerTube: GET /api/v1/server/followers and /following, paged.
+//   - PeerTube: GET /api/v1/server/followers and /following, paged, with
+//     state=accepted (without it PeerTube lists pending and rejected
+//     follows too).
 //   - Everything else: Mastodon's GET /api/v1/instance/peers.
 //
 // Wiring, in outline (cmd/observer also sets limits, a logger and the

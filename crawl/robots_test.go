@@ -90,10 +90,10 @@ func TestPeerTubePagesCheckedWithQuery(t *testing.T) {
 		// A later page that may not be fetched leaves the list incomplete,
 		// as a later page that is unavailable does.
 		{"later pages disallowed", "User-agent: *\nDisallow: /*start=100&\n",
-			[]string{"/api/v1/server/followers?start=0&count=100"}, false, "page at 100 disallowed by robots.txt"},
+			[]string{"/api/v1/server/followers?start=0&count=100&state=accepted"}, false, "page at 100 disallowed by robots.txt"},
 		{"allowed", "User-agent: *\nDisallow: /private\n",
-			[]string{"/api/v1/server/followers?start=0&count=100", "/api/v1/server/followers?start=100&count=100",
-				"/api/v1/server/following?start=0&count=100"}, true, ""},
+			[]string{"/api/v1/server/followers?start=0&count=100&state=accepted", "/api/v1/server/followers?start=100&count=100&state=accepted",
+				"/api/v1/server/following?start=0&count=100&state=accepted"}, true, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -233,7 +233,7 @@ func getPeers(tb testing.TB, c *http.Client, host string, family string) ([]stri
 		var out []string
 		for _, which := range []string{"followers", "following"} {
 			for start := 0; ; start += 100 {
-				r := mustFetch(tb, c, "GET", base+"/api/v1/server/"+which+"?start="+strconv.Itoa(start)+"&count=100", nil)
+				r := mustFetch(tb, c, "GET", base+"/api/v1/server/"+which+"?start="+strconv.Itoa(start)+"&count=100&state=accepted", nil)
 				if r.status != 200 {
 					return out, r.status
 				}

@@ -10,7 +10,7 @@ const (
 	peersMastodon // GET /api/v1/instance/peers: ["host", ...]
 	peersMisskey  // POST /api/federation/instances {"limit","offset","blocked"}: [{"host":...,"isBlocked":...}]
 	peersLemmy    // GET /api/v3/federated_instances
-	peersPeerTube // GET /api/v1/server/followers and /following
+	peersPeerTube // GET /api/v1/server/followers and /following, ?state=accepted
 )
 
 const (

@@ -374,8 +374,9 @@ func (s *Sim) Instance(host string) (Info, bool) {
 
 // PeersOn yields the entries host's peers endpoint lists on day (all pages,
 // junk included; PeerTube serves the even ones as followers and the odd ones
-// as following; Misskey as asked with "blocked": false, so without the
-// instances its admin blocked), or nothing when host serves no peers list that
+// as following, and as asked with state=accepted, so without rejected
+// follows; Misskey as asked with "blocked": false, so without the instances
+// its admin blocked), or nothing when host serves no peers list that
 // day (not alive, no endpoint, 401/403/404). Only generated instances and
 // their redirect targets are covered, not hostile hosts.
 func (s *Sim) PeersOn(host string, day int) iter.Seq[string] {

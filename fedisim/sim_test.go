@@ -228,6 +228,42 @@ func TestMisskeyPagingAndMethod(t *testing.T) {
 	}
 }
 
+// Like PeerTube, follows in every state are listed unless the request asks
+// for state=accepted; getPeers asks for it.
+func TestPeerTubeFollowStates(t *testing.T) {
+	s := startSim(t, fedisim.Config{Seed: 3, Instances: 3000, PeersDenied: -1})
+	c := newClient(t, s)
+	inf := find(t, s, "live peertube", func(inf fedisim.Info) bool {
+		return inf.Family == "peertube" && s.StateOn(inf.Host, 0).State == fedisim.StateAlive
+	})
+	accepted, status := getPeers(t, c, inf.Host, "peertube")
+	if status != 200 || len(accepted) == 0 {
+		t.Fatalf("%s: status %d, %d accepted follows", inf.Host, status, len(accepted))
+	}
+	for _, followers := range []bool{true, false} {
+		rejected := fedisim.PeerTubeRejectedHost(inf.Host, followers)
+		if _, err := hostname.Normalize(rejected); err != nil {
+			t.Fatalf("rejected host %q is not a valid name: %v", rejected, err)
+		}
+		if slices.Contains(accepted, rejected) {
+			t.Errorf("state=accepted lists %s", rejected)
+		}
+		path := "/api/v1/server/following"
+		if followers {
+			path = "/api/v1/server/followers"
+		}
+		for q, want := range map[string]bool{"": true, "?state=rejected": true, "?state=accepted": false, "?state=pending": false} {
+			r := mustFetch(t, c, "GET", "https://"+inf.Host+path+q, nil)
+			if r.status != 200 || bytes.Contains(r.body, []byte(`"host":"`+rejected+`"`)) != want {
+				t.Errorf("%s%s: status %d, lists %s: %v, want %v", path, q, r.status, rejected, !want, want)
+			}
+		}
+	}
+	if r := mustFetch(t, c, "GET", "https://"+inf.Host+"/api/v1/server/followers?state=bogus", nil); r.status != 400 {
+		t.Errorf("state=bogus: status %d, want 400", r.status)
+	}
+}
+
 // find returns the first instance whose Info satisfies ok.
 func find(t *testing.T, s *fedisim.Sim, what string, ok func(fedisim.Info) bool) fedisim.Info {
 	t.Helper()
