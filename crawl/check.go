@@ -333,6 +333,7 @@ const (
 	familyMisskey
 	familyLemmy
 	familyPeerTube
+	familyMbin
 )
 
 var families = map[string]family{
@@ -341,6 +342,9 @@ var families = map[string]family{
 	"calckey": familyMisskey, "meisskey": familyMisskey, "catodon": familyMisskey,
 	"lemmy":    familyLemmy,
 	"peertube": familyPeerTube,
+	// Mbin (and kbin, which it forked) has no /api/v1/instance/peers; its
+	// list is /api/federated (MbinOrg/mbin config/mbin_routes/instance_api.yaml).
+	"mbin": familyMbin, "kbin": familyMbin,
 }
 
 const pageSize = 100
@@ -367,6 +371,9 @@ func (k *check) peers(ctx context.Context) {
 		fetched, status, err = k.simplePeers(ctx, pl, "/api/v3/federated_instances", pl.ReadLemmy, cond)
 	case familyPeerTube:
 		fetched, status, err = k.peerTubePeers(ctx, pl)
+	case familyMbin:
+		cond = newValidators(k.opts.PeersETag, k.opts.PeersLastModified)
+		fetched, status, err = k.simplePeers(ctx, pl, "/api/federated", pl.ReadMbin, cond)
 	default:
 		cond = newValidators(k.opts.PeersETag, k.opts.PeersLastModified)
 		fetched, status, err = k.simplePeers(ctx, pl, "/api/v1/instance/peers", pl.ReadMastodon, cond)

@@ -499,6 +499,29 @@ func TestPeerTubePeers(t *testing.T) {
 	}
 }
 
+// Mbin and kbin have no Mastodon peers endpoint; their list is
+// /api/federated. /api/defederated, same shape, is their blocklist and is
+// never asked for.
+func TestMbinPeers(t *testing.T) {
+	for _, software := range []string{"mbin", "kbin"} {
+		t.Run(software, func(t *testing.T) {
+			e := newEnv(t)
+			rt := instance("mbin.example.net", software, "")
+			delete(rt, "/api/v1/instance/peers")
+			rt["/api/federated"] = text(200, `{"instances":[{"domain":"lemmy.social","software":"lemmy","version":"0.19.7"},{"domain":"BAD DOMAIN"},{"domain":"Kbin.Social","software":null,"version":null}]}`)
+			rt["/api/defederated"] = text(200, `{"instances":[{"domain":"blocked.social"}]}`)
+			e.host("mbin.example.net", rt)
+			r, _ := e.check("mbin.example.net", crawl.CheckOptions{FetchPeers: true})
+			wantOutcome(t, r, observer.OutcomeAlive, "")
+			want := "lemmy.social<mbin.example.net kbin.social<mbin.example.net"
+			if got := strings.Join(hostsOf(r.Discoveries), " "); got != want || !r.Check.PeersFetched || r.Check.PeersCount != 2 {
+				t.Errorf("discoveries %s (fetched %v, count %d), want %s", got, r.Check.PeersFetched, r.Check.PeersCount, want)
+			}
+			wantPaths(t, e.srv, "mbin.example.net", "GET /robots.txt", "GET /.well-known/nodeinfo", "GET /nodeinfo/2.0", "GET /api/federated")
+		})
+	}
+}
+
 // PeerTube lists pending and rejected follows too unless asked for
 // state=accepted; a rejected follow is no federation and must not become a
 // discovery.

@@ -25,9 +25,9 @@
 //     opted_out too.
 //   - Conditional peers lists: CheckOptions.PeersETag and PeersLastModified
 //     (the validators the derived state kept) are sent as If-None-Match and
-//     If-Modified-Since on the single-GET lists (Mastodon's and Lemmy's);
-//     paged lists (Misskey's POST, PeerTube's pages) are always asked in
-//     full. The response's validators are recorded in the check (only when
+//     If-Modified-Since on the single-GET lists (Mastodon's, Lemmy's and
+//     Mbin's); paged lists (Misskey's POST, PeerTube's pages) are always
+//     asked in full. The response's validators are recorded in the check (only when
 //     the list was read whole, or on 304). A 304 sets PeersNotModified and
 //     leaves PeersFetched false (PeersCount describes no list read in this
 //     check): the body is not read, nothing is discovered. "The list was
@@ -61,6 +61,8 @@
 //   - PeerTube: GET /api/v1/server/followers and /following, paged, with
 //     state=accepted (without it PeerTube lists pending and rejected
 //     follows too).
+//   - Mbin and kbin: GET /api/federated ({"instances": [{"domain": ...}]});
+//     never /api/defederated, which is their blocklist.
 //   - Everything else: Mastodon's GET /api/v1/instance/peers.
 //
 // Wiring, in outline (cmd/observer also sets limits, a logger and the

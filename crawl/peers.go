@@ -147,6 +147,12 @@ func (p *PeerList) ReadLemmy(r io.Reader) error {
 	return p.read(parse.Lemmy(r, p.add))
 }
 
+// ReadMbin ingests Mbin's GET /api/federated (the instances it federates
+// with; its blocklist, /api/defederated, is never read).
+func (p *PeerList) ReadMbin(r io.Reader) error {
+	return p.read(parse.Mbin(r, p.add))
+}
+
 // ReadPeerTubePage ingests one page of PeerTube's /api/v1/server/followers
 // (side "follower") or /api/v1/server/following (side "following") and
 // returns the page's entry count and the announced total.

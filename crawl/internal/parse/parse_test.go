@@ -149,6 +149,21 @@ func TestObjectFamilies(t *testing.T) {
 	}
 
 	hosts = nil
+	err = parse.Mbin(strings.NewReader(`{"instances":[{"domain":"m.social","software":"mbin","version":"1.7.0"},{"domain":7},"bare.social",{}],"extra":[1]}`), add)
+	if err != nil || strings.Join(hosts, ",") != "m.social,,," {
+		t.Errorf("mbin: %q %v", hosts, err)
+	}
+	hosts = nil
+	if err := parse.Mbin(strings.NewReader(`{"instances":null}`), add); err != nil || len(hosts) != 0 {
+		t.Errorf("mbin null: %q %v", hosts, err)
+	}
+	for _, bad := range []string{`[]`, `{"instances":{}}`, `{"instances":[]`, `{"instances":[]} {}`, `{"instances":[` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `]}`} {
+		if err := parse.Mbin(strings.NewReader(bad), add); err == nil {
+			t.Errorf("mbin accepted %.40q", bad)
+		}
+	}
+
+	hosts = nil
 	n, total, err := parse.PeerTubePage(strings.NewReader(`{"total":7,"data":[{"follower":{"host":"f.social"},"following":{"host":"me.social"}},{"follower":null},{}]}`), "follower", add)
 	if err != nil || n != 3 || total != 7 || strings.Join(hosts, ",") != "f.social,," {
 		t.Errorf("peertube: %d %d %q %v", n, total, hosts, err)
@@ -401,7 +416,7 @@ func FuzzParsePeers(f *testing.F) {
 
 func FuzzParsePeersObjects(f *testing.F) {
 	for _, s := range []string{`[{"host":"a.social"}]`, `{"federated_instances":{"linked":[{"domain":"a"}],"blocked":[]}}`,
-		`{"total":1,"data":[{"follower":{"host":"a"}}]}`, `[`, `{}`} {
+		`{"total":1,"data":[{"follower":{"host":"a"}}]}`, `{"instances":[{"domain":"a","software":"mbin"}]}`, `[`, `{}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -414,6 +429,7 @@ func FuzzParsePeersObjects(f *testing.F) {
 		_, err := parse.MisskeyPage(bytes.NewReader(data), nop)
 		check("misskey", err)
 		check("lemmy", parse.Lemmy(bytes.NewReader(data), nop))
+		check("mbin", parse.Mbin(bytes.NewReader(data), nop))
 		n, total, err := parse.PeerTubePage(bytes.NewReader(data), "follower", nop)
 		check("peertube", err)
 		if n < 0 || total < 0 {

@@ -89,6 +89,36 @@ func Lemmy(r io.Reader, fn func(host []byte)) error {
 	return nil
 }
 
+// Mbin reads Mbin's (and kbin's) GET /api/federated: {"instances": [...]},
+// each element an object naming the instance in "domain". It passes on
+// every domain (nil for an element without one). /api/defederated has the
+// same shape but is Mbin's blocklist; nothing reads it.
+func Mbin(r io.Reader, fn func(host []byte)) error {
+	dec := json.NewDecoder(DepthReader(r))
+	err := objectFields(dec, func(key string) error {
+		if key != "instances" {
+			return skipValue(dec)
+		}
+		return arrayElements(dec, func(el json.RawMessage) {
+			var inst struct {
+				Domain json.RawMessage `json:"domain"`
+			}
+			if !isObject(el) || json.Unmarshal(el, &inst) != nil {
+				fn(nil)
+				return
+			}
+			fn(stringBytes(inst.Domain))
+		})
+	})
+	if err == nil {
+		err = expectEOF(dec)
+	}
+	if err != nil {
+		return fmt.Errorf("mbin federated instances: %w", err)
+	}
+	return nil
+}
+
 // PeerTubePage reads one page of GET /api/v1/server/followers or
 // /api/v1/server/following: {"total": N, "data": [...]}, where each element
 // names the other server in follower.host or following.host; side picks
