@@ -1,6 +1,7 @@
 package build
 
 import (
+	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -164,6 +165,26 @@ func TestInterruptedSwapRestoresThePublishedSite(t *testing.T) {
 			t.Errorf("%s still there (%v)", leftover, err)
 		}
 	}
+
+	// A build without the lock cannot tell a killed swap from one under
+	// way (a renamed directory keeps its old modification time): it
+	// neither restores nor removes the .old, however old it looks.
+	os.Rename(dir, stage+".old")
+	past := time.Now().Add(-3 * staleAfter)
+	if err := os.Chtimes(stage+".old", past, past); err != nil {
+		t.Fatal(err)
+	}
+	o, err = newOutput(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(o.stage)
+	if _, err := os.Stat(filepath.Join(stage+".old", "index.html")); err != nil {
+		t.Fatalf("an unlocked build touched the .old: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("an unlocked build restored the .old: %v", err)
+	}
 }
 
 // relURL and absURL keep a query and a fragment and leave absolute URLs
@@ -253,6 +274,8 @@ func TestIntegerFunctions(t *testing.T) {
 		{add, int8(1), uint64(2), 3},
 		{sub, 10, int64(3), 7},
 		{sub, uint32(3), int16(5), -2},
+		// sql's sum() is a HUGEINT, which arrives as a *big.Int.
+		{add, big.NewInt(40), 2, 42},
 	} {
 		if got, err := c.fn(c.a, c.b); err != nil || got != c.want {
 			t.Errorf("%T %v, %T %v: %d, %v, want %d", c.a, c.a, c.b, c.b, got, err, c.want)
@@ -264,10 +287,20 @@ func TestIntegerFunctions(t *testing.T) {
 	if got, err := percent(uint8(1), 0); err != nil || got != 0 {
 		t.Errorf("percent 1 0 = %v, %v", got, err)
 	}
-	for _, bad := range []any{1.5, "10", nil, new(int64(1)), uint64(1 << 63)} {
+	for _, bad := range []any{1.5, "10", nil, new(int64(1)), uint64(1 << 63), (*big.Int)(nil), new(big.Int).Lsh(big.NewInt(1), 70)} {
 		if _, err := add(1, bad); err == nil || !strings.Contains(err.Error(), "add: want whole numbers, got ") {
 			t.Errorf("add 1 %T %v: %v, want an error", bad, bad, err)
 		}
+	}
+	// Out of int64's range is an error, not a wrapped number.
+	if got, err := add(int64(math.MaxInt64), 1); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Errorf("add MaxInt64 1 = %d, %v, want an error", got, err)
+	}
+	if got, err := sub(int64(math.MinInt64), 1); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Errorf("sub MinInt64 1 = %d, %v, want an error", got, err)
+	}
+	if got, err := sub(int64(-1), int64(math.MaxInt64)); err != nil || got != math.MinInt64 {
+		t.Errorf("sub -1 MaxInt64 = %d, %v, want MinInt64", got, err)
 	}
 	if _, err := percent("1", 2); err == nil || err.Error() != "percent: want whole numbers, got 1 (string)" {
 		t.Errorf("percent \"1\" 2: %v", err)

@@ -105,7 +105,8 @@ func checkBuiltHere(out string) error {
 		return nil
 	}
 	return fmt.Errorf("output %s is not empty and was not built by observer (it has no %s): a build replaces its output as a whole, "+
-		"so it would delete what is there; give an empty or new directory", out, siteMarker)
+		"so it would delete what is there; give an empty or new directory (if it is a site an earlier observer built, mark it: touch %s)",
+		out, siteMarker, filepath.Join(out, siteMarker))
 }
 
 // unwrapPath drops an fs.PathError's operation and path, which the caller's

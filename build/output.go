@@ -73,9 +73,14 @@ const staleAfter = time.Hour
 // restoreInterruptedSwap puts back the site a build killed between the two
 // renames of swapByRename left aside as STAGE.old with no dir: without it,
 // removeStale would delete the only copy of the published site before the
-// new build has even succeeded. Only a build holding the output's lock, or
-// a leftover older than staleAfter, can be sure no swap is still under way.
+// new build has even succeeded. Only a build holding the output's lock can
+// be sure no swap is still under way: a renamed directory keeps its own
+// modification time, so the age of a .old says nothing of when the swap
+// began.
 func restoreInterruptedSwap(dir, prefix string, locked bool) error {
+	if !locked {
+		return nil
+	}
 	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -87,9 +92,6 @@ func restoreInterruptedSwap(dir, prefix string, locked bool) error {
 	for _, e := range entries {
 		name := e.Name()
 		if !e.IsDir() || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, ".old") {
-			continue
-		}
-		if info, err := e.Info(); err != nil || !(locked || time.Since(info.ModTime()) > staleAfter) {
 			continue
 		}
 		if err := os.Rename(filepath.Join(parent, name), dir); err != nil {
@@ -110,6 +112,11 @@ func removeStale(parent, prefix string, locked bool) {
 	}
 	for _, e := range entries {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if !locked && strings.HasSuffix(e.Name(), ".old") {
+			// Perhaps the only copy of the site, mid-swap or left by a
+			// killed build: only a locked build may judge (and restores it).
 			continue
 		}
 		if info, err := e.Info(); err == nil && (locked || time.Since(info.ModTime()) > staleAfter) {

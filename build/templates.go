@@ -396,6 +396,12 @@ func toInt64(v any) (int64, bool) {
 		return int64(x), uint64(x) <= math.MaxInt64
 	case uint64:
 		return int64(x), x <= math.MaxInt64
+	case *big.Int:
+		// DuckDB's HUGEINT, which sum() of a BIGINT is.
+		if x == nil || !x.IsInt64() {
+			return 0, false
+		}
+		return x.Int64(), true
 	}
 	return 0, false
 }
@@ -456,12 +462,26 @@ func truncate(n int, s string) string {
 
 func add(a, b any) (int64, error) {
 	x, y, err := wholeNumbers("add", a, b)
-	return x + y, err
+	if err != nil {
+		return 0, err
+	}
+	r := x + y
+	if (x^r)&(y^r) < 0 { // both signs differ from the result's: it wrapped
+		return 0, fmt.Errorf("add: %d + %d is out of range", x, y)
+	}
+	return r, nil
 }
 
 func sub(a, b any) (int64, error) {
 	x, y, err := wholeNumbers("sub", a, b)
-	return x - y, err
+	if err != nil {
+		return 0, err
+	}
+	r := x - y
+	if (x^y)&(x^r) < 0 { // operands of unlike signs, and the result's sign not x's
+		return 0, fmt.Errorf("sub: %d - %d is out of range", x, y)
+	}
+	return r, nil
 }
 
 func percent(a, b any) (float64, error) {

@@ -181,7 +181,7 @@ for ((day = 0; day < DEMO_DAYS; day++)); do
       "$([[ $rc == 3 ]] && echo '  (cut short: the rest is due next pass)' || true)"
   done
 done
-say "$passes passes in $((SECONDS - started)) s ($cut cut short by their budget); simulator: $(curl -fsS --max-time 5 "${control}stats" || echo '?')"
+say "$passes passes in $((SECONDS - started)) s ($cut cut short); simulator: $(curl -fsS --max-time 5 "${control}stats" || echo '?')"
 
 build_now=$(stamp $((day0_epoch + DEMO_DAYS * 86400)))
 say "building the site for $build_now into $dir/public"

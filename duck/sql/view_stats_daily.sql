@@ -21,8 +21,9 @@ WITH bounds AS (
         SELECT host, to_state, checked_at, alive_before,
             -- In the fold's order: checks at one instant of one pass go by
             -- class (alive, failure, moved, opted out, moving), which the
-            -- state each led to tells (a moved host that fails stays moved
-            -- without a transition, so moved stands for its own class).
+            -- state each led to tells (a moved or opted-out host that
+            -- fails stays so without a transition, so moved and opted_out
+            -- stand for their own classes).
             lead(checked_at) OVER (PARTITION BY host ORDER BY checked_at, pass_id,
                 CASE to_state WHEN 'live' THEN 0 WHEN 'reviving' THEN 0 WHEN 'moved' THEN 2
                               WHEN 'opted_out' THEN 3 WHEN 'moving' THEN 4 ELSE 1 END) AS next_change
