@@ -198,6 +198,24 @@ func getPeers(tb testing.TB, c *http.Client, host string, family string) ([]stri
 				return out, 200
 			}
 		}
+	case "mbin":
+		r := mustFetch(tb, c, "GET", base+"/api/federated", nil)
+		if r.status != 200 {
+			return nil, r.status
+		}
+		var v struct {
+			Instances []struct {
+				Domain string `json:"domain"`
+			} `json:"instances"`
+		}
+		if err := json.Unmarshal(r.body, &v); err != nil {
+			tb.Fatalf("%s mbin peers: %v", host, err)
+		}
+		var out []string
+		for _, i := range v.Instances {
+			out = append(out, i.Domain)
+		}
+		return out, 200
 	case "lemmy":
 		r := mustFetch(tb, c, "GET", base+"/api/v3/federated_instances", nil)
 		if r.status != 200 {

@@ -11,6 +11,7 @@ const (
 	peersMisskey  // POST /api/federation/instances {"limit","offset","blocked"}: [{"host":...,"isBlocked":...}]
 	peersLemmy    // GET /api/v3/federated_instances
 	peersPeerTube // GET /api/v1/server/followers and /following, ?state=accepted
+	peersMbin     // GET /api/federated: {"instances":[{"domain":...}]}; /api/defederated is its block list
 )
 
 const (
@@ -19,6 +20,8 @@ const (
 	pathLemmyPeers    = "/api/v3/federated_instances"
 	pathPTFollowers   = "/api/v1/server/followers"
 	pathPTFollowing   = "/api/v1/server/following"
+	pathMbinPeers     = "/api/federated"
+	pathMbinBlocked   = "/api/defederated"
 )
 
 type family struct {
@@ -48,6 +51,7 @@ var families = []family{
 	{"gotosocial", "gotosocial", 40, peersMastodon, []string{"0.17.3 git-5bb8b52", "0.16.0", "0.18.0-rc1 git-abc1234"}, "2.0", "/nodeinfo/%s", false, "https://github.com/superseriousbusiness/gotosocial"},
 	{"friendica", "friendica", 35, peersMastodon, []string{"2024.08-1571", "2024.03-dev-1550", "2023.12"}, "2.0", "/nodeinfo/%s", true, "https://github.com/friendica/friendica"},
 	{"bookwyrm", "bookwyrm", 18, peersMastodon, []string{"0.7.4", "0.7.5", "0.6.6"}, "2.0", "/nodeinfo/%s", false, "https://github.com/bookwyrm-social/bookwyrm"},
+	{"mbin", "mbin", 10, peersMbin, []string{"1.7.4", "1.8.0", "1.6.0-rc1"}, "2.0", "/nodeinfo/%s", false, "https://github.com/MbinOrg/mbin"},
 	{"writefreely", "writefreely", 18, peersNone, []string{"0.15.1", "0.14.0", "0.13.2"}, "2.0", "/api/nodeinfo", false, "https://github.com/writefreely/writefreely"},
 	{"unknown", "", 15, peersMastodon, []string{"0.9.2", "1.0", "2024-10-01", "alpha"}, "2.0", "/nodeinfo/%s", false, ""},
 }
@@ -161,6 +165,8 @@ func (w *world) info(i uint64) Info {
 		inf.PeersPath = pathLemmyPeers
 	case peersPeerTube:
 		inf.PeersPath = pathPTFollowing
+	case peersMbin:
+		inf.PeersPath = pathMbinPeers
 	}
 	if inf.PeersPath == "" {
 		inf.PeersStatus = 404

@@ -3,6 +3,7 @@ package fedisim
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"iter"
 	"net/http"
@@ -330,6 +331,8 @@ func (n *node) servesPeers(path string) bool {
 		return path == pathLemmyPeers
 	case peersPeerTube:
 		return path == pathPTFollowers || path == pathPTFollowing
+	case peersMbin:
+		return path == pathMbinPeers || path == pathMbinBlocked
 	}
 	return false
 }
@@ -369,6 +372,18 @@ func (s *Sim) servePeers(w http.ResponseWriter, r *http.Request, n *node) {
 			return
 		}
 		streamJSON(w, func(bw *bufio.Writer) { writeLemmy(bw, n) })
+	case peersMbin:
+		if r.URL.Path == pathMbinBlocked {
+			// Its block list: a crawler that read it would take the
+			// hosts an admin cut off for peers.
+			s.mbinBlockedReads.Add(1)
+			streamJSON(w, func(bw *bufio.Writer) { writeMbin(bw, mbinBlockedHosts(n)) })
+			return
+		}
+		if s.notModified(w, r, n) {
+			return
+		}
+		streamJSON(w, func(bw *bufio.Writer) { writeMbin(bw, n.peers) })
 	case peersPeerTube:
 		start, _ := strconv.Atoi(r.URL.Query().Get("start"))
 		count := 15
@@ -417,6 +432,38 @@ func streamJSON(w http.ResponseWriter, body func(*bufio.Writer)) {
 	bw := bufio.NewWriterSize(w, 16<<10)
 	body(bw)
 	bw.Flush()
+}
+
+// writeMbin writes Mbin's {"instances":[{"domain":...}]} (MbinOrg/mbin,
+// InstanceRetrieveFederationApi).
+func writeMbin(bw *bufio.Writer, hosts iter.Seq[string]) {
+	var scratch []byte
+	bw.WriteString(`{"instances":[`)
+	first := true
+	for h := range hosts {
+		if !first {
+			bw.WriteByte(',')
+		}
+		first = false
+		scratch = append(scratch[:0], `{"domain":`...)
+		scratch = appendJSONString(scratch, h)
+		scratch = append(scratch, `,"software":null,"version":null}`...)
+		bw.Write(scratch)
+	}
+	bw.WriteString("]}")
+}
+
+// mbinBlockedHosts are the hosts a simulated Mbin admin defederated: names
+// in no peers list, so one discovered can only have come from the block
+// list.
+func mbinBlockedHosts(n *node) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for k := range 3 {
+			if !yield(fmt.Sprintf("defederated-%d.%s", k, n.inf.Host)) {
+				return
+			}
+		}
+	}
 }
 
 func writeMastodon(bw *bufio.Writer, peers iter.Seq[string]) {

@@ -134,6 +134,9 @@ type Sim struct {
 	requests         atomic.Int64
 	connections      atomic.Int64
 	notModifiedCount atomic.Int64
+	// mbinBlockedReads counts requests for an Mbin block list, which no
+	// crawler should make.
+	mbinBlockedReads atomic.Int64
 	mu               sync.Mutex
 	log              map[string][]string // host -> "METHOD /path", only with RecordRequests
 	conns            map[string]int64    // SNI -> handshakes, only with RecordRequests
@@ -446,12 +449,15 @@ type Stats struct {
 	Requests    int64 `json:"requests"`     // HTTP requests served
 	Connections int64 `json:"connections"`  // TLS handshakes started
 	NotModified int64 `json:"not_modified"` // peers lists answered 304 Not Modified
-	Instances   int   `json:"instances"`
+	// MbinBlockedReads counts requests for an Mbin block list
+	// (/api/defederated), which a crawler must never read.
+	MbinBlockedReads int64 `json:"mbin_blocked_reads"`
+	Instances        int   `json:"instances"`
 }
 
 // Stats returns the counters so far.
 func (s *Sim) Stats() Stats {
-	return Stats{Day: s.Day(), Requests: s.requests.Load(), Connections: s.connections.Load(), NotModified: s.notModifiedCount.Load(), Instances: s.cfg.Instances}
+	return Stats{Day: s.Day(), Requests: s.requests.Load(), Connections: s.connections.Load(), NotModified: s.notModifiedCount.Load(), MbinBlockedReads: s.mbinBlockedReads.Load(), Instances: s.cfg.Instances}
 }
 
 // ResetRequests forgets the request log and connection counts (not the totals).

@@ -106,3 +106,42 @@ func TestInvalidBlocklistFailsNamingFileAndLine(t *testing.T) {
 		t.Error("checks were written although the pass refused to start")
 	}
 }
+
+// Mbin (and kbin) list the instances they federate with at /api/federated;
+// /api/defederated is the admin's block list, whose hosts must never be
+// taken for peers. A pass reads the one and never asks for the other.
+func TestMbinPeersAreReadAndItsBlockListNever(t *testing.T) {
+	const instances = 3000
+	s := newSimSite(t, fedisim.Config{Instances: instances, RecordRequests: true})
+	var host string
+	for i := range instances {
+		h := s.sim.Host(i)
+		inf, _ := s.sim.Instance(h)
+		if inf.Family == "mbin" && inf.PeersStatus == 200 && s.sim.StateOn(h, 0).State == fedisim.StateAlive {
+			host = h
+			break
+		}
+	}
+	if host == "" {
+		t.Fatal("no live Mbin instance with a public peers list in the simulation")
+	}
+	var want []string
+	for p := range s.sim.PeersOn(host, 0) {
+		want = append(want, p)
+	}
+	if len(want) == 0 {
+		t.Fatalf("%s lists no peers: the test would prove nothing", host)
+	}
+	os.WriteFile(filepath.Join(s.dir, "seeds.txt"), []byte(host+"\n"), 0o644)
+	if code, out, errs := s.crawl(t, "2026-01-01T00:00:00Z", "--max-checks", "1"); code != exitOK && code != exitCutShort {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	got := s.query(t, "SELECT host FROM discoveries WHERE via = '"+host+"' ORDER BY host")
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("discovered from %s: %d hosts, want its %d peers", host, len(got), len(want))
+	}
+	if n := s.sim.Stats().MbinBlockedReads; n != 0 {
+		t.Errorf("the block list was read %d times", n)
+	}
+}
