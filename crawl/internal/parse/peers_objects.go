@@ -69,14 +69,7 @@ func Lemmy(r io.Reader, fn func(host []byte)) error {
 					fn(stringBytes(el))
 					return
 				}
-				var inst struct {
-					Domain json.RawMessage `json:"domain"`
-				}
-				if !isObject(el) || json.Unmarshal(el, &inst) != nil {
-					fn(nil)
-					return
-				}
-				fn(stringBytes(inst.Domain))
+				fn(domainOf(el))
 			})
 		})
 	})
@@ -99,16 +92,7 @@ func Mbin(r io.Reader, fn func(host []byte)) error {
 		if key != "instances" {
 			return skipValue(dec)
 		}
-		return arrayElements(dec, func(el json.RawMessage) {
-			var inst struct {
-				Domain json.RawMessage `json:"domain"`
-			}
-			if !isObject(el) || json.Unmarshal(el, &inst) != nil {
-				fn(nil)
-				return
-			}
-			fn(stringBytes(inst.Domain))
-		})
+		return arrayElements(dec, func(el json.RawMessage) { fn(domainOf(el)) })
 	})
 	if err == nil {
 		err = expectEOF(dec)
@@ -117,6 +101,18 @@ func Mbin(r io.Reader, fn func(host []byte)) error {
 		return fmt.Errorf("mbin federated instances: %w", err)
 	}
 	return nil
+}
+
+// domainOf is the "domain" of an instance object, as Lemmy and Mbin list
+// them, or nil for anything else.
+func domainOf(el json.RawMessage) []byte {
+	var inst struct {
+		Domain json.RawMessage `json:"domain"`
+	}
+	if !isObject(el) || json.Unmarshal(el, &inst) != nil {
+		return nil
+	}
+	return stringBytes(inst.Domain)
 }
 
 // PeerTubePage reads one page of GET /api/v1/server/followers or
