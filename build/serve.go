@@ -259,6 +259,13 @@ func (w *watcher) appeared(p string) bool {
 }
 
 func (w *watcher) addTree(root string) {
+	// WalkDir does not follow a root that is a symbolic link, and a linked
+	// content/ (which the build follows) went unwatched. With a trailing
+	// separator it does, and the paths below keep the name given, which the
+	// watch's events then carry.
+	if st, err := os.Lstat(root); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		root += string(filepath.Separator)
+	}
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil
@@ -372,19 +379,20 @@ type previewHandler struct {
 }
 
 func (h *previewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !loopbackHost(r.Host) {
+		// A page elsewhere could point its own name at 127.0.0.1 (DNS
+		// rebinding) and read the preview, or learn from its reload
+		// stream when the site is edited; a preview only answers to the
+		// addresses it was opened at.
+		http.Error(w, "the preview answers only to 127.0.0.1 and localhost", http.StatusMisdirectedRequest)
+		return
+	}
 	if r.URL.Path == reloadPath {
 		h.events(w, r)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
-	if !loopbackHost(r.Host) {
-		// A page elsewhere could point its own name at 127.0.0.1 (DNS
-		// rebinding) and read the preview; a preview only answers to the
-		// addresses it was opened at.
-		http.Error(w, "the preview answers only to 127.0.0.1 and localhost", http.StatusMisdirectedRequest)
 		return
 	}
 	name := path.Clean("/" + r.URL.Path)

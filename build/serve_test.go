@@ -143,6 +143,14 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	} else if resp.Body.Close(); resp.StatusCode != http.StatusMisdirectedRequest {
 		t.Errorf("Host attacker.example: %d, want 421", resp.StatusCode)
 	}
+	// Nor may it follow the reload stream, which tells when the site is edited.
+	rebind, _ = http.NewRequest("GET", base+"__reload", nil)
+	rebind.Host = "attacker.example"
+	if resp, err := http.DefaultClient.Do(rebind); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("Host attacker.example, %s: %d, want 421", "/__reload", resp.StatusCode)
+	}
 	if status, body := get(t, base+"no/such/page"); status != 404 || !strings.Contains(body, "Page not found") {
 		t.Errorf("missing page: %d", status)
 	}
