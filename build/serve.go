@@ -404,7 +404,8 @@ func (h *previewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// To the cleaned path, escaped: the raw one could begin with
 			// "//" (a request for %2Fevil.example%2F..%2Flive), which a
 			// browser reads as another host.
-			loc := (&url.URL{Path: strings.TrimSuffix(name, "/") + "/"}).EscapedPath()
+			// The query is kept, as a web server's redirect keeps it.
+			loc := (&url.URL{Path: strings.TrimSuffix(name, "/") + "/", RawQuery: r.URL.RawQuery}).String()
 			http.Redirect(w, r, loc, http.StatusMovedPermanently)
 			return
 		}

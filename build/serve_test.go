@@ -135,6 +135,12 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 			t.Errorf("GET %s: %d, Location %q; want a redirect to /docs/", p, resp.StatusCode, loc)
 		}
 	}
+	// The query goes along.
+	if resp, err := noFollow.Get(base + "docs?x=1"); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.Header.Get("Location") != "/docs/?x=1" {
+		t.Errorf("GET docs?x=1: Location %q, want /docs/?x=1", resp.Header.Get("Location"))
+	}
 	// DNS rebinding: a request naming another host is refused.
 	rebind, _ := http.NewRequest("GET", base+"live.txt", nil)
 	rebind.Host = "attacker.example"
