@@ -136,10 +136,7 @@ func resolvePath(p string) (string, error) {
 			// stat names the cause as the system does ("too many levels
 			// of symbolic links"), and the caller names the path.
 			if _, serr := os.Stat(cur); serr != nil {
-				if pe, ok := errors.AsType[*fs.PathError](serr); ok {
-					return "", pe.Err
-				}
-				return "", serr
+				return "", unwrapPath(serr)
 			}
 			return "", err
 		}

@@ -100,10 +100,7 @@ func inputDir(dir, display string) (bool, error) {
 		return false, nil
 	}
 	// The path is the display name's, so only the cause is kept.
-	if pe, ok := errors.AsType[*fs.PathError](err); ok {
-		err = pe.Err
-	}
-	return false, fmt.Errorf("%s: %w", display, err)
+	return false, fmt.Errorf("%s: %w", display, unwrapPath(err))
 }
 
 // notFollowed is the error for a symbolic link found inside content/,
