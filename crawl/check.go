@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fediverse-observer/observer"
@@ -360,13 +361,17 @@ func (k *check) peers(ctx context.Context) {
 	var fetched bool
 	var status int
 	var err error
-	// Paged lists (Misskey's POST, PeerTube's pages) are not asked
+	// Paged lists (Misskey's POST, PeerTube's and Lemmy 1.0's pages) are not asked
 	// conditionally: their pages have no validators worth keeping.
 	var cond *validators
 	switch families[k.res.Check.Software] {
 	case familyMisskey:
 		fetched, status, err = k.misskeyPeers(ctx, pl)
 	case familyLemmy:
+		if lemmyAPIv4(k.res.Check.Version) {
+			fetched, status, err = k.lemmyPeers(ctx, pl)
+			break
+		}
 		cond = newValidators(k.opts.PeersETag, k.opts.PeersLastModified)
 		fetched, status, err = k.simplePeers(ctx, pl, "/api/v3/federated_instances", pl.ReadLemmy, cond)
 	case familyPeerTube:
@@ -454,6 +459,17 @@ func (k *check) peersRequest(ctx context.Context, r request, read func(io.Reader
 	return status, stop, err
 }
 
+// pageStatus is peersStatus for page (from 0) of a paged list: a first
+// page that is not offered means there is no list, but a later one that is
+// not means the list cannot be read whole, which is an error.
+func (k *check) pageStatus(path string, page, status int, stop *redirectStop, err error) (bool, error) {
+	ok, err := k.peersStatus(path, status, stop, err)
+	if err != nil || ok || page == 0 {
+		return ok, err
+	}
+	return false, fmt.Errorf("%s: page %d unavailable (HTTP %d)", path, page+1, status)
+}
+
 func (k *check) peersAllowed(path string) bool {
 	if k.f.robots.Allowed(path) {
 		return true
@@ -497,15 +513,8 @@ func (k *check) misskeyPeers(ctx context.Context, pl *PeerList) (bool, int, erro
 				n, err = pl.ReadMisskeyPage(r)
 				return err
 			})
-		ok, err := k.peersStatus(path, status, stop, err)
-		if err != nil {
+		if ok, err := k.pageStatus(path, page, status, stop, err); !ok {
 			return false, status, err
-		}
-		if !ok {
-			if page == 0 {
-				return false, status, nil
-			}
-			return false, status, fmt.Errorf("%s: page %d unavailable (HTTP %d)", path, page+1, status)
 		}
 		if n < pageSize {
 			return true, status, nil
@@ -513,6 +522,59 @@ func (k *check) misskeyPeers(ctx context.Context, pl *PeerList) (bool, int, erro
 	}
 	k.f.note("peers: stopped after %d requests", k.peersRequests)
 	return true, 200, nil
+}
+
+// lemmyAPIv4 reports whether a Lemmy version (NodeInfo's software.version,
+// "1.0.0-alpha.5", "v0.19.8-beta.1") is 1.0 or later, which lists its
+// federated instances only under /api/v4.
+func lemmyAPIv4(version string) bool {
+	major, _, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
+	n, err := strconv.Atoi(major)
+	return err == nil && n >= 1
+}
+
+// lemmyPeers reads Lemmy 1.0's federated instances, a page of at most 50
+// (Lemmy's FETCH_LIMIT_MAX) at a time, each page naming the next by a
+// cursor. kind=linked leaves out the instances the admin blocked.
+func (k *check) lemmyPeers(ctx context.Context, pl *PeerList) (bool, int, error) {
+	const path, limit = "/api/v4/federated_instances", 50
+	var cursor string
+	status := 0
+	for page := 0; ; page++ {
+		if k.peersRequests >= k.c.opts.MaxPeerPages {
+			k.f.note("peers: stopped after %d requests", k.peersRequests)
+			return true, status, nil
+		}
+		q := path + "?kind=linked&limit=" + strconv.Itoa(limit)
+		if cursor != "" {
+			q += "&page_cursor=" + url.QueryEscape(cursor)
+		}
+		if !k.peersAllowed(q) {
+			if page == 0 {
+				return false, 0, nil
+			}
+			return false, status, fmt.Errorf("%s: page %d disallowed by robots.txt", path, page+1)
+		}
+		var n int
+		var next string
+		var stop *redirectStop
+		var err error
+		status, stop, err = k.peersRequest(ctx, request{method: http.MethodGet, url: k.f.url(q), accept: "application/json"},
+			func(r io.Reader) error {
+				var err error
+				n, next, err = pl.ReadLemmyPage(r)
+				return err
+			})
+		if ok, err := k.pageStatus(path, page, status, stop, err); !ok {
+			return false, status, err
+		}
+		// A page shorter than asked is the last (Lemmy then sends no
+		// next_page); a cursor that does not move would loop.
+		if n < limit || next == "" || next == cursor {
+			return true, status, nil
+		}
+		cursor = next
+	}
 }
 
 func (k *check) peerTubePeers(ctx context.Context, pl *PeerList) (bool, int, error) {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -450,7 +451,7 @@ func TestMisskeyPageCap(t *testing.T) {
 
 func TestLemmyPeers(t *testing.T) {
 	e := newEnv(t)
-	rt := instance("lemmy.example.com", "lemmy", "")
+	rt := lemmyInstance("lemmy.example.com", "0.19.7")
 	rt["/api/v3/federated_instances"] = text(200, `{"federated_instances":{
 		"linked":[{"id":1,"domain":"linked.social","software":"mastodon"},{"id":2,"domain":"BAD DOMAIN"},"old-style.social"],
 		"blocked":[{"id":3,"domain":"blocked.social"}],
@@ -464,6 +465,104 @@ func TestLemmyPeers(t *testing.T) {
 		t.Errorf("discoveries = %s (count %d), want %s", got, r.Check.PeersCount, want)
 	}
 	wantPaths(t, e.srv, "lemmy.example.com", "GET /robots.txt", "GET /.well-known/nodeinfo", "GET /nodeinfo/2.0", "GET /api/v3/federated_instances")
+}
+
+// Lemmy 1.0 lists its federated instances only under /api/v4, fifty at a
+// time (its largest limit), each page naming the next by a cursor.
+// kind=linked leaves out the instances its admin blocked, and an entry
+// marked blocked all the same is not a discovery.
+func TestLemmy1Peers(t *testing.T) {
+	for _, version := range []string{"1.0.0", "v1.0.0-rc.2", "1.1.0-alpha.5"} {
+		t.Run(version, func(t *testing.T) {
+			e := newEnv(t)
+			rt := lemmyInstance("lemmy.example.com", version)
+			var queries []string
+			rt["/api/v4/federated_instances"] = func(w http.ResponseWriter, r *http.Request) {
+				queries = append(queries, r.URL.RawQuery)
+				if r.URL.Query().Get("page_cursor") == "" {
+					var items []string
+					for i := range 50 {
+						items = append(items, fmt.Sprintf(`{"instance":{"id":%d,"domain":"p%d.social","software":"lemmy"}}`, i, i))
+					}
+					fmt.Fprintf(w, `{"items":[%s],"next_page":"Yj10cnVl+/=","prev_page":null}`, strings.Join(items, ","))
+					return
+				}
+				fmt.Fprint(w, `{"items":[{"instance":{"id":60,"domain":"last.social"}},{"instance":{"id":61,"domain":"BAD DOMAIN"}},`+
+					`{"instance":{"id":62,"domain":"blocked.social"},"blocked":{"instance_id":62}},{"instance":{"id":63,"domain":"null-blocked.social"},"blocked":null}],"prev_page":"x"}`)
+			}
+			e.host("lemmy.example.com", rt)
+			r, _ := e.check("lemmy.example.com", crawl.CheckOptions{FetchPeers: true})
+			wantOutcome(t, r, observer.OutcomeAlive, "")
+			got := hostsOf(r.Discoveries)
+			if len(got) != 52 || got[0] != "p0.social<lemmy.example.com" || got[50] != "last.social<lemmy.example.com" ||
+				got[51] != "null-blocked.social<lemmy.example.com" || !r.Check.PeersFetched || r.Check.PeersCount != 52 {
+				t.Errorf("discoveries %v (fetched %v, count %d)", got, r.Check.PeersFetched, r.Check.PeersCount)
+			}
+			want := []string{"kind=linked&limit=50", "kind=linked&limit=50&page_cursor=Yj10cnVl%2B%2F%3D"}
+			if !slices.Equal(queries, want) {
+				t.Errorf("queries %q, want %q", queries, want)
+			}
+			wantPaths(t, e.srv, "lemmy.example.com", "GET /robots.txt", "GET /.well-known/nodeinfo", "GET /nodeinfo/2.0",
+				"GET /api/v4/federated_instances", "GET /api/v4/federated_instances")
+		})
+	}
+}
+
+// A Lemmy 1.0 server whose cursor never moves, or whose pages never end,
+// costs a bounded number of requests.
+func TestLemmy1PeersPagingEnds(t *testing.T) {
+	page := func(next string) string {
+		var items []string
+		for i := range 50 {
+			items = append(items, fmt.Sprintf(`{"instance":{"domain":"p%d.social"}}`, i))
+		}
+		return fmt.Sprintf(`{"items":[%s],"next_page":%q}`, strings.Join(items, ","), next)
+	}
+	t.Run("same cursor", func(t *testing.T) {
+		e := newEnv(t)
+		rt := lemmyInstance("lemmy.example.com", "1.0.0")
+		n := 0
+		rt["/api/v4/federated_instances"] = func(w http.ResponseWriter, r *http.Request) {
+			n++
+			fmt.Fprint(w, page("again"))
+		}
+		e.host("lemmy.example.com", rt)
+		r, _ := e.check("lemmy.example.com", crawl.CheckOptions{FetchPeers: true})
+		// The second page's entries count as read; its hosts were new once.
+		if n != 2 || !r.Check.PeersFetched || r.Check.PeersCount != 100 || len(r.Discoveries) != 50 {
+			t.Errorf("%d requests, fetched %v, %d entries, %d discoveries; want 2, true, 100, 50", n, r.Check.PeersFetched, r.Check.PeersCount, len(r.Discoveries))
+		}
+	})
+	t.Run("endless", func(t *testing.T) {
+		e := newEnv(t, func(o *crawl.Options) { o.MaxPeerPages = 4 })
+		rt := lemmyInstance("lemmy.example.com", "1.0.0")
+		n := 0
+		rt["/api/v4/federated_instances"] = func(w http.ResponseWriter, r *http.Request) {
+			n++
+			fmt.Fprint(w, page(fmt.Sprintf("c%d", n)))
+		}
+		e.host("lemmy.example.com", rt)
+		r, _ := e.check("lemmy.example.com", crawl.CheckOptions{FetchPeers: true})
+		if n != 4 || !r.Check.PeersFetched {
+			t.Errorf("%d requests (fetched %v), want 4", n, r.Check.PeersFetched)
+		}
+	})
+	t.Run("second page fails", func(t *testing.T) {
+		e := newEnv(t)
+		rt := lemmyInstance("lemmy.example.com", "1.0.0")
+		rt["/api/v4/federated_instances"] = func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Query().Get("page_cursor") != "" {
+				w.WriteHeader(500)
+				return
+			}
+			fmt.Fprint(w, page("next"))
+		}
+		e.host("lemmy.example.com", rt)
+		r, _ := e.check("lemmy.example.com", crawl.CheckOptions{FetchPeers: true})
+		if r.Check.PeersFetched || len(r.Discoveries) != 0 || !strings.Contains(r.Check.Error, "HTTP 500") {
+			t.Errorf("fetched %v, %d discoveries, error %q", r.Check.PeersFetched, len(r.Discoveries), r.Check.Error)
+		}
+	})
 }
 
 func TestPeerTubePeers(t *testing.T) {

@@ -111,7 +111,7 @@ func TestPeersNotModified(t *testing.T) {
 // Lemmy's list is one GET too, and is asked conditionally as well.
 func TestLemmyPeersNotModified(t *testing.T) {
 	e := newEnv(t)
-	rt := instance("lemmy.social", "lemmy", "")
+	rt := lemmyInstance("lemmy.social", "0.19.7")
 	rt["/api/v3/federated_instances"] = notModified(`"l1"`)
 	e.host("lemmy.social", rt)
 	r, _ := e.check("lemmy.social", crawl.CheckOptions{FetchPeers: true, PeersETag: `"l1"`})

@@ -56,8 +56,12 @@
 //     with "blocked": false (without it Misskey lists the instances its
 //     admin blocked too); entries marked "isBlocked": true are dropped as
 //     well, for forks that ignore the parameter.
-//   - Lemmy: GET /api/v3/federated_instances, linked and allowed, never
-//     blocked.
+//   - Lemmy before 1.0: GET /api/v3/federated_instances, linked and
+//     allowed, never blocked. Lemmy 1.0 and later (by NodeInfo's version)
+//     list them only as GET /api/v4/federated_instances?kind=linked, fifty
+//     to a page (its largest), each page naming the next by a cursor;
+//     entries marked blocked are dropped as well. Like the other paged
+//     lists, it stops at MaxPeerPages requests.
 //   - PeerTube: GET /api/v1/server/followers and /following, paged, with
 //     state=accepted (without it PeerTube lists pending and rejected
 //     follows too).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,6 +58,15 @@ func instance(host, software, peers string) routes {
 		"/nodeinfo/2.0":          text(200, nodeInfoDoc("2.0", software)),
 		"/api/v1/instance/peers": text(200, peers),
 	}
+}
+
+// lemmyInstance returns the routes of a healthy Lemmy instance of version
+// (which decides its peers endpoint), without a peers list.
+func lemmyInstance(host, version string) routes {
+	rt := instance(host, "lemmy", "")
+	delete(rt, "/api/v1/instance/peers")
+	rt["/nodeinfo/2.0"] = text(200, strings.Replace(nodeInfoDoc("2.0", "lemmy"), `"4.3.1"`, strconv.Quote(version), 1))
+	return rt
 }
 
 type env struct {

@@ -147,6 +147,14 @@ func (p *PeerList) ReadLemmy(r io.Reader) error {
 	return p.read(parse.Lemmy(r, p.add))
 }
 
+// ReadLemmyPage ingests one page of Lemmy 1.0's GET
+// /api/v4/federated_instances and returns its number of entries and the
+// next page's cursor ("" after the last).
+func (p *PeerList) ReadLemmyPage(r io.Reader) (int, string, error) {
+	n, next, err := parse.LemmyPage(r, p.add)
+	return n, next, p.read(err)
+}
+
 // ReadMbin ingests Mbin's GET /api/federated (the instances it federates
 // with; its blocklist, /api/defederated, is never read).
 func (p *PeerList) ReadMbin(r io.Reader) error {

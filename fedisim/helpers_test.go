@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -218,6 +219,10 @@ func getPeers(tb testing.TB, c *http.Client, host string, family string) ([]stri
 		return out, 200
 	case "lemmy":
 		r := mustFetch(tb, c, "GET", base+"/api/v3/federated_instances", nil)
+		if r.status == 404 {
+			// Lemmy 1.0 lists them only under /api/v4, a page at a time.
+			return getLemmyV4Peers(tb, c, host)
+		}
 		if r.status != 200 {
 			return nil, r.status
 		}
@@ -288,4 +293,44 @@ func getPeers(tb testing.TB, c *http.Client, host string, family string) ([]stri
 		tb.Fatalf("%s mastodon peers: %v", host, err)
 	}
 	return out, 200
+}
+
+// getLemmyV4Peers reads Lemmy 1.0's linked instances, following the pages'
+// cursors.
+func getLemmyV4Peers(tb testing.TB, c *http.Client, host string) ([]string, int) {
+	tb.Helper()
+	var out []string
+	cursor := ""
+	for {
+		u := "https://" + host + "/api/v4/federated_instances?kind=linked&limit=50"
+		if cursor != "" {
+			u += "&page_cursor=" + url.QueryEscape(cursor)
+		}
+		r := mustFetch(tb, c, "GET", u, nil)
+		if r.status != 200 {
+			return out, r.status
+		}
+		var page struct {
+			Items []struct {
+				Instance struct {
+					Domain string `json:"domain"`
+				} `json:"instance"`
+				Blocked json.RawMessage `json:"blocked"`
+			} `json:"items"`
+			NextPage string `json:"next_page"`
+		}
+		if err := json.Unmarshal(r.body, &page); err != nil {
+			tb.Fatalf("%s lemmy v4 peers: %v", host, err)
+		}
+		for _, it := range page.Items {
+			if it.Blocked != nil {
+				tb.Fatalf("%s: kind=linked listed the blocked %s", host, it.Instance.Domain)
+			}
+			out = append(out, it.Instance.Domain)
+		}
+		if page.NextPage == "" {
+			return out, 200
+		}
+		cursor = page.NextPage
+	}
 }

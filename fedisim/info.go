@@ -9,7 +9,7 @@ const (
 	peersNone     = iota
 	peersMastodon // GET /api/v1/instance/peers: ["host", ...]
 	peersMisskey  // POST /api/federation/instances {"limit","offset","blocked"}: [{"host":...,"isBlocked":...}]
-	peersLemmy    // GET /api/v3/federated_instances
+	peersLemmy    // GET /api/v3/federated_instances; from 1.0, only GET /api/v4/federated_instances (cursor pages)
 	peersPeerTube // GET /api/v1/server/followers and /following, ?state=accepted
 	peersMbin     // GET /api/federated: {"instances":[{"domain":...}]}; /api/defederated is its block list
 )
@@ -18,6 +18,7 @@ const (
 	pathMastodonPeers = "/api/v1/instance/peers"
 	pathMisskeyPeers  = "/api/federation/instances"
 	pathLemmyPeers    = "/api/v3/federated_instances"
+	pathLemmyPeersV4  = "/api/v4/federated_instances"
 	pathPTFollowers   = "/api/v1/server/followers"
 	pathPTFollowing   = "/api/v1/server/following"
 	pathMbinPeers     = "/api/federated"
@@ -46,7 +47,7 @@ var families = []family{
 	{"sharkey", "sharkey", 35, peersMisskey, []string{"2024.11.1", "2024.9.4-dev", "2025.2.2"}, "2.1", "/nodeinfo/%s", false, "https://activitypub.software/TransFem-org/Sharkey"},
 	{"firefish", "firefish", 12, peersMisskey, []string{"1.0.5-rc", "20240206", "1.0.4-beta31"}, "2.1", "/nodeinfo/%s", false, "https://firefish.dev/firefish/firefish"},
 	{"iceshrimp", "iceshrimp", 12, peersMisskey, []string{"2023.12.8", "2024.1-beta3", "2023.12.4-hotfix"}, "2.1", "/nodeinfo/%s", false, "https://iceshrimp.dev/iceshrimp/iceshrimp"},
-	{"lemmy", "lemmy", 55, peersLemmy, []string{"0.19.7", "0.19.3", "0.18.5", "0.17.4", "v0.19.8-beta.1"}, "2.1", "/nodeinfo/%s", false, "https://github.com/LemmyNet/lemmy"},
+	{"lemmy", "lemmy", 55, peersLemmy, []string{"0.19.7", "0.19.3", "0.18.5", "0.17.4", "v0.19.8-beta.1", "1.0.0", "1.0.0-rc.2"}, "2.1", "/nodeinfo/%s", false, "https://github.com/LemmyNet/lemmy"},
 	{"peertube", "peertube", 45, peersPeerTube, []string{"6.3.3", "7.0.0", "5.2.1", "7.1.0-rc.1"}, "2.0", "/nodeinfo/%s.json", false, "https://github.com/Chocobozzz/PeerTube"},
 	{"gotosocial", "gotosocial", 40, peersMastodon, []string{"0.17.3 git-5bb8b52", "0.16.0", "0.18.0-rc1 git-abc1234"}, "2.0", "/nodeinfo/%s", false, "https://github.com/superseriousbusiness/gotosocial"},
 	{"friendica", "friendica", 35, peersMastodon, []string{"2024.08-1571", "2024.03-dev-1550", "2023.12"}, "2.0", "/nodeinfo/%s", true, "https://github.com/friendica/friendica"},
@@ -163,6 +164,9 @@ func (w *world) info(i uint64) Info {
 		inf.PeersPath = pathMisskeyPeers
 	case peersLemmy:
 		inf.PeersPath = pathLemmyPeers
+		if strings.HasPrefix(inf.Version, "1.") {
+			inf.PeersPath = pathLemmyPeersV4
+		}
 	case peersPeerTube:
 		inf.PeersPath = pathPTFollowing
 	case peersMbin:

@@ -2,6 +2,7 @@ package fedisim_test
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -225,6 +226,60 @@ func TestMisskeyPagingAndMethod(t *testing.T) {
 	}
 	if r := mustFetch(t, c, "POST", "https://"+host+"/api/federation/instances", []byte(`{"limit":1000}`)); r.status != 400 {
 		t.Fatalf("limit 1000: status %d", r.status)
+	}
+}
+
+// Like Lemmy 1.0, a Lemmy 1.x server lists its federated instances only
+// under /api/v4, in cursor pages of at most 50, and kind=all (the
+// default) includes the instances its admin blocked, each with a
+// "blocked" object; getPeers asks for kind=linked.
+func TestLemmyV4PagingAndKinds(t *testing.T) {
+	s := startSim(t, fedisim.Config{Seed: 3, Instances: 3000, PeersDenied: -1, MinDegree: 150})
+	c := newClient(t, s)
+	var host string
+	for h := range s.Hosts(0) {
+		if inf, _ := s.Instance(h); inf.Family == "lemmy" && strings.HasPrefix(inf.Version, "1.") && s.StateOn(h, 0).State == fedisim.StateAlive {
+			host = h
+			break
+		}
+	}
+	if host == "" {
+		t.Fatal("no live Lemmy 1.x instance in the simulation")
+	}
+	base := "https://" + host
+	if r := mustFetch(t, c, "GET", base+"/api/v3/federated_instances", nil); r.status != 404 {
+		t.Fatalf("/api/v3/federated_instances: status %d, want 404", r.status)
+	}
+	linked, status := getPeers(t, c, host, "lemmy")
+	var want []string
+	for p := range s.PeersOn(host, 0) {
+		want = append(want, p)
+	}
+	if status != 200 || len(linked) < 100 || !slices.Equal(linked, want) {
+		t.Fatalf("%s: %d linked peers (status %d), want its %d peers", host, len(linked), status, len(want))
+	}
+	r := mustFetch(t, c, "GET", base+"/api/v4/federated_instances?limit=10&page_cursor=I5", nil)
+	if !bytes.Contains(r.body, []byte(`"domain":"`+linked[5]+`"`)) || bytes.Contains(r.body, []byte(`"domain":"`+linked[15]+`"`)) ||
+		!bytes.Contains(r.body, []byte(`"next_page":"I15"`)) {
+		t.Fatalf("page at I5, limit 10, wrong: %s", r.body)
+	}
+	// The blocked instances come after the linked ones in kind=all.
+	r = mustFetch(t, c, "GET", base+fmt.Sprintf("/api/v4/federated_instances?limit=50&page_cursor=I%d", len(linked)), nil)
+	for b := range fedisim.LemmyBlockedHosts(host) {
+		if slices.Contains(linked, b) {
+			t.Fatalf("kind=linked lists the blocked %s", b)
+		}
+		if !bytes.Contains(r.body, []byte(`"domain":"`+b+`"`)) {
+			t.Fatalf("kind=all lacks the blocked %s: %s", b, r.body)
+		}
+	}
+	if bytes.Count(r.body, []byte(`"blocked":{`)) != 3 || bytes.Contains(r.body, []byte(`"next_page"`)) {
+		t.Fatalf("kind=all's last page: %s", r.body)
+	}
+	for _, q := range []string{"limit=51", "limit=0", "kind=friends", "page_cursor=bogus"} {
+		if r := mustFetch(t, c, "GET", base+"/api/v4/federated_instances?"+q, nil); r.status != 400 {
+			t.Errorf("%s: status %d, want 400", q, r.status)
+		}
 	}
 }
 

@@ -107,6 +107,17 @@ func TestInvalidBlocklistFailsNamingFileAndLine(t *testing.T) {
 	}
 }
 
+// crawlSeed crawls host alone, as the only seed, on the simulation's first
+// day, and returns the hosts discovered from its peers list, sorted.
+func crawlSeed(t *testing.T, s *simSite, host string) []string {
+	t.Helper()
+	os.WriteFile(filepath.Join(s.dir, "seeds.txt"), []byte(host+"\n"), 0o644)
+	if code, out, errs := s.crawl(t, "2026-01-01T00:00:00Z", "--max-checks", "1"); code != exitOK && code != exitCutShort {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	return s.query(t, "SELECT host FROM discoveries WHERE via = '"+host+"' ORDER BY host")
+}
+
 // Mbin (and kbin) list the instances they federate with at /api/federated;
 // /api/defederated is the admin's block list, whose hosts must never be
 // taken for peers. A pass reads the one and never asks for the other.
@@ -125,23 +136,49 @@ func TestMbinPeersAreReadAndItsBlockListNever(t *testing.T) {
 	if host == "" {
 		t.Fatal("no live Mbin instance with a public peers list in the simulation")
 	}
-	var want []string
-	for p := range s.sim.PeersOn(host, 0) {
-		want = append(want, p)
-	}
+	want := slices.Sorted(s.sim.PeersOn(host, 0))
 	if len(want) == 0 {
 		t.Fatalf("%s lists no peers: the test would prove nothing", host)
 	}
-	os.WriteFile(filepath.Join(s.dir, "seeds.txt"), []byte(host+"\n"), 0o644)
-	if code, out, errs := s.crawl(t, "2026-01-01T00:00:00Z", "--max-checks", "1"); code != exitOK && code != exitCutShort {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	got := s.query(t, "SELECT host FROM discoveries WHERE via = '"+host+"' ORDER BY host")
-	slices.Sort(want)
+	got := crawlSeed(t, s, host)
 	if !slices.Equal(got, want) {
 		t.Errorf("discovered from %s: %d hosts, want its %d peers", host, len(got), len(want))
 	}
 	if n := s.sim.Stats().MbinBlockedReads; n != 0 {
 		t.Errorf("the block list was read %d times", n)
+	}
+}
+
+// Lemmy 1.0 lists its peers only under /api/v4, in cursor pages; a crawl
+// of a Lemmy 1.x seed discovers every one of them, and none of the
+// instances its admin blocked.
+func TestLemmy1PeersAreRead(t *testing.T) {
+	const instances = 3000
+	// Without junk entries, its peers are exactly what it should yield.
+	s := newSimSite(t, fedisim.Config{Instances: instances, MinDegree: 120, JunkLists: -1})
+	var host string
+	for i := range instances {
+		h := s.sim.Host(i)
+		inf, _ := s.sim.Instance(h)
+		if inf.Family == "lemmy" && strings.HasPrefix(inf.Version, "1.") && inf.PeersStatus == 200 && s.sim.StateOn(h, 0).State == fedisim.StateAlive {
+			host = h
+			break
+		}
+	}
+	if host == "" {
+		t.Fatal("no live Lemmy 1.x instance with a public peers list in the simulation")
+	}
+	want := slices.Sorted(s.sim.PeersOn(host, 0))
+	if len(want) <= 50 {
+		t.Fatalf("%s lists %d peers: one page would prove nothing about the cursor", host, len(want))
+	}
+	got := crawlSeed(t, s, host)
+	if !slices.Equal(got, want) {
+		t.Errorf("discovered from %s: %d hosts, want its %d peers", host, len(got), len(want))
+	}
+	for b := range fedisim.LemmyBlockedHosts(host) {
+		if slices.Contains(got, b) {
+			t.Errorf("the blocked %s was discovered", b)
+		}
 	}
 }

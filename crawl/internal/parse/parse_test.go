@@ -148,6 +148,31 @@ func TestObjectFamilies(t *testing.T) {
 		}
 	}
 
+	// Lemmy 1.0's pages: items (federated_instances in its alphas), the
+	// domain in each view's instance, blocked views counted but not passed
+	// on, and the next page's cursor.
+	hosts = nil
+	n, next, err := parse.LemmyPage(strings.NewReader(`{"items":[{"instance":{"id":1,"domain":"l.social"},"site":{"name":"x"}},`+
+		`{"instance":{"domain":"b.social"},"blocked":{"instance_id":2}},{"instance":{"domain":"n.social"},"blocked":null},{"instance":"s.social"},7],`+
+		`"next_page":"YWJj","prev_page":"eHl6"}`), add)
+	if err != nil || n != 5 || next != "YWJj" || strings.Join(hosts, ",") != "l.social,n.social,," {
+		t.Errorf("lemmy page: %d %q %q %v", n, next, hosts, err)
+	}
+	hosts = nil
+	n, next, err = parse.LemmyPage(strings.NewReader(`{"next_page":null,"federated_instances":[{"instance":{"domain":"a.social"}}]}`), add)
+	if err != nil || n != 1 || next != "" || strings.Join(hosts, ",") != "a.social" {
+		t.Errorf("lemmy alpha page: %d %q %q %v", n, next, hosts, err)
+	}
+	if n, next, err := parse.LemmyPage(strings.NewReader(`{"items":[],"next_page":5}`), add); err != nil || n != 0 || next != "" {
+		t.Errorf("lemmy page with a number for a cursor: %d %q %v", n, next, err)
+	}
+	for _, bad := range []string{`[]`, `{"items":{}}`, `{"items":[]`, `{"items":[]} {}`,
+		`{"items":[],"next_page":"` + strings.Repeat("a", parse.MaxCursor+1) + `"}`} {
+		if _, _, err := parse.LemmyPage(strings.NewReader(bad), add); err == nil {
+			t.Errorf("lemmy page accepted %.40q", bad)
+		}
+	}
+
 	hosts = nil
 	err = parse.Mbin(strings.NewReader(`{"instances":[{"domain":"m.social","software":"mbin","version":"1.7.0"},{"domain":7},"bare.social",{}],"extra":[1]}`), add)
 	if err != nil || strings.Join(hosts, ",") != "m.social,,," {
@@ -416,7 +441,8 @@ func FuzzParsePeers(f *testing.F) {
 
 func FuzzParsePeersObjects(f *testing.F) {
 	for _, s := range []string{`[{"host":"a.social"}]`, `{"federated_instances":{"linked":[{"domain":"a"}],"blocked":[]}}`,
-		`{"total":1,"data":[{"follower":{"host":"a"}}]}`, `{"instances":[{"domain":"a","software":"mbin"}]}`, `[`, `{}`} {
+		`{"total":1,"data":[{"follower":{"host":"a"}}]}`, `{"instances":[{"domain":"a","software":"mbin"}]}`,
+		`{"items":[{"instance":{"domain":"a"}},{"instance":{"domain":"b"},"blocked":{}}],"next_page":"YQ"}`, `[`, `{}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -430,6 +456,11 @@ func FuzzParsePeersObjects(f *testing.F) {
 		check("misskey", err)
 		check("lemmy", parse.Lemmy(bytes.NewReader(data), nop))
 		check("mbin", parse.Mbin(bytes.NewReader(data), nop))
+		n, next, err := parse.LemmyPage(bytes.NewReader(data), nop)
+		check("lemmy page", err)
+		if n < 0 || len(next) > parse.MaxCursor || (err != nil && next != "") {
+			t.Fatalf("lemmy page n %d next %.40q err %v", n, next, err)
+		}
 		n, total, err := parse.PeerTubePage(bytes.NewReader(data), "follower", nop)
 		check("peertube", err)
 		if n < 0 || total < 0 {

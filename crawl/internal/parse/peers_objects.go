@@ -82,6 +82,65 @@ func Lemmy(r io.Reader, fn func(host []byte)) error {
 	return nil
 }
 
+// MaxCursor is the longest next-page cursor LemmyPage passes on: the
+// crawler sends it back in a query string, and Lemmy's own are a few dozen
+// bytes of base64.
+const MaxCursor = 1024
+
+// LemmyPage reads one page of Lemmy 1.0's GET /api/v4/federated_instances:
+// {"items": [...], "next_page": "…", "prev_page": "…"}, each element an
+// instance view naming the instance in instance.domain (Lemmy's 1.0
+// alphas called the array "federated_instances"). fn gets each domain (nil
+// for an element without one); n is the number of elements, and next the
+// cursor of the page after it ("" when there is none).
+//
+// Elements with a non-null "blocked" are instances the admin blocked: they
+// are counted in n but fn never gets them. The crawler asks for
+// kind=linked, which leaves them out, but a server that ignores the
+// parameter must not turn a blocklist into discoveries.
+func LemmyPage(r io.Reader, fn func(host []byte)) (n int, next string, err error) {
+	dec := json.NewDecoder(DepthReader(r))
+	err = objectFields(dec, func(key string) error {
+		switch key {
+		case "next_page":
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return shortJSONError(err)
+			}
+			cursor := stringBytes(raw)
+			if len(cursor) > MaxCursor {
+				return fmt.Errorf("next_page cursor of %d bytes, over %d", len(cursor), MaxCursor)
+			}
+			next = string(cursor)
+			return nil
+		case "items", "federated_instances":
+			return arrayElements(dec, func(el json.RawMessage) {
+				n++
+				var view struct {
+					Instance json.RawMessage `json:"instance"`
+					Blocked  json.RawMessage `json:"blocked"`
+				}
+				if !isObject(el) || json.Unmarshal(el, &view) != nil {
+					fn(nil)
+					return
+				}
+				if b := bytes.TrimSpace(view.Blocked); len(b) > 0 && string(b) != "null" {
+					return
+				}
+				fn(domainOf(view.Instance))
+			})
+		}
+		return skipValue(dec)
+	})
+	if err == nil {
+		err = expectEOF(dec)
+	}
+	if err != nil {
+		return n, "", fmt.Errorf("lemmy federated instances: %w", err)
+	}
+	return n, next, nil
+}
+
 // Mbin reads Mbin's (and kbin's) GET /api/federated: {"instances": [...]},
 // each element an object naming the instance in "domain". It passes on
 // every domain (nil for an element without one). /api/defederated has the
