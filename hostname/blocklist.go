@@ -35,6 +35,11 @@ func ReadBlocklist(r io.Reader) (*Blocklist, []error) {
 		}
 		domain, wildcard := strings.CutPrefix(line, "*.")
 		h, err := Normalize(domain)
+		if err != nil && wildcard {
+			if d, ok := wildcardDomain(domain); ok {
+				h, err = d, nil
+			}
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("line %d: %q %w", n, line, err))
 			continue
@@ -49,6 +54,21 @@ func ReadBlocklist(r io.Reader) (*Blocklist, []error) {
 		errs = append(errs, fmt.Errorf("after line %d: %w", n, err))
 	}
 	return b, errs
+}
+
+// wildcardDomain normalises the domain of a "*.domain" entry that is not a
+// valid host because it is a public suffix (duckdns.org, github.io, or a
+// TLD): the hosts below one are where a spam farm gets free subdomains by
+// the million, and blocking them all is the operator's remedy. The hosts
+// below it must still be valid names, so a typo stays an error rather than
+// an entry that blocks nothing.
+func wildcardDomain(domain string) (string, bool) {
+	const label = "x."
+	h, err := Normalize(label + domain)
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimPrefix(h, label), true
 }
 
 // Blocked reports whether a normalised host is on the list.

@@ -51,3 +51,34 @@ Asked.Example.Social.
 		t.Fatal("a nil blocklist must block nothing")
 	}
 }
+
+// TestBlocklistPublicSuffixDomain: a "*.domain" entry may name a public
+// suffix, where a spam farm gets its free subdomains (duckdns.org and
+// github.io are in the Public Suffix List's private section, and the domain
+// budget counts each as one domain); it used to be refused as "a public
+// suffix, not a host", which stopped every pass. An exact entry still must
+// be a host, and a wildcard's hosts must still be valid names.
+func TestBlocklistPublicSuffixDomain(t *testing.T) {
+	b, errs := hostname.ReadBlocklist(strings.NewReader("*.duckdns.org\n*.GitHub.io.\n*.tk\n"))
+	if len(errs) != 0 {
+		t.Fatalf("errors = %v, want none", errs)
+	}
+	for host, want := range map[string]bool{
+		"spam1.duckdns.org": true, "a.b.github.io": true, "free-spam.tk": true,
+		"duckdns.org.example.com": false, "github.com": false,
+	} {
+		if got := b.Blocked(host); got != want {
+			t.Errorf("Blocked(%q) = %v, want %v", host, got, want)
+		}
+	}
+	got := b.Entries()
+	slices.Sort(got)
+	if want := []string{"*.duckdns.org", "*.github.io", "*.tk"}; !slices.Equal(got, want) {
+		t.Fatalf("Entries = %v, want %v", got, want)
+	}
+	for _, line := range []string{"duckdns.org", "*.invalidtld", "*.", "*.*.duckdns.org", "*.a b.org"} {
+		if _, errs := hostname.ReadBlocklist(strings.NewReader(line + "\n")); len(errs) != 1 {
+			t.Errorf("%q: errors %v, want one", line, errs)
+		}
+	}
+}
