@@ -26,6 +26,11 @@ import (
 type WriterOptions struct {
 	FlushEvery  time.Duration // at least this often while rows are buffered (default 30 s)
 	FlushChecks int           // or when this many checks are buffered (default 10 000)
+	// FlushDiscoveries: or when this many discoveries are buffered
+	// (default 1 000 000). One check may bring 200 000
+	// (sandbox.MaxDiscoveries), so without it peers lists full of new
+	// names could fill the crawl's memory between two timed flushes.
+	FlushDiscoveries int
 }
 
 // Writer appends checks and discoveries of one pass to the snapshots. It
@@ -54,6 +59,9 @@ func (s *Store) NewWriter(passID string, opts WriterOptions) (*Writer, error) {
 	}
 	if opts.FlushChecks <= 0 {
 		opts.FlushChecks = 10_000
+	}
+	if opts.FlushDiscoveries <= 0 {
+		opts.FlushDiscoveries = 1_000_000
 	}
 	if err := os.MkdirAll(s.path(TmpDir), 0o755); err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", s.dir, err)
@@ -104,7 +112,7 @@ func (w *Writer) Record(ctx context.Context, r observer.Result) error {
 	}
 	w.checks = append(w.checks, c)
 	w.discoveries = append(w.discoveries, r.Discoveries...)
-	if len(w.checks) >= w.opts.FlushChecks {
+	if len(w.checks) >= w.opts.FlushChecks || len(w.discoveries) >= w.opts.FlushDiscoveries {
 		// A signal cancels the pass's context while its finished checks
 		// are still being recorded. A flush they trigger then must still
 		// write: a failed flush is kept as the writer's error, so

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -78,5 +79,35 @@ func TestFlushTriggeredAfterCancelStillWrites(t *testing.T) {
 	}
 	if n := rows[0]["n"]; n != int64(3) {
 		t.Errorf("%v checks written, want all 3", n)
+	}
+}
+
+// TestDiscoveriesFlushedByCount: buffered discoveries are written once
+// there are a million of them, however few checks brought them. Flushing
+// only by the number of checks and by time let peers lists full of new
+// names (200 000 per check) pile up in the crawl's memory for 30 s.
+func TestDiscoveriesFlushedByCount(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	ctx := context.Background()
+	w, err := s.NewWriter("pass1", duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	const perCheck, checks = 200_000, 5
+	for i := range checks {
+		via := "hub" + strconv.Itoa(i) + ".social"
+		ds := make([]observer.Discovery, perCheck)
+		for k := range ds {
+			ds[k] = observer.Discovery{Host: "n" + strconv.Itoa(i*perCheck+k) + ".spam.social", DiscoveredAt: day0, Via: via}
+		}
+		if err := w.Record(ctx, observer.Result{Check: observer.Check{Host: via, CheckedAt: day0, Outcome: observer.OutcomeAlive}, Discoveries: ds}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, duck.DiscoveriesDir, "*", "*.parquet"))
+	if len(files) == 0 {
+		t.Fatalf("%d discoveries from %d checks still buffered, none written", perCheck*checks, checks)
 	}
 }
