@@ -73,6 +73,20 @@ func (s *Store) emptyRelation(ctx context.Context, schemaTable string) (string, 
 // views lists the query surface in dependency order: the snapshots first,
 // then the derived relations that read them.
 func (s *Store) views(ctx context.Context, p ViewParams) ([]view, error) {
+	out, err := s.snapshotViews(ctx)
+	if err != nil {
+		return nil, err
+	}
+	derived, err := s.derivedViews(p)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, derived...), nil
+}
+
+// snapshotViews are the views over the snapshots alone: checks,
+// discoveries and passes.
+func (s *Store) snapshotViews(ctx context.Context) ([]view, error) {
 	var out []view
 	for _, k := range []struct{ kind, schema string }{
 		{ChecksDir, "checks_schema"},
@@ -85,11 +99,7 @@ func (s *Store) views(ctx context.Context, p ViewParams) ([]view, error) {
 		}
 		out = append(out, v)
 	}
-	derived, err := s.derivedViews(p)
-	if err != nil {
-		return nil, err
-	}
-	return append(out, derived...), nil
+	return out, nil
 }
 
 // CreateViews defines the views in this Store's DuckDB.
@@ -98,6 +108,23 @@ func (s *Store) CreateViews(ctx context.Context, p ViewParams) error {
 	if err != nil {
 		return err
 	}
+	return s.createViews(ctx, vs)
+}
+
+// CreateSnapshotViews defines the snapshot views alone (checks,
+// discoveries, passes), for what runs before a derivation or without one
+// (a crawl reading its known hosts, add). They never read data/derived,
+// which may hold a damaged file, or files an older observer wrote with
+// other columns, until the next derivation rebuilds it.
+func (s *Store) CreateSnapshotViews(ctx context.Context) error {
+	vs, err := s.snapshotViews(ctx)
+	if err != nil {
+		return err
+	}
+	return s.createViews(ctx, vs)
+}
+
+func (s *Store) createViews(ctx context.Context, vs []view) error {
 	for _, v := range vs {
 		stmt := fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", v.name, v.sql)
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {

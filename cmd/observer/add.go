@@ -57,7 +57,9 @@ func runAdd(ctx context.Context, e env, args []string) error {
 	}
 	defer store.Close()
 	now := c.at()
-	if err := store.CreateViews(ctx, duck.ViewParams{Now: now}); err != nil {
+	// The snapshots alone: add does not derive, and data/derived may be
+	// damaged or older than this observer until the next derivation.
+	if err := store.CreateSnapshotViews(ctx); err != nil {
 		return err
 	}
 	known := map[string]bool{}

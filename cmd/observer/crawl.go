@@ -206,7 +206,9 @@ type knownHosts struct {
 // seed list's new ones. Knowing none is an error: the pass would have
 // nothing to check.
 func (r *crawlRun) loadKnownHosts(ctx context.Context) (knownHosts, error) {
-	if err := r.store.CreateViews(ctx, duck.ViewParams{Now: r.now}); err != nil {
+	// The snapshots alone: the derived state is derived after this, and
+	// may be damaged or older than this observer until then.
+	if err := r.store.CreateSnapshotViews(ctx); err != nil {
 		return knownHosts{}, err
 	}
 	known := knownHosts{set: crawl.NewKnownSet(0)}

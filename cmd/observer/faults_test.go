@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,5 +65,53 @@ func TestReadOnlyDataDirFailsClearlyAndChangesNothing(t *testing.T) {
 	}
 	if after := s.countChecks(t); after != before {
 		t.Fatalf("checks went from %d to %d", before, after)
+	}
+}
+
+// data/derived is a cache the next derivation rebuilds when a file in it is
+// damaged, or was written by an older observer with other columns. crawl
+// and add read the known hosts before they derive (add never derives), so
+// they must not define views over that cache first: a truncated state file
+// (or, after an upgrade, an old transitions file) failed them with DuckDB's
+// binder error until a build or sql rebuilt it.
+func TestCrawlAndAddDoNotNeedAReadableDerivedState(t *testing.T) {
+	s := newSimSite(t, fedisim.Config{})
+	if code, out, errs := s.crawl(t, "2026-01-01T00:00:00Z", "--isolation", "none"); code != exitOK {
+		t.Fatalf("first pass: %d\n%s\n%s", code, out, errs)
+	}
+	derived := filepath.Join(s.dir, "data", "derived")
+	damage := func() string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(derived, "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct{ State string }
+		if err := json.Unmarshal(b, &m); err != nil || m.State == "" {
+			t.Fatalf("manifest %s: %v", b, err)
+		}
+		state := filepath.Join(derived, m.State)
+		real, err := os.ReadFile(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(state, real[:len(real)/2], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return m.State
+	}
+
+	damaged := damage()
+	code, out, errs := runObserver(t, "add", "--quiet", "--config", s.config, "--data", filepath.Join(s.dir, "data"), "--now", "2026-01-01T00:30:00Z", "added-by-hand.social")
+	if code != exitOK || out != "added-by-hand.social: added\n" {
+		t.Fatalf("add with %s damaged: exit %d\n%s\n%s", damaged, code, out, errs)
+	}
+	// The crawl derives (rebuilding the cache) and checks what is due.
+	code, out, errs = s.crawl(t, "2026-01-02T06:00:00Z", "--isolation", "none")
+	if code != exitOK || strings.Contains(out, " 0 checks") {
+		t.Fatalf("crawl with %s damaged: exit %d\n%s\n%s", damaged, code, out, errs)
+	}
+	if got := s.query(t, "SELECT count(*) FROM checks WHERE host = 'added-by-hand.social'"); got[0] != "1" {
+		t.Fatalf("the host added by hand was checked %s times, want 1", got[0])
 	}
 }
