@@ -41,7 +41,7 @@ func ReadBlocklist(r io.Reader) (*Blocklist, []error) {
 			}
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("line %d: %q %w", n, line, err))
+			errs = append(errs, fmt.Errorf("line %d: %q: %w", n, line, err))
 			continue
 		}
 		if wildcard {

@@ -19,6 +19,10 @@ Asked.Example.Social.
 	if len(errs) != 2 || !strings.Contains(errs[0].Error(), "line 5") || !strings.Contains(errs[1].Error(), "line 6") {
 		t.Fatalf("errors = %v, want lines 5 and 6", errs)
 	}
+	// As the seed list says it: the entry, then what is wrong with it.
+	if got, want := errs[1].Error(), `line 6: "10.0.0.1": is an IP address, not a host name`; got != want {
+		t.Errorf("error = %q, want %q", got, want)
+	}
 	for host, want := range map[string]bool{
 		"asked.example.social":     true,
 		"other.example.social":     false,
