@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 
 	"github.com/fediverse-observer/observer/duck"
@@ -24,8 +27,11 @@ func deriveInChild(ctx context.Context, e env, c common) error {
 		return fmt.Errorf("derive: find this program: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, exe, append(c.childArgs("__derive"), "-data", c.data)...)
-	cmd.Stdout, cmd.Stderr = e.stderr, e.stderr
-	if err := cmd.Run(); err != nil {
+	out := &childOutput{w: e.stderr, prefix: "observer __derive: "}
+	cmd.Stdout, cmd.Stderr = e.stderr, out
+	err = cmd.Run()
+	out.flush()
+	if err != nil {
 		if ctx.Err() != nil {
 			// SIGINT or SIGTERM: the child was stopped (a derivation
 			// stopped anywhere leaves the last one in force), which is
@@ -40,12 +46,77 @@ func deriveInChild(ctx context.Context, e env, c common) error {
 				return fmt.Errorf("derive the state before the pass: the derivation process was killed by signal %d (%s); "+
 					"the previous derived state is still in force", ws.Signal(), ws.Signal())
 			}
-			// The child said why on stderr.
+			if why := out.error(); why != "" {
+				return fmt.Errorf("derive the state before the pass: %s", strings.TrimPrefix(why, "derive: "))
+			}
 			return fmt.Errorf("derive the state before the pass: exit code %d", exit.ExitCode())
 		}
 		return fmt.Errorf("derive the state before the pass: %w", err)
 	}
 	return nil
+}
+
+// childOutput passes a child's log lines through to w but keeps back its
+// final error, which starts with prefix ("observer __derive: ") and runs to
+// the end of its output: the parent says it in its own words, so that a
+// failed derivation is one message from the command the operator ran, not
+// a line from an internal command followed by a bare exit code.
+type childOutput struct {
+	w      io.Writer
+	prefix string
+	line   []byte // the start of a line not yet ended
+	err    []byte // the error, once its first line was seen
+}
+
+// maxChildError bounds what is kept of the error.
+const maxChildError = 64 << 10
+
+func (c *childOutput) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if c.err != nil {
+			c.err = append(c.err, p[:min(len(p), max(0, maxChildError-len(c.err)))]...)
+			return n, nil
+		}
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			c.line = append(c.line, p...)
+			if len(c.line) > maxChildError {
+				c.w.Write(c.line)
+				c.line = c.line[:0]
+			}
+			return n, nil
+		}
+		c.line = append(c.line, p[:i+1]...)
+		p = p[i+1:]
+		if msg, ok := bytes.CutPrefix(c.line, []byte(c.prefix)); ok {
+			c.err = append([]byte{}, msg...)
+		} else {
+			// A failed write to the log is the log's problem, not the
+			// derivation's.
+			c.w.Write(c.line)
+		}
+		c.line = c.line[:0]
+	}
+	return n, nil
+}
+
+// flush writes out a last line without its newline.
+func (c *childOutput) flush() {
+	if len(c.line) == 0 {
+		return
+	}
+	if msg, ok := bytes.CutPrefix(c.line, []byte(c.prefix)); ok && c.err == nil {
+		c.err = append([]byte{}, msg...)
+	} else {
+		c.w.Write(c.line)
+	}
+	c.line = nil
+}
+
+// error is the child's error message, or "" when it printed none.
+func (c *childOutput) error() string {
+	return strings.TrimSpace(string(c.err))
 }
 
 // runDerive is the hidden __derive subcommand: one derivation of the data

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,5 +115,60 @@ func TestCrawlAndAddDoNotNeedAReadableDerivedState(t *testing.T) {
 	}
 	if got := s.query(t, "SELECT count(*) FROM checks WHERE host = 'added-by-hand.social'"); got[0] != "1" {
 		t.Fatalf("the host added by hand was checked %s times, want 1", got[0])
+	}
+}
+
+// The crawl derives in a child process (__derive). When that fails, the
+// operator who ran observer crawl gets one message from it naming the
+// cause, not the child's line under an internal command's name followed by
+// a bare "exit code 1".
+func TestCrawlSaysWhyItsDerivationFailed(t *testing.T) {
+	s := newSimSite(t, fedisim.Config{})
+	if code, out, errs := s.crawl(t, "2026-01-01T00:00:00Z", "--isolation", "none"); code != exitOK {
+		t.Fatalf("first pass: %d\n%s\n%s", code, out, errs)
+	}
+	// A checks file whose http_status is text, as a hand-made one might be.
+	day := filepath.Join(s.dir, "data", "checks", "date=2026-01-01")
+	bad := filepath.Join(day, "handmade.parquet")
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(fmt.Sprintf("COPY (SELECT * REPLACE (http_status::VARCHAR AS http_status) FROM read_parquet('%s/*.parquet')) TO '%s' (FORMAT parquet)", day, bad)); err != nil {
+		t.Fatal(err)
+	}
+
+	code, _, errs := s.crawl(t, "2026-01-01T06:00:00Z", "--isolation", "none")
+	want := "observer crawl: derive the state before the pass: snapshot file " + bad + ": column http_status is VARCHAR, want INTEGER"
+	if code != exitFailure || !strings.HasPrefix(errs, want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Fatalf("exit %d, stderr:\n%s\nwant exit %d and one line starting %q", code, errs, exitFailure, want)
+	}
+}
+
+// The child's log lines still reach the log, in pieces as they come; only
+// its error, from its first line to the end, is kept back.
+func TestChildOutputKeepsBackOnlyTheError(t *testing.T) {
+	var log strings.Builder
+	c := &childOutput{w: &log, prefix: "observer __derive: "}
+	for _, p := range []string{"level=INFO msg=der", "ived\nlevel=WARN msg=x\nobserver __de", "rive: derive: boom\nLINE 1: more\n"} {
+		if n, err := c.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", p, n, err)
+		}
+	}
+	c.flush()
+	if got, want := log.String(), "level=INFO msg=derived\nlevel=WARN msg=x\n"; got != want {
+		t.Errorf("passed through %q, want %q", got, want)
+	}
+	if got, want := c.error(), "derive: boom\nLINE 1: more"; got != want {
+		t.Errorf("error %q, want %q", got, want)
+	}
+
+	log.Reset()
+	c = &childOutput{w: &log, prefix: "observer __derive: "}
+	c.Write([]byte("no newline at the end"))
+	c.flush()
+	if log.String() != "no newline at the end" || c.error() != "" {
+		t.Errorf("passed through %q, error %q", log.String(), c.error())
 	}
 }
