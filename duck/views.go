@@ -44,16 +44,19 @@ func (s *Store) snapshotView(ctx context.Context, kind, schemaTable string) (vie
 	if err != nil {
 		return view{}, err
 	}
+	empty, err := s.emptyRelation(ctx, schemaTable)
+	if err != nil {
+		return view{}, err
+	}
 	if !ok {
-		empty, err := s.emptyRelation(ctx, schemaTable)
-		if err != nil {
-			return view{}, err
-		}
 		return view{kind, empty}, nil
 	}
+	// Unioned by name with the schema's empty relation, so that a column
+	// added since the files were written reads as NULL (after an upgrade,
+	// until a pass writes one) rather than failing every query naming it.
 	return view{kind, fmt.Sprintf(
-		"SELECT * FROM read_parquet(%s, hive_partitioning = true, hive_types = {'date': DATE}, union_by_name = true)",
-		sqlString(s.glob(kind)))}, nil
+		"%s UNION ALL BY NAME SELECT * FROM read_parquet(%s, hive_partitioning = true, hive_types = {'date': DATE}, union_by_name = true)",
+		empty, sqlString(s.glob(kind)))}, nil
 }
 
 // emptyRelation is a SELECT of no rows with the columns of schemaTable and
