@@ -60,6 +60,10 @@ type Options struct {
 
 // Open opens the data directory dir.
 func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	if opts.Create {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -69,17 +73,19 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		if err := globSafe(dir, abs); err != nil {
 			return nil, err
 		}
+		_, statErr := os.Stat(abs)
 		if err := os.MkdirAll(filepath.Join(abs, TmpDir), 0o755); err != nil {
 			return nil, fmt.Errorf("data directory %s: %w", dir, err)
+		}
+		if errors.Is(statErr, fs.ErrNotExist) {
+			// Said, because a --data (or a working directory) that is
+			// not the usual one starts a second observer from nothing.
+			logger.Info("created the data directory: this observer starts from nothing", "data", abs)
 		}
 	}
 	abs, err := dataDir(dir)
 	if err != nil {
 		return nil, err
-	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
 	}
 	connector, err := duckdb.NewConnector("", nil)
 	if err != nil {
