@@ -199,4 +199,8 @@ type Pass struct {
 	Addresses              int64 `json:"addresses"`                // distinct addresses requests went to
 	BusiestAddressRequests int64 `json:"busiest_address_requests"` // requests to the busiest address
 	AddressesOverBudget    int64 `json:"addresses_over_budget"`    // addresses that had hosts skipped
+
+	// Checks under way when the pass was interrupted: not recorded, so
+	// those hosts stay due, like the not started ones.
+	Abandoned int64 `json:"abandoned"`
 }

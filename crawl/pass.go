@@ -184,6 +184,8 @@ func (s Summary) PassRow(due *DueList, cutShort string) observer.Pass {
 		Addresses:              int64(s.Addresses),
 		BusiestAddressRequests: int64(s.BusiestAddressRequests),
 		AddressesOverBudget:    int64(s.AddressesOverBudget),
+
+		Abandoned: int64(s.Abandoned),
 	}
 	for o, n := range s.ByOutcome {
 		p.ByOutcome[o] = int64(n)

@@ -320,11 +320,13 @@ func TestSummaryPassRowKeepsEveryFigure(t *testing.T) {
 	due.Offer("a.example", true, crawl.PeersDue{Fetch: true})
 	due.Offer("b.a.example", true, crawl.PeersDue{Fetch: true})
 	sum := crawl.Summary{PassID: "p", Checks: 1, SkippedAddressBudget: 2, Addresses: 3, BusiestAddressRequests: 5, AddressesOverBudget: 7,
+		Abandoned: 11, NotStarted: 13,
 		ByOutcome: map[observer.Outcome]int{observer.OutcomeError: 4, observer.OutcomeCheckerFailed: 6, observer.OutcomeAlive: 1}}
 	p := sum.PassRow(due, "budget reached")
-	got := [...]int64{p.SkippedAddressBudget, p.Addresses, p.BusiestAddressRequests, p.AddressesOverBudget, p.Due, p.Blocklisted, p.OverDomainBudget, p.Errors, p.ByOutcome[observer.OutcomeAlive]}
-	if want := [...]int64{2, 3, 5, 7, 1, 1, 1, 10, 1}; got != want {
-		t.Fatalf("skipped, addresses, busiest, over budget, due, blocklisted, over domain budget, errors, alive = %v, want %v", got, want)
+	got := [...]int64{p.SkippedAddressBudget, p.Addresses, p.BusiestAddressRequests, p.AddressesOverBudget, p.Due, p.Blocklisted, p.OverDomainBudget, p.Errors,
+		p.ByOutcome[observer.OutcomeAlive], p.Abandoned, p.NotStarted}
+	if want := [...]int64{2, 3, 5, 7, 1, 1, 1, 10, 1, 11, 13}; got != want {
+		t.Fatalf("skipped, addresses, busiest, over budget, due, blocklisted, over domain budget, errors, alive, abandoned, not started = %v, want %v", got, want)
 	}
 	if p.CutShort != "budget reached" || p.PassID != "p" {
 		t.Fatalf("cut short %q, pass %q", p.CutShort, p.PassID)

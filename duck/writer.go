@@ -186,7 +186,7 @@ func (s *Store) WritePass(ctx context.Context, p observer.Pass) error {
 			row = append(row, p.ByOutcome[o])
 		}
 		row = append(row, p.Blocklisted, p.OverDomainBudget, p.SkippedAddressBudget, p.Addresses,
-			p.BusiestAddressRequests, p.AddressesOverBudget)
+			p.BusiestAddressRequests, p.AddressesOverBudget, p.Abandoned)
 		return a.AppendRow(row...)
 	})
 }

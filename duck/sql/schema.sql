@@ -72,5 +72,8 @@ CREATE TABLE passes_schema (
     skipped_address_budget   BIGINT,
     addresses                BIGINT,
     busiest_address_requests BIGINT,
-    addresses_over_budget    BIGINT
+    addresses_over_budget    BIGINT,
+    -- Added later still: checks under way when the pass was interrupted,
+    -- not recorded (those hosts stay due, like the not started ones).
+    abandoned                BIGINT
 );
