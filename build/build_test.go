@@ -383,6 +383,39 @@ func TestHostileStringsAreInert(t *testing.T) {
 	assertNotContains(t, "live.json", read(t, filepath.Join(out, "live.json")), "<script")
 }
 
+// A spreadsheet whose list separator is ';' (Excel in much of Europe)
+// splits a line of a CSV file at every ';', and a quote in the middle of
+// what it takes for a cell is no quote to it, so the text after a ';' in any
+// cell starts a cell of its own. None may start with a formula character,
+// after spaces (which a spreadsheet may trim), or with a quote, which would
+// open a quoted cell that can hold one.
+func TestCSVIsInertWhereSemicolonsSeparate(t *testing.T) {
+	data := smallData()
+	for _, l := range [][]observer.Instance{data.NewList, data.LiveList} {
+		l[0].Software, l[0].Version = "x;=1+1", `1, 2;=HYPERLINK("http://evil.example/","click")`
+		l[0].Name, l[0].Description = "a; @SUM(1)", `b;"=1+1";-2;;+3`
+	}
+	out, _ := mustBuild(t, t.TempDir(), testConfig(), data)
+	for _, name := range []string{"new.csv", "live.csv"} {
+		body := read(t, filepath.Join(out, name))
+		for _, line := range strings.Split(body, "\n") {
+			for _, cell := range strings.Split(line, ";")[1:] {
+				if c := strings.TrimLeft(cell, " "); c != "" && strings.ContainsRune(formulaStart+`"`, rune(c[0])) {
+					t.Errorf("%s: %q starts a cell where ';' separates: %s", name, c, line)
+				}
+			}
+		}
+		// Read with commas, the texts are all there.
+		assertContains(t, name, strings.Join(slices.Concat(readCSV(t, filepath.Join(out, name))...), "\n"),
+			"x;'=1+1", `1, 2;'=HYPERLINK("http://evil.example/","click")`)
+	}
+	assertContains(t, "new.csv", strings.Join(slices.Concat(readCSV(t, filepath.Join(out, "new.csv"))...), "\n"),
+		"a; '@SUM(1)", `b;'"=1+1";'-2;;'+3`)
+}
+
+// formulaStart is what a spreadsheet takes for the start of a formula.
+const formulaStart = "=+-@\t\r"
+
 func htmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
 }

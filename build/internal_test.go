@@ -91,6 +91,7 @@ func TestInertCell(t *testing.T) {
 	for in, want := range map[string]string{
 		"=1+1": "'=1+1", "+1": "'+1", "-1": "'-1", "@x": "'@x", "\tx": "'\tx", "\rx": "'\rx",
 		"plain": "plain", "": "", "a=b": "a=b",
+		"a;=1": "a;'=1", "=a; -1;;@x": "'=a; '-1;;'@x", `a;"=1"`: `a;'"=1"`, "a; b;": "a; b;",
 	} {
 		if got := inertCell(in); got != want {
 			t.Errorf("inertCell(%q) = %q, want %q", in, got, want)

@@ -134,14 +134,34 @@ func inertRow(cells ...string) []string {
 }
 
 func inertCell(c string) string {
-	if c == "" {
+	if c != "" && formulaChar(c[0]) {
+		c = "'" + c
+	}
+	if !strings.Contains(c, ";") {
 		return c
 	}
-	switch c[0] {
-	case '=', '+', '-', '@', '\t', '\r':
-		return "'" + c
+	// A spreadsheet whose list separator is ';' (Excel in much of Europe)
+	// splits the line at every ';', and a quote in the middle of what it
+	// takes for a cell is no quote to it, so the text after a ';' starts a
+	// cell there: software "x;=cmd|' /C calc'!A0" was a formula. That text
+	// gets the apostrophe too, after any spaces (which a spreadsheet may
+	// trim), and so does one starting with a quote, which would open a
+	// quoted cell that can hold a formula.
+	parts := strings.Split(c, ";")
+	for i, p := range parts[1:] {
+		if rest := strings.TrimLeft(p, " "); rest != "" && (formulaChar(rest[0]) || rest[0] == '"') {
+			parts[i+1] = p[:len(p)-len(rest)] + "'" + rest
+		}
 	}
-	return c
+	return strings.Join(parts, ";")
+}
+
+func formulaChar(c byte) bool {
+	switch c {
+	case '=', '+', '-', '@', '\t', '\r':
+		return true
+	}
+	return false
 }
 
 func optInt(p *int64) string {
