@@ -185,7 +185,7 @@ type Pass struct {
 	ByOutcome  map[Outcome]int64 `json:"by_outcome"` // recorded checks by outcome
 	Discovered int64             `json:"discovered"` // new hosts recorded
 	Bytes      int64             `json:"bytes"`      // response bytes read, decoded
-	Errors     int64             `json:"errors"`     // checks that failed on our side: error, checker_failed
+	Errors     int64             `json:"errors"`     // checks with outcome error or checker_failed
 	NotStarted int64             `json:"not_started"`
 	CutShort   string            `json:"cut_short,omitempty"` // why the pass ended early, if it did
 
