@@ -229,6 +229,14 @@ func (k *check) wellKnown(ctx context.Context) (parse.Link, *url.URL, bool) {
 		k.set(observer.OutcomeNotFediverse, status, "nodeinfo href %q is not a URL", clip(link.Href, 200))
 		return link, nil, false
 	}
+	// A plain http link to this host is asked for over https: servers
+	// that build it from their configured scheme (GoToSocial's protocol,
+	// Lemmy's tls_enabled, Pixelfed's APP_URL) send one when that is set
+	// to http behind a TLS proxy, and the well-known itself came over https.
+	upgraded := false
+	if href.Scheme == "http" && (href.Port() == "" || href.Port() == "80") {
+		href.Scheme, href.Host, upgraded = "https", href.Hostname(), true
+	}
 	// The seed's rule against CNAME and redirect tricks: the document must
 	// be on the host we were asked about, or the host counts as dead.
 	if h, err := hostname.Normalize(href.Hostname()); err != nil || h != k.f.host ||
@@ -239,6 +247,9 @@ func (k *check) wellKnown(ctx context.Context) (parse.Link, *url.URL, bool) {
 	if href.Scheme != "https" {
 		k.set(observer.OutcomeNotFediverse, status, "nodeinfo href is not https (%s), not fetched", clip(href.Scheme, 20))
 		return link, nil, false
+	}
+	if upgraded {
+		k.f.note("nodeinfo href is plain http; asked for over https")
 	}
 	// Canonical form of the host, as for a followed redirect: the fetcher
 	// knows the checked host (and its pinned address) by that form alone.

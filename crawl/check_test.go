@@ -168,6 +168,11 @@ func TestWellKnownShapes(t *testing.T) {
 			{"rel":"http://nodeinfo.diaspora.software/ns/schema/3.0","href":"https://alpha.social/nodeinfo/3.0"},
 			{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.1","href":"https://alpha.social/nodeinfo/2.1"}]}`, "/nodeinfo/2.2", "2.2"},
 		{"relative href", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/1.1","href":"/nodeinfo/1.1"}]}`, "/nodeinfo/1.1", "1.1"},
+		// Built from a configured scheme of http behind a TLS proxy
+		// (GoToSocial's protocol, Lemmy's tls_enabled, Pixelfed's
+		// APP_URL): the same host's document is asked for over https.
+		{"plain http href", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"http://Alpha.Social/nodeinfo/2.0"}]}`, "/nodeinfo/2.0", "2.0"},
+		{"plain http href, port 80", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.1","href":"http://alpha.social:80/nodeinfo/2.1"}]}`, "/nodeinfo/2.1", "2.1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,7 +200,9 @@ func TestWellKnownRejected(t *testing.T) {
 		{"other host", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://victim.social/nodeinfo/2.0"}]}`, "another host (victim.social)"},
 		{"other port", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://alpha.social:8443/nodeinfo/2.0"}]}`, "another host"},
 		{"IP address", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://127.0.0.1/nodeinfo/2.0"}]}`, "another host"},
-		{"plain http", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"http://alpha.social/nodeinfo/2.0"}]}`, "not https"},
+		{"not http", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"ftp://alpha.social/nodeinfo/2.0"}]}`, "not https (ftp)"},
+		{"http on another port", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"http://alpha.social:8080/nodeinfo/2.0"}]}`, "another host"},
+		{"http to another host", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"http://victim.social/nodeinfo/2.0"}]}`, "another host (victim.social)"},
 		{"credentials", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://u:p@alpha.social/nodeinfo/2.0"}]}`, "another host"},
 		{"unsupported schema only", `{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/9.0","href":"https://alpha.social/nodeinfo/9.0"}]}`, "no link to a supported NodeInfo schema"},
 		{"no links", `{"subject":"x"}`, "no links"},
