@@ -113,7 +113,7 @@ func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (ob
 		r.Discoveries = []observer.Discovery{{Host: "target.social", DiscoveredAt: c.CheckedAt, Via: observer.ViaRedirect}}
 	case "many.social":
 		r.Check.PeersFetched = true
-		r.Check.PeersCount = 300_000
+		r.Check.PeersCount, r.Check.NewPeersCount = 300_000, 300_000
 		for i := range 300_000 {
 			r.Discoveries = append(r.Discoveries, observer.Discovery{Host: fmt.Sprintf("h%06d.many.social", i), DiscoveredAt: c.CheckedAt, Via: host})
 		}

@@ -466,6 +466,13 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	if c.PeersNotModified && (c.PeersFetched || (e.req.PeersETag == "" && e.req.PeersLastModified == "")) {
 		return fail("peers list not modified, but it was read or not asked for conditionally")
 	}
+	// The crawler asks for the peers list only when the request says so,
+	// and only of a host it found alive (and not opted out); otherwise a
+	// checker could report up to MaxDiscoveries peers in every check, not
+	// once per peers interval, and for hosts that are not even alive.
+	if (c.PeersFetched || c.PeersNotModified) && (!e.req.FetchPeers || c.Outcome != observer.OutcomeAlive) {
+		return fail("peers list reported, but not asked for or host not alive (outcome %s)", c.Outcome)
+	}
 	// A checker reports the validators the crawler kept from the response.
 	etagOK, lastModifiedOK := crawl.KeptValidators(c.PeersETag, c.PeersLastModified)
 	if !etagOK {
@@ -489,6 +496,7 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	if len(w.Disc) > 0 {
 		res.Discoveries = make([]observer.Discovery, 0, len(w.Disc))
 	}
+	peers := int64(0)
 	for _, d := range w.Disc {
 		if n, err := hostname.Normalize(d.Host); err != nil || n != d.Host {
 			return fail("discovery %q is not a normalised host name", observer.CleanText(d.Host, 80))
@@ -501,8 +509,16 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 				return fail("redirect discovery %q without a move to it", d.Host)
 			}
 			via = observer.ViaRedirect
+		} else {
+			peers++
 		}
 		res.Discoveries = append(res.Discoveries, observer.Discovery{Host: d.Host, DiscoveredAt: c.CheckedAt, Via: via})
+	}
+	// The checked host's own discoveries are the new peers of a list it
+	// read: no more of them than it counted (fewer if some were dropped
+	// to fit the frame).
+	if peers > 0 && (!c.PeersFetched || peers > c.NewPeersCount) {
+		return fail("%d peer discoveries, but peers list read %t with %d new", peers, c.PeersFetched, c.NewPeersCount)
 	}
 	if len(w.Steps) > maxTraceSteps {
 		return fail("trace of %d steps, limit %d", len(w.Steps), maxTraceSteps)

@@ -181,6 +181,44 @@ func TestValidateRejects(t *testing.T) {
 	}
 }
 
+// Discoveries credited to the checked host come only from a peers list the
+// crawler read: one the request asked for, of a host found alive, and no
+// more of them than the new peers it counted. Otherwise a compromised
+// checker could add MaxDiscoveries hosts to every check it answers.
+func TestValidateRefusesPeersNotRead(t *testing.T) {
+	notAsked := testExpect()
+	notAsked.req.FetchPeers = false
+	r, tr := goodResult()
+	if _, _, err := forgeFor(notAsked, r, tr); err == nil || !strings.Contains(err.Error(), "not asked for") {
+		t.Errorf("peers list read though not asked for: err = %v", err)
+	}
+	for name, mod := range map[string]func(*observer.Result){
+		// A list not read, or read by a host then reported dead.
+		"not read": func(r *observer.Result) {
+			r.Check.PeersFetched, r.Check.PeersCount, r.Check.NewPeersCount = false, 0, 0
+		},
+		"not alive": func(r *observer.Result) {
+			r.Check.Outcome, r.Check.Software, r.Check.NodeInfoVersion = observer.OutcomeUnreachable, "", ""
+		},
+		// More new peers than the list counted.
+		"more than counted": func(r *observer.Result) { r.Check.NewPeersCount = 1 },
+	} {
+		r, tr := goodResult()
+		mod(&r)
+		if err := forge(r, tr); err == nil {
+			t.Errorf("%s: discoveries accepted: %+v", name, r.Check)
+		}
+	}
+	// Not asked for the list, a check still reports a move's target.
+	r, tr = goodResult()
+	r.Check.PeersFetched, r.Check.PeersCount, r.Check.NewPeersCount = false, 0, 0
+	r.Check.Outcome, r.Check.MovedTo = observer.OutcomeMoved, "b.social"
+	r.Discoveries = []observer.Discovery{{Host: "b.social", DiscoveredAt: testAt, Via: observer.ViaRedirect}}
+	if _, _, err := forgeFor(notAsked, r, tr); err != nil {
+		t.Errorf("a move's target refused: %v", err)
+	}
+}
+
 // forge encodes r and tr exactly as given, as a compromised checker could,
 // and returns what validate makes of them.
 func forge(r observer.Result, tr crawl.Trace) error {
