@@ -78,7 +78,7 @@ func Confine(opts ConfineOptions) (Report, error) {
 			errs = append(errs, err)
 		}
 	} else {
-		r.add(LayerSeccomp, true, "deny exec, ptrace, file writes, namespaces, non-IP sockets")
+		r.add(LayerSeccomp, true, "deny exec, ptrace, acting on other processes, file writes, namespaces, non-IP sockets")
 	}
 	return r, errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"unsafe"
 
@@ -40,6 +41,9 @@ var deniedSyscalls = []uintptr{
 	unix.SYS_EXECVE, unix.SYS_EXECVEAT, unix.SYS_FORK, unix.SYS_VFORK, unix.SYS_SETSID,
 	unix.SYS_SETPGID, unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV,
 	unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD, unix.SYS_KCMP,
+	// Acting on processes found by pidfd, or on every process of a user
+	// (the calls that name one process by pid are checked below).
+	unix.SYS_PIDFD_SEND_SIGNAL, unix.SYS_PROCESS_MADVISE, unix.SYS_SETPRIORITY, unix.SYS_IOPRIO_SET,
 	// Writing the file system (opening for writing is checked below).
 	unix.SYS_CREAT, unix.SYS_TRUNCATE, unix.SYS_FTRUNCATE, unix.SYS_UNLINK, unix.SYS_UNLINKAT,
 	unix.SYS_RENAME, unix.SYS_RENAMEAT, unix.SYS_RENAMEAT2, unix.SYS_MKDIR, unix.SYS_MKDIRAT,
@@ -79,7 +83,21 @@ const (
 // offArg is the offset of the low 32 bits of argument i (little endian).
 func offArg(i int) uint32 { return uint32(16 + 8*i) }
 
-func seccompProgram() []unix.SockFilter {
+// ownPIDSyscalls take a pid as their first argument and act on that process
+// (or group): signals, resource limits, scheduling, memory placement. The
+// kernel lets any process of the same user use them on any other, so a
+// checker could kill the orchestrator (or, with kill(-1), every process of
+// the user), set its RLIMIT_FSIZE to 0 or starve it, where Landlock does not
+// scope signals and not at all for the others. They are allowed on the
+// checker itself only: pid 0 or its own.
+var ownPIDSyscalls = []uintptr{
+	unix.SYS_KILL, unix.SYS_TKILL, unix.SYS_TGKILL, unix.SYS_RT_SIGQUEUEINFO, unix.SYS_RT_TGSIGQUEUEINFO,
+	unix.SYS_PIDFD_OPEN, unix.SYS_PRLIMIT64, unix.SYS_SCHED_SETAFFINITY, unix.SYS_SCHED_SETSCHEDULER,
+	unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETATTR, unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES,
+}
+
+// seccompProgram is the filter for the process whose id is pid.
+func seccompProgram(pid int) []unix.SockFilter {
 	ins := func(code uint16, jt, jf uint8, k uint32) unix.SockFilter {
 		return unix.SockFilter{Code: code, Jt: jt, Jf: jf, K: k}
 	}
@@ -105,6 +123,17 @@ func seccompProgram() []unix.SockFilter {
 			ins(jeq, 0, 4, uint32(nr)),
 			ins(ldAbs, 0, 0, offArg(arg)),
 			ins(jset, 0, 1, mask),
+			ins(retK, 0, 0, retEPERM),
+			ins(retK, 0, 0, retAllow),
+		)
+	}
+	// pid_t is an int: the low 32 bits are what the kernel reads.
+	for _, nr := range ownPIDSyscalls {
+		p = append(p,
+			ins(jeq, 0, 5, uint32(nr)),
+			ins(ldAbs, 0, 0, offArg(0)),
+			ins(jeq, 2, 0, 0),
+			ins(jeq, 1, 0, uint32(pid)),
 			ins(retK, 0, 0, retEPERM),
 			ins(retK, 0, 0, retAllow),
 		)
@@ -137,7 +166,7 @@ func seccompProgram() []unix.SockFilter {
 // installSeccomp installs the filter on every thread of the process
 // (SECCOMP_FILTER_FLAG_TSYNC). no_new_privs must already be set.
 func installSeccomp() error {
-	prog := seccompProgram()
+	prog := seccompProgram(os.Getpid())
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
