@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/sandbox"
@@ -259,6 +261,25 @@ func TestPoolKillsProcessGroup(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(m[1])
 	waitGone(t, pid)
+}
+
+// A checker leads a session of its own, so it has no controlling terminal:
+// in the orchestrator's session it could open /dev/tty (where Landlock does
+// not stop it), read what the operator types or push input with TIOCSTI.
+func TestCheckerHasNoTerminal(t *testing.T) {
+	p, _ := newPool(t, true, nil)
+	pid := pidOf(t, p)
+	r := check(t, p, "session.social")
+	if r.Check.Outcome != observer.OutcomeAlive {
+		t.Fatalf("session.social: %s %s", r.Check.Outcome, r.Check.Error)
+	}
+	ours, err := unix.Getsid(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sid := r.Check.Name; sid != strconv.Itoa(pid) {
+		t.Errorf("checker %d is in session %s (ours is %d), want a session of its own", pid, sid, ours)
+	}
 }
 
 // waitLog waits until the pool's log contains s.

@@ -82,7 +82,7 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 	cmd := exec.Command(p.opts.Path, p.opts.Args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.Env = childEnv(p.opts.Env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = checkerAttr()
 	pr := &proc{
 		pool:   p,
 		cmd:    cmd,
@@ -115,7 +115,7 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 		cmd = exec.Command(p.opts.Path, p.opts.Args...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 		cmd.Env = childEnv(p.opts.Env)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.SysProcAttr = checkerAttr()
 		pr.cmd = cmd
 		err = cmd.Start()
 	}
@@ -193,6 +193,16 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 		return nil, errors.New(pr.failure(err))
 	}
 	return pr, nil
+}
+
+// checkerAttr starts a checker as the leader of a new session, and so of a
+// process group of its own that kill signals whole. Only a new session
+// takes it off the orchestrator's controlling terminal, which it could
+// otherwise open as /dev/tty wherever Landlock does not stop it, to read
+// what the operator types or push input with TIOCSTI. It dies with the
+// orchestrator.
+func checkerAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // childEnv is the checker's whole environment: it gets nothing of ours it
