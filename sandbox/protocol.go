@@ -46,8 +46,10 @@ const (
 	msgHello    = 'H'
 	msgResult   = 'R'
 
-	// maxRequestFrame bounds every frame the orchestrator sends and the
-	// hello; maxResultFrame bounds a result, discoveries included.
+	// maxRequestFrame bounds every frame the orchestrator sends;
+	// maxResultFrame bounds every frame a checker sends (the hello too,
+	// which the orchestrator reads like a result), a result's discoveries
+	// included.
 	maxRequestFrame = 64 << 10
 	maxResultFrame  = 4 << 20
 
