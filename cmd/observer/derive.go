@@ -28,7 +28,9 @@ func deriveInChild(ctx context.Context, e env, c common) error {
 	}
 	cmd := exec.CommandContext(ctx, exe, append(c.childArgs("__derive"), "-data", c.data)...)
 	out := &childOutput{w: e.stderr, prefix: "observer __derive: "}
-	cmd.Stdout, cmd.Stderr = e.stderr, out
+	// One writer for both, so that os/exec copies them through one pipe:
+	// with two, its two copying goroutines would write to e.stderr at once.
+	cmd.Stdout, cmd.Stderr = out, out
 	err = cmd.Run()
 	out.flush()
 	if err != nil {
