@@ -78,9 +78,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("data directory %s: %w", dir, err)
 		}
 		if errors.Is(statErr, fs.ErrNotExist) {
-			// Said, because a --data (or a working directory) that is
-			// not the usual one starts a second observer from nothing.
-			logger.Info("created the data directory: this observer starts from nothing", "data", abs)
+			// A warning, so that --quiet (cron) shows it too: a --data (or
+			// a working directory) that is not the usual one starts a
+			// second observer from nothing.
+			logger.Warn("created the data directory: this observer starts from nothing", "data", abs)
 		}
 	}
 	abs, err := dataDir(dir)
