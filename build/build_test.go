@@ -520,6 +520,57 @@ func TestRebuildWritesOnlyChangedFiles(t *testing.T) {
 	assertNoStaging(t, filepath.Dir(out))
 }
 
+// A site built under a private umask (files 0600, which nginx cannot read)
+// and rebuilt under the right one gets the modes the rebuild gives new
+// files, though its content did not change: a file kept as it was kept its
+// mode too, so the site stayed unreadable until every file changed.
+func TestRebuildGivesUnchangedFilesTheBuildsMode(t *testing.T) {
+	site := smallSite(t)
+	opts := build.Options{Config: testConfig(), SiteDir: site, OutDir: filepath.Join(t.TempDir(), "public"), Data: smallData(), Now: now}
+	if _, err := build.Build(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	fresh := map[string]fs.FileMode{}
+	err := filepath.WalkDir(opts.OutDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		fresh[p] = st.Mode().Perm()
+		return os.Chmod(p, 0o600) // as a build under umask 077 leaves them
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	backdate(t, opts.OutDir, old)
+	before := snapshot(t, opts.OutDir)
+
+	rep, err := build.Build(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range fresh {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v after the rebuild, want %v as a new file gets", p, st.Mode().Perm(), want)
+		}
+	}
+	// The content did not change, so neither does the modification time.
+	if after := snapshot(t, opts.OutDir); !reflect.DeepEqual(after, before) {
+		t.Errorf("the rebuild changed files:\n%s", diffSnap(before, after))
+	}
+	if rep.Written != 0 || rep.Unchanged != len(before) {
+		t.Errorf("report %+v, want %d unchanged", rep, len(before))
+	}
+}
+
 func diffSnap(a, b map[string]fileState) string {
 	var s strings.Builder
 	for k, v := range a {

@@ -24,7 +24,8 @@ import (
 // The file therefore keeps its inode and modification time (rsync, web
 // caches and If-Modified-Since see no change), costs no second copy on disk,
 // and survives the removal of the old tree. Where hard links are not
-// possible, the new copy gets the old modification time instead.
+// possible, or the old file's mode is not the one this build gives its
+// files, the new copy gets the old modification time instead.
 type output struct {
 	dir   string
 	stage string
@@ -169,28 +170,46 @@ func (o *output) writeFile(rel, source string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
 	old := filepath.Join(o.dir, filepath.FromSlash(rel))
 	if st, err := os.Stat(old); err == nil && st.Mode().IsRegular() && st.Size() == int64(len(data)) {
 		if prev, err := os.ReadFile(old); err == nil && bytes.Equal(prev, data) {
-			if os.Link(old, p) == nil {
-				o.count(true)
-				return nil
-			}
-			if err := os.WriteFile(p, data, 0o644); err != nil {
-				return fmt.Errorf("write %s: %w", rel, err)
-			}
-			if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
-				return fmt.Errorf("write %s: %w", rel, err)
+			if err := keepPrevious(old, p, st); err != nil {
+				return fmt.Errorf("keep %s: %w", rel, err)
 			}
 			o.count(true)
 			return nil
 		}
 	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", rel, err)
-	}
 	o.count(false)
 	return nil
+}
+
+// keepPrevious replaces the staged copy p of a file whose content is the
+// same as the previous site's file old (ost) by a link to old, so that it
+// keeps its inode and modification time, or, where it cannot link, gives
+// the copy old's modification time. Only a file with the mode this build
+// gives its files is linked: kept whatever its mode, a site built under a
+// private umask (files 0600, which the web server cannot read) stayed so
+// after a rebuild under the right one, until every file changed.
+func keepPrevious(old, p string, ost fs.FileInfo) error {
+	nst, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if nst.Mode().Perm() == ost.Mode().Perm() {
+		tmp := p + ".old"
+		if err := os.Link(old, tmp); err == nil {
+			if err := os.Rename(tmp, p); err != nil {
+				os.Remove(tmp)
+				return err
+			}
+			return nil
+		}
+	}
+	return os.Chtimes(p, ost.ModTime(), ost.ModTime())
 }
 
 // stagedFile streams a large file into the staging directory; Close
@@ -275,14 +294,7 @@ func (s *stagedFile) Close() error {
 		s.o.count(false)
 		return nil
 	}
-	// Keep the previous file: replace the fresh copy by a link to it.
-	tmp := s.path + ".old"
-	if err := os.Link(old, tmp); err == nil {
-		if err := os.Rename(tmp, s.path); err != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("keep %s: %w", s.rel, err)
-		}
-	} else if err := os.Chtimes(s.path, ost.ModTime(), ost.ModTime()); err != nil {
+	if err := keepPrevious(old, s.path, ost); err != nil {
 		return fmt.Errorf("keep %s: %w", s.rel, err)
 	}
 	s.o.count(true)
