@@ -109,7 +109,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	// Every time in data/ is UTC (TIMESTAMP without zone), and so is a
 	// query's now(): in the machine's zone, now()::TIMESTAMP in the
 	// cookbook's queries would be local wall time compared with UTC times.
-	if _, err := s.db.ExecContext(ctx, "SET TimeZone = 'UTC'"); err != nil {
+	// GLOBAL, for every connection: a plain SET holds for this connection
+	// only, and the pool opens others whenever one is busy (a result
+	// still being read, pages rendered in parallel).
+	if _, err := s.db.ExecContext(ctx, "SET GLOBAL TimeZone = 'UTC'"); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("duckdb time zone: %w", err)
 	}

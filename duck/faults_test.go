@@ -577,3 +577,29 @@ func TestQueriesRunInUTC(t *testing.T) {
 		t.Errorf("now()::TIMESTAMP is %s away from UTC now", d)
 	}
 }
+
+// Every connection of a Store runs in UTC, not only the first: the pool
+// opens another whenever one is busy (a result still being read, the
+// site's pages rendered in parallel, each with its sql calls), and a
+// plain SET TimeZone is per connection, so there now() was local.
+func TestEveryConnectionRunsInUTC(t *testing.T) {
+	t.Setenv("TZ", "America/New_York")
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	// A result still being read holds the first connection.
+	busy, err := s.Query(ctx, "SELECT 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	got, err := s.QueryMaps(ctx, "SELECT current_setting('TimeZone') AS tz, epoch_us(now()::TIMESTAMP) AS now")
+	if err != nil || len(got) != 1 {
+		t.Fatalf("%v %v", got, err)
+	}
+	if got[0]["tz"] != "UTC" {
+		t.Errorf("TimeZone %v on a second connection, want UTC", got[0]["tz"])
+	}
+	if d := time.Since(time.UnixMicro(got[0]["now"].(int64))); d < -time.Hour || d > time.Hour {
+		t.Errorf("now()::TIMESTAMP is %s away from UTC now on a second connection", d)
+	}
+}
