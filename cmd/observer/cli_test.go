@@ -92,6 +92,8 @@ func TestCLIFlagErrorsArePrintedOnce(t *testing.T) {
 		{"crawl", []string{"--concurrency"}, "needs an argument: -concurrency", ""},
 		{"build", []string{"--now", "2026-13-01T00:00:00Z"}, `"2026-13-01T00:00:00Z"`, "RFC 3339"},
 		{"crawl", []string{"--now", "0001-01-01T00:00:00Z"}, `"0001-01-01T00:00:00Z"`, "a time after"},
+		{"crawl", []string{"--now", "9999-12-31T23:59:59.9999Z"}, `"9999-12-31T23:59:59.9999Z"`, "a time before"},
+		{"sql", []string{"--now", "9999-01-01T04:00:00-05:00"}, `"9999-01-01T04:00:00-05:00"`, "a time before"},
 		{"serve", []string{"--port", "abc"}, `"abc"`, "whole number"},
 		{"sql", []string{"--format"}, "needs an argument: -format", ""},
 		{"add", []string{"--now", "soon", "h.example.org"}, `"soon"`, "RFC 3339"},

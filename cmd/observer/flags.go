@@ -281,6 +281,12 @@ func (f *timeFlag) Set(s string) error {
 		// which would date a pass's checks today and its id in year 1.
 		return errors.New("want a time after 0001-01-01T00:00:00Z (that one means the current time to the packages)")
 	}
+	if t.UTC().Year() > 9998 {
+		// A pass dated in 9999 records its checks in year 10000 once it
+		// runs past the year's end, which no date=YYYY-MM-DD directory
+		// can name: every command reading the snapshots then stops at it.
+		return errors.New("want a time before 9999-01-01T00:00:00Z (a pass's snapshots are filed by date=YYYY-MM-DD)")
+	}
 	f.t, f.set = t.UTC(), true
 	return nil
 }
