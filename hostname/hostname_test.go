@@ -57,8 +57,9 @@ func TestNormalizeRejects(t *testing.T) {
 		{"2001:db8::1", "IP address"},
 		{"[2001:db8::1]", "IP address"},
 		{"[::1]:443", "IP address"},
-		{"127.0.0.1:8080", "port"},
-		{"mastodon.social:443", "port"},
+		// The two port reasons are told apart: an IP with a port is an IP.
+		{"127.0.0.1:8080", "is an IP address with a port"},
+		{"mastodon.social:443", "contains a port"},
 		{"https://mastodon.social", "URL"},
 		{"mastodon.social/about", "path"},
 		{"mastodon.social/", "path"},
@@ -195,9 +196,76 @@ func TestRegistrable(t *testing.T) {
 		// github.io is a private suffix: ICANN-level, all of these are one domain.
 		"alice.github.io": "github.io",
 		"bob.github.io":   "github.io",
+		// Not a host, but no panic either: a public suffix is its own domain.
+		"co.uk":  "co.uk",
+		"social": "social",
 	} {
 		if got := hostname.Registrable(host); got != want {
 			t.Errorf("Registrable(%q) = %q, want %q", host, got, want)
 		}
+	}
+}
+
+// TestNormalizeLengthBounds pins the 253-byte limit at its edge on both
+// paths: the ASCII fast path (plain names) and the IDNA path (a name with an
+// xn-- label goes that way), with and without the trailing dot, which does
+// not count.
+func TestNormalizeLengthBounds(t *testing.T) {
+	// label63 is 63 bytes: four of them and their dots make 255, so the
+	// names below are cut to size from the left.
+	label63 := strings.Repeat("a", 63)
+	four := strings.Join([]string{label63, label63, label63, label63}, ".")
+	name := func(prefix string, n int) string {
+		s := prefix + four[len(four)-(n-len(prefix)-len(".social")):] + ".social"
+		if len(s) != n {
+			t.Fatalf("built %d bytes, want %d", len(s), n)
+		}
+		return s
+	}
+	for _, in := range []string{
+		name("", 253), name("", 253) + ".",
+		name("xn--bcher-kva.", 253), name("xn--bcher-kva.", 253) + ".",
+	} {
+		if got, err := hostname.Normalize(in); err != nil || got != strings.TrimSuffix(in, ".") {
+			t.Errorf("Normalize(%d bytes %.20q…) = %q, %v; want it unchanged", len(in), in, got, err)
+		}
+	}
+	for _, in := range []string{name("", 254), name("xn--bcher-kva.", 254)} {
+		if got, err := hostname.Normalize(in); err == nil || !strings.Contains(err.Error(), "longer than 253") {
+			t.Errorf("Normalize(%d bytes %.20q…) = %q, %v; want too long", len(in), in, got, err)
+		}
+	}
+}
+
+// TestNormalizeBoundsInput: input over 4*253 bytes is refused before IDNA
+// runs, even when it would map to a valid name (a soft hyphen, two bytes of
+// UTF-8, maps to nothing); up to that length it is mapped.
+func TestNormalizeBoundsInput(t *testing.T) {
+	const maxInput = 4 * hostname.MaxLen
+	shy := strings.Repeat("\u00ad", 498) // 996 bytes
+	in := shy + "mastodons.social"       // 1012 bytes
+	if len(in) != maxInput {
+		t.Fatalf("built %d bytes", len(in))
+	}
+	if got, err := hostname.Normalize(in); err != nil || got != "mastodons.social" {
+		t.Errorf("Normalize(%d bytes) = %q, %v; want mastodons.social", len(in), got, err)
+	}
+	in = shy + "mastodonss.social"
+	if got, err := hostname.Normalize(in); err == nil || !strings.Contains(err.Error(), "longer than 253") {
+		t.Errorf("Normalize(%d bytes) = %q, %v; want refused as too long", len(in), got, err)
+	}
+}
+
+// TestNormalizeErrorIsBounded: the IDNA library's message quotes the whole
+// (mapped) input; the reason keeps a bounded prefix of it, since it ends up
+// in logs once per junk peer.
+func TestNormalizeErrorIsBounded(t *testing.T) {
+	in := "ü" + strings.Repeat("a", 900) + ".social"
+	_, err := hostname.Normalize(in)
+	if err == nil || !strings.Contains(err.Error(), "IDNA") {
+		t.Fatalf("Normalize: %v, want an IDNA error", err)
+	}
+	if n := len(err.Error()); n > 300 {
+		t.Errorf("error is %d bytes: %.80q…", n, err)
 	}
 }
