@@ -44,6 +44,12 @@ func TestStringArray(t *testing.T) {
 		{`["` + strings.Repeat(`\u0061`, 2000) + `"]`, []string{""}},
 		{`["` + strings.Repeat("b", 100000) + `","y"]`, []string{"", "y"}},
 		{`["` + long + `\"\\\/\b\f\n\r\t\u00E9\ud83d\ude00","z"]`, []string{"", "z"}},
+		// Each short escape decodes to its own byte; hex digits in either
+		// case; a surrogate pairs only with one of the other half.
+		{`["\b\f\n\r\t","\u00FC\u00fc"]`, []string{"\b\f\n\r\t", "üü"}},
+		{`["\ud800\ue000","\udc00\udc00","\udbff\udfff"]`, []string{"\uFFFD\uE000", "\uFFFD\uFFFD", "\U0010FFFF"}},
+		// 1024 bytes is the longest entry passed on (parse.maxEntry).
+		{`["` + long[:1024] + `","` + long[:1025] + `"]`, []string{long[:1024], ""}},
 	}
 	for _, g := range good {
 		for _, mode := range []string{"whole", "one byte"} {
@@ -58,7 +64,7 @@ func TestStringArray(t *testing.T) {
 		}
 	}
 	bad := []string{``, ` `, `null`, `{}`, `"a"`, `[`, `["a"`, `["a",]`, `[,"a"]`, `["a" "b"]`, `["a"]]`, `["a"] x`, `["a"][]`,
-		`[1]`, `["a",null]`, `[["a"]]`, `[{"host":"a"}]`, "[\"a\x01\"]", `["\x"]`, `["\u12"]`, `["\u12zz"]`, `["unterminated`,
+		`[1]`, `["a",null]`, `["a";"b"]`, "[\v]", "[\"a\x1f\"]", `[["a"]]`, `[{"host":"a"}]`, "[\"a\x01\"]", `["\x"]`, `["\u12"]`, `["\u12zz"]`, `["unterminated`,
 		// An over-long string is skipped rather than decoded when it runs
 		// past the buffer (always, read a byte at a time); its escapes are
 		// still checked (found by FuzzParsePeers in CI).
@@ -98,7 +104,8 @@ func TestStringArray(t *testing.T) {
 // escape must not buffer all of it.
 func TestStringArrayMemory(t *testing.T) {
 	big := strings.Repeat("a", 16<<20)
-	for _, in := range []string{`["` + big + `"]`, `["\n` + big + `"]`, `["` + big + `\n` + big + `"]`} {
+	escapes := strings.Repeat(`\n`, 8<<20) // 16 MiB, all of it decoded the slow way
+	for _, in := range []string{`["` + big + `"]`, `["\n` + big + `"]`, `["` + big + `\n` + big + `"]`, `["` + escapes + `"]`} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		got, err := collect(t, strings.NewReader(in))
@@ -134,8 +141,8 @@ func TestObjectFamilies(t *testing.T) {
 	}
 
 	hosts = nil
-	err = parse.Lemmy(strings.NewReader(`{"federated_instances":{"blocked":[{"domain":"b.social"}],"linked":[{"domain":"l.social"},"s.social",3],"allowed":null},"extra":{"a":[1,2]}}`), add)
-	if err != nil || strings.Join(hosts, ",") != "l.social,s.social," {
+	err = parse.Lemmy(strings.NewReader(`{"federated_instances":{"blocked":[{"domain":"b.social"}],"linked":[{"domain":"l.social"},"s.social",3],"allowed":[{"domain":"a.social"}]},"extra":{"a":[1,2]}}`), add)
+	if err != nil || strings.Join(hosts, ",") != "l.social,s.social,,a.social" {
 		t.Errorf("lemmy: %q %v", hosts, err)
 	}
 	hosts = nil
@@ -211,6 +218,23 @@ func TestDepth(t *testing.T) {
 	_, err := io.ReadAll(parse.DepthReader(iotest.OneByteReader(strings.NewReader(deep))))
 	if !errors.Is(err, parse.ErrTooDeep) {
 		t.Errorf("DepthReader: %v", err)
+	}
+	// The read that goes too deep hands over none of its bytes, and every
+	// read after it fails too, though the rest of the stream closes the
+	// brackets again.
+	r := parse.DepthReader(strings.NewReader(deep))
+	buf := make([]byte, 1000)
+	if n, err := r.Read(buf); n != 0 || !errors.Is(err, parse.ErrTooDeep) {
+		t.Errorf("DepthReader: first read %d bytes, %v; want 0, ErrTooDeep", n, err)
+	}
+	r = parse.DepthReader(iotest.OneByteReader(strings.NewReader(deep + "[]")))
+	for i := 0; i < 65; i++ {
+		r.Read(buf)
+	}
+	for i := 0; i < 70; i++ {
+		if n, err := r.Read(buf); n != 0 || !errors.Is(err, parse.ErrTooDeep) {
+			t.Fatalf("DepthReader: read %d after the fault gave %d bytes, %v", i, n, err)
+		}
 	}
 }
 
@@ -356,6 +380,21 @@ func TestRobotsMatching(t *testing.T) {
 			[]string{"/x"}, nil},
 		{"token with a version", "User-agent: TestObserver/1.0\nDisallow: /x\n",
 			[]string{"/y"}, []string{"/x"}},
+		{"token with a comment after it", "User-agent: TestObserver (+https://observer.example)\nDisallow: /x\n",
+			[]string{"/y"}, []string{"/x"}},
+		{"useragent without the hyphen", "Useragent: TestObserver\nDisallow: /x\n",
+			[]string{"/y"}, []string{"/x"}},
+		{"comments are not part of a line", "User-agent: TestObserver # us\nDisallow: /private # keep out\n",
+			[]string{"/public"}, []string{"/private/x"}},
+		// Each piece between stars is matched after the one before it, not
+		// over it: /x*ab*b needs a b after the ab.
+		{"pieces do not overlap", "User-agent: *\nDisallow: /x*ab*b\n",
+			[]string{"/xab", "/xba"}, []string{"/xabb", "/x-ab-b"}},
+		// A pattern starting with '*' gets no '/' put before it, so its
+		// length (its precedence) is as written: *ab ties with /ab, and
+		// Allow wins the tie.
+		{"leading star keeps its length", "User-agent: *\nAllow: /ab\nDisallow: *ab\n",
+			[]string{"/ab"}, []string{"/xab"}},
 		{"rules before any user-agent", "Disallow: /\nUser-agent: *\nDisallow: /x\n",
 			[]string{"/y"}, []string{"/x"}},
 		{"path without a slash", "User-agent: *\nDisallow: private\n",
@@ -613,6 +652,10 @@ func TestOptOutFlags(t *testing.T) {
 		{"html", `<html>`, false, true},
 		{"deep", strings.Repeat("[", 100000), false, true},
 		{"bom", "\xef\xbb\xbf" + `{"site":{"private":true}}`, true, false},
+		{"private string True", `{"site":{"private":"True"}}`, true, false},
+		{"private string TRUE", `{"site":{"private":"TRUE"}}`, true, false},
+		{"private zero", `{"site":{"private":0}}`, false, false},
+		{"private string false", `{"site":{"private":"false"}}`, false, false},
 	}
 	for _, tc := range cases {
 		got, err := parse.StatusNetPrivate([]byte(tc.doc))
@@ -632,6 +675,10 @@ func TestOptOutFlags(t *testing.T) {
 		{`{}`, false, false},
 		{`"hide_in_statistics"`, false, true},
 		{`{"hide_in_statistics":true`, false, true},
+		// Only an object is a siteinfo document: null would decode into
+		// the struct as nothing at all.
+		{`null`, false, true},
+		{` []`, false, true},
 	}
 	for _, tc := range hide {
 		got, err := parse.SiteInfoHidden([]byte(tc.doc))
@@ -657,4 +704,125 @@ func FuzzOptOutFlags(f *testing.F) {
 			t.Fatal("SiteInfoHidden: true with an error")
 		}
 	})
+}
+
+func TestClass(t *testing.T) {
+	for in, want := range map[string]uint8{
+		"a-z.09":      0,
+		"AZ":          parse.ClassUpper,
+		"Mastodon.Z":  parse.ClassUpper,
+		"a_b":         parse.ClassOther,
+		"b\u00fccher": parse.ClassOther,
+		"A b":         parse.ClassUpper | parse.ClassOther,
+		"":            0,
+	} {
+		if got := parse.Class([]byte(in)); got != want {
+			t.Errorf("Class(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// TestNodeInfoValidation pins each rule ParseNodeInfo holds a document to:
+// one change to a valid document, and whether it must be refused.
+func TestNodeInfoValidation(t *testing.T) {
+	doc := func(fields string) []byte {
+		return []byte(`{"version":"2.0","software":{"name":"mastodon","version":"4.2"},"protocols":["activitypub"]` + fields + `}`)
+	}
+	cases := []struct {
+		name  string
+		body  []byte
+		want  string // schema version asked for
+		error bool
+	}{
+		{"valid", doc(""), "2.0", false},
+		{"another schema's version", doc(""), "2.1", true},
+		{"software name missing", []byte(`{"version":"2.0","software":{"version":"1"},"protocols":["activitypub"]}`), "2.0", true},
+		{"software name a number", []byte(`{"version":"2.0","software":{"name":7},"protocols":["activitypub"]}`), "2.0", true},
+		{"protocols missing", []byte(`{"version":"2.0","software":{"name":"x"}}`), "2.0", true},
+		{"protocols null", []byte(`{"version":"2.0","software":{"name":"x"},"protocols":null}`), "2.0", true},
+		{"protocols a string", []byte(`{"version":"2.0","software":{"name":"x"},"protocols":"activitypub"}`), "2.0", true},
+		{"protocol not a string", []byte(`{"version":"2.0","software":{"name":"x"},"protocols":["activitypub",1]}`), "2.0", true},
+		{"1.0 protocols object", []byte(`{"version":"1.0","software":{"name":"x"},"protocols":{"inbound":[],"outbound":["diaspora"]}}`), "1.0", false},
+		{"1.0 protocols object of strings", []byte(`{"version":"1.0","software":{"name":"x"},"protocols":{"inbound":"diaspora"}}`), "1.0", true},
+		{"users 2^53", doc(`,"usage":{"users":{"total":9007199254740992}}`), "2.0", false},
+		{"users over 2^53", doc(`,"usage":{"users":{"total":9007199254740993}}`), "2.0", true},
+		{"users negative", doc(`,"usage":{"users":{"total":-1}}`), "2.0", true},
+		{"users a fraction", doc(`,"usage":{"users":{"total":1.5}}`), "2.0", true},
+		{"users a negative float", doc(`,"usage":{"users":{"total":-1.0}}`), "2.0", true},
+		{"users a float over 2^53", doc(`,"usage":{"users":{"total":1e16}}`), "2.0", true},
+		{"users a string", doc(`,"usage":{"users":{"total":"5"}}`), "2.0", true},
+		{"activeMonth negative", doc(`,"usage":{"users":{"activeMonth":-1}}`), "2.0", true},
+		{"activeHalfyear negative", doc(`,"usage":{"users":{"activeHalfyear":-1}}`), "2.0", true},
+		{"localPosts negative", doc(`,"usage":{"localPosts":-1}`), "2.0", true},
+		{"openRegistrations a string", doc(`,"openRegistrations":"true"`), "2.0", true},
+		{"openRegistrations null", doc(`,"openRegistrations":null`), "2.0", false},
+		// Nesting is refused as too deep even where the value is ignored.
+		{"too deep", doc(`,"metadata":{"x":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}`), "2.0", true},
+	}
+	for _, tc := range cases {
+		_, err := parse.ParseNodeInfo(tc.body, tc.want)
+		if (err != nil) != tc.error {
+			t.Errorf("%s: error %v, want an error: %v", tc.name, err, tc.error)
+		}
+	}
+	if _, err := parse.ParseNodeInfo(cases[len(cases)-1].body, "2.0"); !errors.Is(err, parse.ErrTooDeep) {
+		t.Errorf("too deep: %v, want ErrTooDeep", err)
+	}
+	// The values kept: counts as given, the 2.2 instance object's texts
+	// before metadata's.
+	ni, err := parse.ParseNodeInfo(doc(`,"usage":{"users":{"total":9007199254740992,"activeMonth":2.0,"activeHalfyear":3},"localPosts":4},"openRegistrations":true,`+
+		`"instance":{"name":"Instance name","description":"Instance description"},"metadata":{"nodeName":"Metadata name","nodeDescription":"Metadata description"}`), "2.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *ni.Users != 1<<53 || *ni.ActiveMonth != 2 || *ni.ActiveHalfyear != 3 || *ni.LocalPosts != 4 || !*ni.OpenRegistrations ||
+		ni.Name != "Instance name" || ni.Description != "Instance description" {
+		t.Errorf("kept %+v", ni)
+	}
+	// Errors say where, not what Go type was expected (which names our
+	// structs at length).
+	for _, body := range []string{`{"version":"2.0","software":"x"}`, `{"version":"2.0",]`} {
+		_, err := parse.ParseNodeInfo([]byte(body), "2.0")
+		if err == nil || !strings.Contains(err.Error(), "at byte") || strings.Contains(err.Error(), "struct") {
+			t.Errorf("%s: error %v, want a short one naming the byte", body, err)
+		}
+	}
+}
+
+// TestWellKnownShapes: the forms of the links member servers send, and
+// which link is picked from each.
+func TestWellKnownShapes(t *testing.T) {
+	const rel = "http://nodeinfo.diaspora.software/ns/schema/"
+	cases := []struct{ name, body, version, href string }{
+		{"a link without href is skipped", `{"links":[{"rel":"` + rel + `2.1","href":""},{"rel":"` + rel + `2.0","href":"https://a/2.0"}]}`, "2.0", "https://a/2.0"},
+		{"one object", `{"links":{"rel":"` + rel + `2.0","href":"https://a/2.0"}}`, "2.0", "https://a/2.0"},
+		{"rel to href", `{"links":{"` + rel + `2.0":"https://a/2.0","` + rel + `2.1":"https://a/2.1"}}`, "2.1", "https://a/2.1"},
+		{"rel to link object", `{"links":{"` + rel + `2.1":{"href":"https://a/2.1"}}}`, "2.1", "https://a/2.1"},
+		{"rel with white space", `{"links":[{"rel":" ` + rel + `2.0 ","href":"https://a/2.0"}]}`, "2.0", "https://a/2.0"},
+		{"unknown schema ignored", `{"links":[{"rel":"` + rel + `3.0","href":"https://a/3.0"},{"rel":"` + rel + `1.0","href":"https://a/1.0"}]}`, "1.0", "https://a/1.0"},
+	}
+	for _, tc := range cases {
+		l, err := parse.ParseWellKnown([]byte(tc.body))
+		if err != nil || l.Version != tc.version || l.Href != tc.href {
+			t.Errorf("%s: %+v, %v; want %s at %s", tc.name, l, err, tc.version, tc.href)
+		}
+	}
+	// Two rels for one version (http and https) in the rel-to-href form:
+	// the same document gives the same link every time, whatever order
+	// Go's map iteration visits them in.
+	body := []byte(`{"links":{"https://nodeinfo.diaspora.software/ns/schema/2.0":"https://a/s","` + rel + `2.0":"https://a/p"}}`)
+	first, err := parse.ParseWellKnown(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		if l, _ := parse.ParseWellKnown(body); l != first {
+			t.Fatalf("links %+v, then %+v", first, l)
+		}
+	}
+	for _, bad := range []string{`{"links":[{"rel":"` + rel + `3.0","href":"https://a/3.0"}]}`, `{"links":"x"}`, `{}`} {
+		if l, err := parse.ParseWellKnown([]byte(bad)); err == nil {
+			t.Errorf("%s accepted: %+v", bad, l)
+		}
+	}
 }
