@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -568,5 +569,169 @@ func TestReportValidateRejects(t *testing.T) {
 	ok := Report{Layers: []Layer{{Name: "seccomp", Detail: "filter of 40 rules"}}}
 	if err := ok.validate(); err != nil {
 		t.Errorf("a clean report: %v", err)
+	}
+}
+
+// TestValidateBoundaries pins validate's bounds at their edges, and the
+// rules that tie fields together, each with one change to a good result:
+// "" means it must be accepted, anything else names the refusal.
+func TestValidateBoundaries(t *testing.T) {
+	noPeers := func(r *observer.Result) {
+		r.Check.PeersFetched, r.Check.PeersCount, r.Check.NewPeersCount, r.Discoveries = false, 0, 0, nil
+	}
+	moved := func(r *observer.Result, outcome observer.Outcome) {
+		noPeers(r)
+		r.Check.Outcome, r.Check.MovedTo = outcome, "b.social"
+		r.Discoveries = []observer.Discovery{{Host: "b.social", DiscoveredAt: testAt, Via: observer.ViaRedirect}}
+	}
+	cases := []struct {
+		name string
+		mod  func(*observer.Result, *crawl.Trace)
+		want string
+	}{
+		{"status 100", func(r *observer.Result, _ *crawl.Trace) { r.Check.HTTPStatus = 100 }, ""},
+		{"status 99", func(r *observer.Result, _ *crawl.Trace) { r.Check.HTTPStatus = 99 }, "http_status"},
+		{"status 999", func(r *observer.Result, _ *crawl.Trace) { r.Check.HTTPStatus = 999 }, ""},
+		{"status 1000", func(r *observer.Result, _ *crawl.Trace) { r.Check.HTTPStatus = 1000 }, "http_status"},
+		{"peers count at its cap", func(r *observer.Result, _ *crawl.Trace) { r.Check.PeersCount = maxPeersCount }, ""},
+		{"peers count over its cap", func(r *observer.Result, _ *crawl.Trace) { r.Check.PeersCount = maxPeersCount + 1 }, "peers counts"},
+		{"new peers negative", func(r *observer.Result, _ *crawl.Trace) { r.Check.NewPeersCount, r.Discoveries = -1, nil }, "peers counts"},
+		{"peers counted, list not read", func(r *observer.Result, _ *crawl.Trace) {
+			noPeers(r)
+			r.Check.PeersCount = 3
+		}, "not fetched"},
+		{"duration at the wait plus a second", func(r *observer.Result, _ *crawl.Trace) { r.Check.DurationMS = 6000 }, ""},
+		{"duration over it", func(r *observer.Result, _ *crawl.Trace) { r.Check.DurationMS = 6001 }, "duration_ms"},
+		{"duration negative", func(r *observer.Result, _ *crawl.Trace) { r.Check.DurationMS = -1 }, "duration_ms"},
+		{"moved, redirect discovery", func(r *observer.Result, _ *crawl.Trace) { moved(r, observer.OutcomeMoved) }, ""},
+		{"moving names its target too", func(r *observer.Result, _ *crawl.Trace) {
+			moved(r, observer.OutcomeMoving)
+			r.Discoveries = nil
+		}, ""},
+		// Only a permanent move's target is recorded as a discovery.
+		{"moving, redirect discovery", func(r *observer.Result, _ *crawl.Trace) { moved(r, observer.OutcomeMoving) }, "redirect discovery"},
+		{"redirect to another host", func(r *observer.Result, _ *crawl.Trace) {
+			moved(r, observer.OutcomeMoved)
+			r.Discoveries[0].Host = "c.social"
+		}, "redirect discovery"},
+		{"moved_to not normalised", func(r *observer.Result, _ *crawl.Trace) {
+			moved(r, observer.OutcomeMoved)
+			r.Check.MovedTo = "B.social"
+		}, "moved_to"},
+		{"discovery not normalised", func(r *observer.Result, _ *crawl.Trace) { r.Discoveries[0].Host = "B.social" }, "not a normalised"},
+		{"step status 999", func(_ *observer.Result, tr *crawl.Trace) { tr.Steps[0].Status = 999 }, ""},
+		{"step status 1000", func(_ *observer.Result, tr *crawl.Trace) { tr.Steps[0].Status = 1000 }, "numbers out of range"},
+		{"step bytes at the cap", func(_ *observer.Result, tr *crawl.Trace) { tr.Steps[0].Bytes = maxBytes }, ""},
+		{"step bytes over it", func(_ *observer.Result, tr *crawl.Trace) { tr.Steps[0].Bytes = maxBytes + 1 }, "numbers out of range"},
+		{"step method unclean", func(_ *observer.Result, tr *crawl.Trace) { tr.Steps[0].Method = "GET\r\n" }, "trace step 0"},
+		{"step error unclean", func(_ *observer.Result, tr *crawl.Trace) { tr.Steps[0].Error = "\u202eevil" }, "trace step 0"},
+	}
+	for _, tc := range cases {
+		r, tr := goodResult()
+		tc.mod(&r, &tr)
+		_, _, err := forgeFor(testExpect(), r, tr)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: err = %v, want one naming %q", tc.name, err, tc.want)
+		}
+	}
+
+	// A 304 needs a conditional request (either validator will do), for
+	// a peers list the request asked for.
+	r, tr := goodResult()
+	r.Check.PeersFetched, r.Check.PeersCount, r.Check.NewPeersCount, r.Discoveries = false, 0, 0, nil
+	r.Check.PeersNotModified = true
+	lastModified := testExpect()
+	lastModified.req.PeersLastModified = "Mon, 05 Jan 2026 12:00:00 GMT"
+	if _, _, err := forgeFor(lastModified, r, tr); err != nil {
+		t.Errorf("not modified, asked with Last-Modified only: %v", err)
+	}
+	lastModified.req.FetchPeers = false
+	if _, _, err := forgeFor(lastModified, r, tr); err == nil || !strings.Contains(err.Error(), "not asked for") {
+		t.Errorf("not modified, list not asked for: err = %v", err)
+	}
+}
+
+// TestRequestValidateRejects: what the checker refuses in a request before
+// acting on it.
+func TestRequestValidateRejects(t *testing.T) {
+	good := wireRequest{ID: 1, Host: "a.social", CheckedAt: testAt, PassID: strings.Repeat("p", maxPassIDBytes),
+		PeersETag: `"v1"`, Addr: "192.0.2.7:443"}
+	if err := good.validate(); err != nil {
+		t.Fatalf("good request (pass_id at its cap): %v", err)
+	}
+	for _, tc := range []struct {
+		name string // what the error must name
+		mod  func(*wireRequest)
+	}{
+		{"host", func(q *wireRequest) { q.Host = "A.social" }},
+		{"checked_at", func(q *wireRequest) { q.CheckedAt = time.Time{} }},
+		{"pass_id", func(q *wireRequest) { q.PassID = strings.Repeat("p", maxPassIDBytes+1) }},
+		{"pass_id", func(q *wireRequest) { q.PassID = "p\xff" }},
+		{"peers_etag", func(q *wireRequest) { q.PeersETag = "\"v1\x7f\"" }}, // DEL is not printable
+		{"addr", func(q *wireRequest) { q.Addr = "192.0.2.7:0" }},
+	} {
+		bad := good
+		tc.mod(&bad)
+		if err := bad.validate(); err == nil || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("%s %+v: err = %v", tc.name, bad, err)
+		}
+	}
+}
+
+// rawResult builds a result payload around check's JSON as given, with an
+// empty trace and no discoveries, then tail.
+func rawResult(check []byte, tail ...byte) []byte {
+	buf := binary.AppendUvarint(nil, 7)
+	buf = binary.AppendUvarint(buf, uint64(len(check)))
+	buf = append(buf, check...)
+	buf = binary.AppendUvarint(buf, 2)
+	buf = append(buf, "[]"...)
+	buf = binary.AppendUvarint(buf, 0) // bytes
+	return append(buf, tail...)
+}
+
+// TestDecodeResultStructure: decodeResult takes exactly the encoding an
+// honest checker writes, and nothing looser.
+func TestDecodeResultStructure(t *testing.T) {
+	r, _ := goodResult()
+	check, err := json.Marshal(r.Check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeResult(rawResult(check, 0)); err != nil {
+		t.Fatalf("good payload: %v", err)
+	}
+	for name, payload := range map[string][]byte{
+		"trailing byte":        rawResult(check, 0, 0),
+		"via kind 2":           rawResult(check, 1, 2, 8, 'b', '.', 's', 'o', 'c', 'i', 'a', 'l'),
+		"unknown check field":  rawResult(append([]byte(`{"extra":1,`), check[1:]...), 0),
+		"check then more JSON": rawResult(append(append([]byte{}, check...), " {}"...), 0),
+		"check not UTF-8":      rawResult(bytes.Replace(check, []byte("for tests"), []byte("for \xff tests"), 1), 0),
+		"check over 64 KiB":    rawResult(append(append([]byte{}, check...), bytes.Repeat([]byte(" "), maxRequestFrame)...), 0),
+	} {
+		if w, err := decodeResult(payload); err == nil {
+			t.Errorf("%s: accepted %+v", name, w)
+		}
+	}
+	// A count the payload cannot hold is refused before anything is
+	// allocated for it.
+	huge := rawResult(check, binary.AppendUvarint(nil, MaxDiscoveries)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		if _, err := decodeResult(huge); err == nil {
+			t.Fatal("a count of MaxDiscoveries with no entries accepted")
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("ten results promising %d discoveries allocated %d KiB", MaxDiscoveries, got>>10)
+	}
+	// Known hosts: a zero length is no entry.
+	if _, err := decodeKnown([]byte{1, 'a', 0}, func([]byte) {}); err == nil {
+		t.Error("zero-length known host accepted")
 	}
 }
