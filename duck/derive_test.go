@@ -319,3 +319,66 @@ func TestState(t *testing.T) {
 		})
 	}
 }
+
+// failures is the length of the current run of failed checks, 0 when the
+// last check did not fail (docs/data.md, state): a redirect or an opt-out
+// ends the run, and the failures of an opted-out or moved host still count,
+// though they leave its state as it is. Derived whole and one check a step
+// (fold_one), as a daily crawl does.
+func TestFailuresCountTheCurrentRunOfFailedChecks(t *testing.T) {
+	histories := map[string][]ev{
+		"failing.example":    {alive("failing.example", 0), fail("failing.example", day), fail("failing.example", 2*day), fail("failing.example", 3*day)},
+		"redirected.example": {alive("redirected.example", 0), fail("redirected.example", day), moving("redirected.example", 2*day, "b.example"), moving("redirected.example", 3*day, "b.example")},
+		"back.example":       {alive("back.example", 0), fail("back.example", day), fail("back.example", 2*day), alive("back.example", 3*day)},
+		"optout.example":     {alive("optout.example", 0), optedOut("optout.example", day), fail("optout.example", 2*day), fail("optout.example", 3*day)},
+		"moved.example":      {alive("moved.example", 0), moved("moved.example", day, "b.example"), fail("moved.example", 2*day), fail("moved.example", 3*day)},
+	}
+	want := []string{"back.example 0", "failing.example 3", "moved.example 2", "optout.example 2", "redirected.example 0"}
+	st := config.Default().State
+	whole := openStore(t, t.TempDir())
+	daily := openStore(t, t.TempDir())
+	var all []ev
+	for i := range 4 {
+		var step []ev
+		for _, h := range histories {
+			step = append(step, h[i])
+		}
+		all = append(all, step...)
+		write(t, daily, fmt.Sprintf("p%d", i), step)
+		derive(t, daily, st, false)
+	}
+	write(t, whole, "p", all)
+	derive(t, whole, st, false)
+	for name, s := range map[string]*duck.Store{"whole": whole, "daily": daily} {
+		views(t, s, t0.Add(4*day))
+		if got := texts(t, s, "SELECT host || ' ' || failures FROM state ORDER BY host"); !slices.Equal(got, want) {
+			t.Errorf("%s: failures = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// A host discovered twice at the same instant, in different steps, takes
+// the smaller via (as new_disc's arg_min does within one step), so an
+// incremental derivation gives what a full one gives (docs/data.md: the
+// state keeps the earliest discovery, and incremental equals full).
+func TestDiscoveryTiesGoToTheSmallerVia(t *testing.T) {
+	st := config.Default().State
+	for _, order := range [][2]string{{"b.example", "a.example"}, {"a.example", "b.example"}} {
+		dir := t.TempDir()
+		s := openStore(t, dir)
+		for i, via := range order {
+			write(t, s, fmt.Sprintf("p%d", i), []ev{{"x.example", day, "", "", via, false}})
+			derive(t, s, st, false)
+		}
+		views(t, s, t0.Add(2*day))
+		if got := texts(t, s, "SELECT via FROM state WHERE host = 'x.example'"); !slices.Equal(got, []string{"a.example"}) {
+			t.Errorf("discovered via %v in two steps: via = %v, want [a.example]", order, got)
+		}
+		rebuilt := openStore(t, dir)
+		derive(t, rebuilt, st, true)
+		views(t, rebuilt, t0.Add(2*day))
+		if got := texts(t, rebuilt, "SELECT via FROM state WHERE host = 'x.example'"); !slices.Equal(got, []string{"a.example"}) {
+			t.Errorf("discovered via %v, rebuilt in full: via = %v, want [a.example]", order, got)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package duck_test
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -412,5 +414,68 @@ func TestOptedOutHostStaysOffTheListsThroughFailedChecks(t *testing.T) {
 	}
 	if got := texts(t, s, "SELECT live FROM stats_daily ORDER BY day DESC LIMIT 1"); !slices.Equal(got, []string{"1"}) {
 		t.Errorf("stats_daily live on the last day = %v, want 1 (c.example)", got)
+	}
+}
+
+// The warmup is the observer's first warmup [7 days] after its earliest
+// record: a host discovered before its end is baseline, one discovered at
+// it is not (docs/data.md, new and the schedule). The new list, the daily
+// new counts and the schedule draw the line at the same instant.
+func TestWarmupEndsAtItsBoundary(t *testing.T) {
+	ctx := context.Background()
+	st := config.Default().State
+	end := st.Warmup.D()
+	s := openStore(t, t.TempDir())
+	write(t, s, "p0", []ev{
+		discover("origin.example", 0),
+		discover("baseline.example", end-time.Second), alive("baseline.example", 10*day),
+		discover("edge.example", end), alive("edge.example", 10*day),
+		discover("unchecked-baseline.example", end-time.Second),
+		discover("unchecked-edge.example", end),
+	})
+	derive(t, s, st, false)
+	views(t, s, t0.Add(20*day))
+	if got := hostsOf(collect(t, s.NewInstances(ctx))); !slices.Equal(got, []string{"edge.example"}) {
+		t.Errorf("new = %v, want [edge.example]", got)
+	}
+	if got := texts(t, s, "SELECT new FROM stats_daily WHERE day = DATE '2026-01-15'"); !slices.Equal(got, []string{"1"}) {
+		t.Errorf("new on day 10 = %v, want [1] (edge.example)", got)
+	}
+	next := nextChecks(t, s, t0)
+	if got := next["unchecked-baseline.example"]; got != end-time.Second {
+		t.Errorf("unchecked-baseline.example due at +%s, want at its discovery", got)
+	}
+	sum := md5.Sum([]byte("unchecked-edge.example:0"))
+	delay := time.Duration(binary.LittleEndian.Uint64(sum[8:])%uint64(st.DiscoveryDelay.D().Microseconds())) * time.Microsecond
+	if got := next["unchecked-edge.example"]; got != end+delay {
+		t.Errorf("unchecked-edge.example due at +%s, want +%s (its discovery and its delay)", got, end+delay)
+	}
+}
+
+// The live list takes hosts alive at least once within live_window before
+// now, the new list hosts first alive within new_window before it
+// (docs/data.md): both windows include their first instant. The views
+// themselves are sorted as documented (live by host, new newest first), as
+// observer sql shows them.
+func TestListWindowsIncludeTheirStart(t *testing.T) {
+	st := config.Default().State
+	now := t0.Add(40 * day)
+	liveStart := 40*day - st.LiveWindow.D()
+	newStart := 40*day - st.NewWindow.D()
+	s := openStore(t, t.TempDir())
+	write(t, s, "p0", []ev{
+		discover("origin.example", 0),
+		discover("live-edge.example", 8*day), alive("live-edge.example", liveStart),
+		discover("live-before.example", 8*day), alive("live-before.example", liveStart-time.Second),
+		discover("new-edge.example", 8*day), alive("new-edge.example", newStart), alive("new-edge.example", 39*day),
+		discover("new-before.example", 8*day), alive("new-before.example", newStart-time.Second), alive("new-before.example", 39*day),
+	})
+	derive(t, s, st, false)
+	views(t, s, now)
+	if got := texts(t, s, "SELECT host FROM live"); !slices.Equal(got, []string{"live-edge.example", "new-before.example", "new-edge.example"}) {
+		t.Errorf("live = %v, want live-edge, new-before and new-edge, by host", got)
+	}
+	if got := texts(t, s, "SELECT host FROM new"); !slices.Equal(got, []string{"live-edge.example", "live-before.example", "new-edge.example"}) {
+		t.Errorf("new = %v, want live-edge, live-before and new-edge, newest first", got)
 	}
 }

@@ -90,6 +90,13 @@ func TestSchedule(t *testing.T) {
 		evs = append(evs, discover(h, 0))
 		evs = append(evs, series(fail, h, checkAt-8*day, day, 9)...)
 	}
+	// Opted out and moved are inactive too (docs/data.md, the schedule).
+	for _, h := range hosts("optout") {
+		evs = append(evs, discover(h, 0), alive(h, checkAt-day), optedOut(h, checkAt))
+	}
+	for _, h := range hosts("moved") {
+		evs = append(evs, discover(h, 0), alive(h, checkAt-day), moved(h, checkAt, "elsewhere.example"))
+	}
 	write(t, s, "p0", evs)
 	derive(t, s, st, false)
 	views(t, s, t0.Add(30*day))
@@ -121,7 +128,9 @@ func TestSchedule(t *testing.T) {
 	})
 	t.Run("inactive_interval_with_jitter", func(t *testing.T) {
 		lo := checkAt + st.InactiveInterval.D() - st.InactiveJitter.D()
-		assertJitter(t, "dead", next, hosts("dead"), lo, lo+2*st.InactiveJitter.D())
+		for _, kind := range []string{"dead", "optout", "moved"} {
+			assertJitter(t, kind, next, hosts(kind), lo, lo+2*st.InactiveJitter.D())
+		}
 	})
 	t.Run("jitter_is_md5_of_host_and_checks", func(t *testing.T) {
 		// docs/data.md: the jitter is the low 64 bits of md5("host:checks")
@@ -131,6 +140,14 @@ func TestSchedule(t *testing.T) {
 			span := uint64(2*st.ActiveJitter.D().Microseconds() + 1)
 			jitter := time.Duration(binary.LittleEndian.Uint64(sum[8:])%span)*time.Microsecond - st.ActiveJitter.D()
 			if want := checkAt + st.ActiveInterval.D() + jitter; next[h] != want {
+				t.Errorf("%s due at +%s, want +%s", h, next[h], want)
+			}
+		}
+		// A host never checked waits md5("host:0") modulo discovery_delay.
+		for _, h := range hosts("later") {
+			sum := md5.Sum([]byte(h + ":0"))
+			delay := time.Duration(binary.LittleEndian.Uint64(sum[8:])%uint64(st.DiscoveryDelay.D().Microseconds())) * time.Microsecond
+			if want := 10*day + delay; next[h] != want {
 				t.Errorf("%s due at +%s, want +%s", h, next[h], want)
 			}
 		}
@@ -164,9 +181,12 @@ func TestSchedule(t *testing.T) {
 		if len(got) != len(want) {
 			t.Fatalf("due = %v, want the young, later, manual and live hosts", got)
 		}
+		// Soonest first, ties by host (the crawler's order, docs/data.md's
+		// cookbook): the young hosts are all due at one instant.
 		for i := 1; i < len(list); i++ {
-			if next[list[i-1].Host] > next[list[i].Host] {
-				t.Fatalf("due list not ordered by next check: %s before %s", list[i-1].Host, list[i].Host)
+			a, b := list[i-1].Host, list[i].Host
+			if next[a] > next[b] || next[a] == next[b] && a > b {
+				t.Fatalf("due list not ordered by next check, then host: %s before %s", a, b)
 			}
 		}
 		if ds := due(t, s, t0.Add(3*day-time.Second)); len(ds) != 0 {
@@ -197,7 +217,7 @@ func TestSchedule(t *testing.T) {
 			switch {
 			case slices.Contains(hosts("live"), host):
 				want += 5 * time.Hour
-			case slices.Contains(hosts("dead"), host):
+			case slices.Contains(hosts("dead"), host), slices.Contains(hosts("optout"), host), slices.Contains(hosts("moved"), host):
 				want -= 10 * time.Hour
 			}
 			if got[host] != want {

@@ -58,13 +58,17 @@ func writeTieChecks(t *testing.T, s *duck.Store, checks []tieCheck) {
 // The result does not depend on the order the files were written in, nor
 // on whether the instant was folded in a full or an incremental step, nor
 // on whether the host's checks are folded with windows (a.example ends
-// failing) or without (b.example stays alive, c.example failing).
+// failing, d.example moving) or without (b.example stays alive, c.example
+// failing). d.example pins that the class comes before the outcome: its
+// moving check (class T) is later than its unreachable one (class F),
+// though "moving" sorts before "unreachable".
 func TestChecksAtTheSameInstant(t *testing.T) {
 	const at = day + time.Hour
 	first := []tieCheck{
 		{"p0", "a.example", time.Hour, observer.OutcomeAlive, "earlier"},
 		{"p0", "b.example", time.Hour, observer.OutcomeAlive, "earlier"},
 		{"p0", "c.example", time.Hour, observer.OutcomeHTTPError, ""},
+		{"p0", "d.example", time.Hour, observer.OutcomeAlive, "earlier"},
 	}
 	tied := []tieCheck{
 		{"p1", "a.example", at, observer.OutcomeAlive, "p1's"},
@@ -77,14 +81,20 @@ func TestChecksAtTheSameInstant(t *testing.T) {
 		{"p1", "c.example", at, observer.OutcomeHTTPError, ""},
 		{"p2", "c.example", at, observer.OutcomeUnreachable, ""},
 		{"p2", "c.example", at, observer.OutcomeHTTPError, ""},
+		{"p2", "d.example", at, observer.OutcomeUnreachable, ""},
+		{"p2", "d.example", at, observer.OutcomeMoving, ""},
 	}
 	want := []string{
 		"a.example dying http_error p2's beta",
 		"b.example live alive p2's beta",
 		"c.example discovered unreachable -",
+		"d.example moving moving earlier",
 		"a.example discovered>live p0",
 		"a.example live>dying p2",
 		"b.example discovered>live p0",
+		"d.example discovered>live p0",
+		"d.example live>dying p2",
+		"d.example dying>moving p2",
 	}
 	reversed := slices.Clone(tied)
 	slices.Reverse(reversed)
@@ -112,7 +122,7 @@ func TestChecksAtTheSameInstant(t *testing.T) {
 			got := append(texts(t, s, `SELECT host || ' ' || state || ' ' || last_outcome || ' ' || coalesce(name, '-')
 				FROM state ORDER BY host`),
 				texts(t, s, `SELECT host || ' ' || from_state || '>' || to_state || ' ' || pass_id
-				FROM transitions ORDER BY host, checked_at`)...)
+				FROM transitions ORDER BY host, checked_at, to_state`)...)
 			if !slices.Equal(got, want) {
 				t.Fatalf("state and transitions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
