@@ -91,29 +91,29 @@ func (c *childOutput) Write(p []byte) (int, error) {
 		}
 		c.line = append(c.line, p[:i+1]...)
 		p = p[i+1:]
-		if msg, ok := bytes.CutPrefix(c.line, []byte(c.prefix)); ok {
-			c.err = append([]byte{}, msg...)
-		} else {
-			// A failed write to the log is the log's problem, not the
-			// derivation's.
-			c.w.Write(c.line)
-		}
-		c.line = c.line[:0]
+		c.endLine()
 	}
 	return n, nil
 }
 
-// flush writes out a last line without its newline.
+// flush ends a last line without its newline.
 func (c *childOutput) flush() {
-	if len(c.line) == 0 {
-		return
+	if len(c.line) > 0 {
+		c.endLine()
 	}
+}
+
+// endLine keeps the line as the error if it is the first to start with
+// prefix, and passes it through otherwise.
+func (c *childOutput) endLine() {
 	if msg, ok := bytes.CutPrefix(c.line, []byte(c.prefix)); ok && c.err == nil {
 		c.err = append([]byte{}, msg...)
 	} else {
+		// A failed write to the log is the log's problem, not the
+		// derivation's.
 		c.w.Write(c.line)
 	}
-	c.line = nil
+	c.line = c.line[:0]
 }
 
 // error is the child's error message, or "" when it printed none.
