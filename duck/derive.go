@@ -546,7 +546,9 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 	if opts.windowOnly {
 		windowless = "false"
 	}
-	aliveDays := fmt.Sprintf("bitstring_agg((checked_at::DATE - DATE '%s')::INTEGER, 0, %d) FILTER (WHERE outcome = 'alive')", firstDay, days-1)
+	// NULL for other checks, so that only a host's alive checks get a
+	// bitstring (a group of NULLs gets none).
+	aliveDays := fmt.Sprintf("bitstring_agg(CASE WHEN outcome = 'alive' THEN (checked_at::DATE - DATE '%s')::INTEGER END, 0, %d)", firstDay, days-1)
 	if days > maxAliveDays {
 		aliveDays = "NULL::BITSTRING"
 	}
