@@ -3,8 +3,8 @@
 -- checks with plain aggregates: how many of each class, the first
 -- and last check, and the times of the checks that carry the state's facts
 -- (the last alive check, the last redirect, the last peers fetch). It is
--- the only aggregate over every new check; fold_edges then fetches those
--- checks' columns (a join, the second read of the new checks), and
+-- the only aggregate over every new check; fold_edge_picks then fetches
+-- those checks' columns (a join, the second read of the new checks), and
 -- fold_single decides from it which hosts need the windowed fold
 -- (fold_runs) and which are folded without windows.
 --

@@ -1,0 +1,66 @@
+-- The edge checks of each host in fold_hosts (fold_edge_picks), for
+-- fold_edges.sql: the columns of the few new checks
+-- the derived state and the windowless fold need: the facts of the last
+-- alive check, the validators of the last peers fetch, the target of the
+-- last redirect, and the first and last check themselves. Each is the check
+-- at a time fold_hosts found, so this is a join on (host, checked_at), not a
+-- sort; ties at the same time are broken as the windowed fold orders checks
+-- (by pass_id, then class, outcome and moved_to, NULLs last), and the facts
+-- by pass_id, software, version and name, so the result never depends on
+-- the order the files are read in.
+
+-- fold_edge_times: each host's edge times (first and last check, last alive
+-- check, last peers fetch, last redirect), one row per distinct time, with
+-- the edges it is. The checks are joined to it on (host, checked_at), so
+-- that only the few at an edge come out of the join. An edge a host lacks
+-- (no alive check, say) is NULL and gives no row.
+CREATE OR REPLACE TEMP TABLE fold_edge_times AS
+SELECT host, edge_at,
+    edge_at IS NOT DISTINCT FROM first_checked_at AS is_first,
+    edge_at IS NOT DISTINCT FROM last_checked_at AS is_last,
+    edge_at IS NOT DISTINCT FROM last_alive_at AS is_last_alive,
+    edge_at IS NOT DISTINCT FROM last_peers_at AS is_last_peers,
+    edge_at IS NOT DISTINCT FROM last_redirect_at AS is_last_redirect
+FROM (
+    SELECT host, first_checked_at, last_checked_at, last_alive_at, last_peers_at, last_redirect_at,
+        unnest(list_distinct([first_checked_at, last_checked_at, last_alive_at, last_peers_at, last_redirect_at])) AS edge_at
+    FROM fold_hosts
+);
+
+-- fold_edge_picks: the edge checks, one row per host, with how many checks
+-- each edge found. An edge time nearly always matches one check, so each
+-- edge is picked with any_value: the tie-breaking aggregate
+-- (fold_edge_ties.sql) cost twice as much, and is run only for the hosts
+-- where an edge matched more than one check (fold_edge_ties), the rare
+-- checks of one host at the same instant. fold_edges joins it back to the
+-- hosts' fold_hosts rows (carrying those columns through the aggregate cost
+-- more than the join), and it is a table of its own, since the aggregate and
+-- that join in one query held more than the benchmark's memory limit.
+CREATE OR REPLACE TEMP VIEW fold_edge_checks AS
+SELECT n.host, n.pass_id, n.outcome, n.moved_to, n.peers_etag, n.peers_last_modified,
+    n.software, n.version, n.name,
+    e.is_first, e.is_last,
+    e.is_last_alive AND n.outcome = 'alive' AS is_facts,
+    e.is_last_peers AND (n.peers_fetched OR coalesce(n.peers_not_modified, false)) AS is_peers,
+    e.is_last_redirect AND n.outcome IN ('moving', 'moved') AS is_redirect,
+    check_class(n.outcome) AS class,
+    {'ts': n.checked_at, 'pass_id': n.pass_id, 'outcome': n.outcome, 'moved_to': n.moved_to} AS check_row,
+    {'software': n.software, 'version': n.version, 'users': n.users, 'active_month': n.active_month,
+     'open_registrations': n.open_registrations, 'name': n.name, 'description': n.description} AS check_facts
+FROM fold_checks n
+JOIN fold_edge_times e ON n.host = e.host AND n.checked_at = e.edge_at;
+
+CREATE OR REPLACE TEMP TABLE fold_edge_picks AS
+SELECT host,
+    any_value(check_row) FILTER (WHERE is_first) AS first_new,
+    any_value(check_row) FILTER (WHERE is_last) AS last_new,
+    any_value(check_facts) FILTER (WHERE is_facts) AS facts,
+    any_value({'etag': peers_etag, 'last_modified': peers_last_modified}) FILTER (WHERE is_peers) AS peers_validators,
+    any_value({'target': moved_to}) FILTER (WHERE is_redirect) AS redirect,
+    greatest(count(*) FILTER (WHERE is_first), count(*) FILTER (WHERE is_last), count(*) FILTER (WHERE is_facts),
+             count(*) FILTER (WHERE is_peers), count(*) FILTER (WHERE is_redirect)) > 1 AS tied
+FROM fold_edge_checks
+GROUP BY host;
+
+CREATE OR REPLACE TEMP TABLE fold_edge_ties AS
+SELECT host FROM fold_edge_picks WHERE tied;
