@@ -30,7 +30,8 @@ FROM (
 -- fold_edge_picks: the edge checks, one row per host, with how many checks
 -- each edge found. An edge time nearly always matches one check, so each
 -- edge is picked with any_value: the tie-breaking aggregate
--- (fold_edge_ties.sql) cost twice as much, and is run only for the hosts
+-- (fold_edge_ties.sql) holds more memory (over a million hosts at a 1 GB
+-- memory_limit it sometimes ran out), and is run only for the hosts
 -- where an edge matched more than one check (fold_edge_ties), the rare
 -- checks of one host at the same instant. fold_edges joins it back to the
 -- hosts' fold_hosts rows (carrying those columns through the aggregate cost
