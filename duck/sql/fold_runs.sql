@@ -14,12 +14,14 @@
 -- with an empty carry. New checks are strictly later than a host's carried
 -- last check (Derive falls back to a full derivation otherwise).
 --
--- Per run: the first row, the last row, the first row that crosses its
--- threshold (F/T: n > failures_to_dead and at least dead_after since the run
--- began; A: at least revive_after since the run began), and the starts and
--- ends of live-list coverage (an alive check more than live_days days after
--- the previous one opens a new stretch; the previous stretch ends live_days
--- days after its last alive day) for the daily live counts.
+-- Per run: the first row, the first row that crosses its threshold (F/T:
+-- n > failures_to_dead and at least dead_after since the run began; A: at
+-- least revive_after since the run began), and the starts and ends of
+-- live-list coverage (an alive check more than live_days days after the
+-- previous one opens a new stretch; the previous stretch ends live_days days
+-- after its last alive day) for the daily live counts. A run's last row is
+-- not kept: only a host's last run needs it, and that is the host's last new
+-- check, which fold_edges has.
 CREATE OR REPLACE TEMP VIEW fold_runs AS
 WITH src AS (
     SELECT host, last_checked_at AS ts, last_pass_id AS pass_id, run_class AS class,
@@ -62,7 +64,6 @@ SELECT host, run_id,
     max(n) AS n,
     any_value(run_start) AS run_start,
     arg_min(row, rn) AS first_row,
-    arg_max(row, rn) AS last_row,
     arg_min(row, rn) FILTER (WHERE crosses) AS cross_row,
     list(ts::DATE) FILTER (WHERE live_break) AS live_starts,
     list(prev_alive::DATE + {{live_days}}) FILTER (WHERE live_break AND prev_alive IS NOT NULL) AS live_ends

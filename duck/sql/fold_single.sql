@@ -21,7 +21,7 @@
 CREATE OR REPLACE TEMP TABLE fold_single_runs AS
 WITH classed AS (
     SELECT e.host, e.checks, e.first_checked_at, e.last_checked_at, e.first_alive_at, e.last_alive_at,
-        e.alive_days, e.first_new, e.last_new,
+        e.alive_days, e.first_new,
         CASE WHEN e.alive_checks = e.checks THEN 'A'
              WHEN e.opted_out_checks = e.checks THEN 'O'
              WHEN e.moved_checks = e.checks THEN 'M'
@@ -60,13 +60,7 @@ WITH classed AS (
          'alive_before': NULL::TIMESTAMP} AS carry_row,
         {'rn': 1 + carry_run::BIGINT, 'ts': first_new.ts, 'pass_id': first_new.pass_id, 'moved_to': first_new.moved_to,
          'outcome': first_new.outcome, 'is_carry': false, 'ever_alive': prev_alive IS NOT NULL,
-         'alive_before': prev_alive} AS first_new_row,
-        {'rn': checks + carry_run::BIGINT, 'ts': last_new.ts, 'pass_id': last_new.pass_id, 'moved_to': last_new.moved_to,
-         'outcome': last_new.outcome, 'is_carry': false,
-         'ever_alive': prev_alive IS NOT NULL OR (class = 'A' AND checks > 1),
-         -- Only the first and crossing rows make transitions, which keep
-         -- alive_before; the last row's would need the checks ordered.
-         'alive_before': NULL::TIMESTAMP} AS last_new_row
+         'alive_before': prev_alive} AS first_new_row
     FROM crossing
     WHERE crossed_at IS NOT NULL AND NOT gap_inside AND {{windowless}}
 )
@@ -77,7 +71,6 @@ SELECT host,
     (base_n + checks)::BIGINT AS n,
     run_start,
     CASE WHEN carry_run THEN carry_row ELSE first_new_row END AS first_row,
-    last_new_row AS last_row,
     CASE crossed_at WHEN 'carry' THEN carry_row WHEN 'first' THEN first_new_row END AS cross_row,
     CASE WHEN first_breaks THEN [first_checked_at::DATE] END AS live_starts,
     CASE WHEN first_breaks AND prev_alive IS NOT NULL THEN [prev_alive::DATE + {{live_days}}] END AS live_ends,

@@ -7,7 +7,7 @@
 -- at its first check, and is_last marks each host's last run.
 CREATE OR REPLACE TEMP VIEW fold_run_states AS
 WITH single AS (
-    SELECT host, run_id, class, carry_run, n, run_start, first_row, last_row, cross_row, live_starts, live_ends,
+    SELECT host, run_id, class, carry_run, n, run_start, first_row, cross_row, live_starts, live_ends,
         CASE WHEN carry_run THEN carry_pre ELSE 'discovered' END AS pre,
         run_end(class, cross_row IS NOT NULL,
                 run_e2(class, cross_row IS NOT NULL, first_row.ever_alive, run_e1(class, cross_row IS NOT NULL), carry_pre),

@@ -10,15 +10,16 @@
 -- that read the list or was told it had not changed; NULL when that list had
 -- none, such as a paged one). The schedule (next_check_at) is not stored:
 -- the state view computes it from these columns (view_state.sql).
--- The aggregates of fold_checks' hosts come from fold_edges (which repeats
--- each host's fold_hosts row), their last run from fold_run_states.
+-- The aggregates of fold_checks' hosts and their last check (last_new)
+-- come from fold_edges (which repeats each host's fold_hosts row), their
+-- last run from fold_run_states.
 CREATE OR REPLACE TEMP VIEW fold_state AS
 WITH checked AS (
     -- The hosts of fold_checks: their aggregates, the facts of their
     -- edges, their last run and their last change of state.
     SELECT e.host, e.checks, e.first_checked_at, e.last_peers_at, e.first_alive_at, e.last_alive_at,
         e.peers_validators, e.facts, e.redirect,
-        r.class, r.n, r.run_start, r.pre, r.end_state, r.last_row, t.changed_at
+        r.class, r.n, r.run_start, r.pre, r.end_state, e.last_new AS last_row, t.changed_at
     FROM fold_edges e
     JOIN fold_run_states r ON r.host = e.host AND r.is_last
     LEFT JOIN (SELECT host, max(checked_at) AS changed_at FROM fold_transitions GROUP BY host) t ON t.host = e.host

@@ -31,7 +31,7 @@ WITH r AS (
     )
     WINDOW w AS (PARTITION BY host ORDER BY run_id)
 )
-SELECT host, run_id::BIGINT AS run_id, class, carry_run, n::BIGINT AS n, run_start, first_row, last_row, cross_row,
+SELECT host, run_id::BIGINT AS run_id, class, carry_run, n::BIGINT AS n, run_start, first_row, cross_row,
     live_starts, live_ends,
     CASE WHEN carry_run THEN carry_pre ELSE coalesce(run_end_of(x1, x2, x3), 'discovered') END AS pre,
     run_end_of(x0, x1, x2) AS end_state,
