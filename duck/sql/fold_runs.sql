@@ -53,8 +53,8 @@ WITH src AS (
     SELECT *,
         run_crosses(class, n, ts, run_start) AS crosses,
         class = 'A' AND NOT is_carry AND opens_live_stretch(ts, prev_alive) AS live_break,
-        {'rn': rn, 'ts': ts, 'pass_id': pass_id, 'moved_to': moved_to, 'outcome': outcome,
-         'is_carry': is_carry, 'ever_alive': prev_alive IS NOT NULL OR (is_carry AND alive_ts IS NOT NULL),
+        {'rn': rn, 'ts': ts, 'pass_id': pass_id, 'moved_to': moved_to, 'is_carry': is_carry,
+         'ever_alive': prev_alive IS NOT NULL OR (is_carry AND alive_ts IS NOT NULL),
          'alive_before': prev_alive} AS row
     FROM positioned
 )

@@ -29,7 +29,7 @@ WITH classed AS (
              WHEN e.alive_checks + e.opted_out_checks + e.moved_checks + e.moving_checks = 0 THEN 'F' END AS class,
         coalesce(c.checks, 0) > 0 AS carry_run,
         c.run_class AS carry_class, c.run_n AS carry_n, c.run_start AS carry_start,
-        c.last_checked_at AS carry_ts, c.last_pass_id AS carry_pass_id, c.last_outcome AS carry_outcome,
+        c.last_checked_at AS carry_ts, c.last_pass_id AS carry_pass_id,
         c.last_alive_at AS carry_alive_at, c.pre_run_state AS carry_pre
     FROM fold_edges e
     LEFT JOIN carry_all c ON c.host = e.host
@@ -56,10 +56,10 @@ WITH classed AS (
 ), r AS (
     SELECT *,
         {'rn': 1::BIGINT, 'ts': carry_ts, 'pass_id': carry_pass_id, 'moved_to': NULL::VARCHAR,
-         'outcome': carry_outcome, 'is_carry': true, 'ever_alive': carry_alive_at IS NOT NULL,
+         'is_carry': true, 'ever_alive': carry_alive_at IS NOT NULL,
          'alive_before': NULL::TIMESTAMP} AS carry_row,
         {'rn': 1 + carry_run::BIGINT, 'ts': first_new.ts, 'pass_id': first_new.pass_id, 'moved_to': first_new.moved_to,
-         'outcome': first_new.outcome, 'is_carry': false, 'ever_alive': prev_alive IS NOT NULL,
+         'is_carry': false, 'ever_alive': prev_alive IS NOT NULL,
          'alive_before': prev_alive} AS first_new_row
     FROM crossing
     WHERE crossed_at IS NOT NULL AND NOT gap_inside AND {{windowless}}
