@@ -39,7 +39,9 @@ WITH src AS (
     SELECT *,
         row_number() OVER w AS rn,
         coalesce(lag(class) OVER w <> class, true) AS brk,
-        max(alive_ts) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_alive
+        -- The last alive check before this one: alive times grow with the
+        -- order (the carry's last alive time is before its last check).
+        lag(alive_ts IGNORE NULLS) OVER w AS prev_alive
     FROM src
     WINDOW w AS (PARTITION BY host ORDER BY ts, pass_id, class, outcome, moved_to)
 ), positioned AS (
