@@ -1,13 +1,11 @@
 -- The edge checks of each host in fold_hosts (fold_edge_picks), for
--- fold_edges.sql: the columns of the few new checks
--- the derived state and the windowless fold need: the facts of the last
--- alive check, the validators of the last peers fetch, the target of the
--- last redirect, and the first and last check themselves. Each is the check
--- at a time fold_hosts found, so this is a join on (host, checked_at), not a
--- sort; ties at the same time are broken as the windowed fold orders checks
--- (by pass_id, then class, outcome and moved_to, NULLs last), and the facts
--- by pass_id, software, version and name, so the result never depends on
--- the order the files are read in.
+-- fold_edges.sql: the columns of the few new checks the derived state and
+-- the windowless fold need: the facts of the last alive check, the
+-- validators of the last peers fetch, the target of the last redirect, and
+-- the first and last check themselves. Each is the check at a time
+-- fold_hosts found, so this is a join on (host, checked_at), not a sort.
+-- Checks of one host at the same instant are found here and ordered by
+-- fold_edge_ties.sql.
 
 -- fold_edge_times: each host's edge times (first and last check, last alive
 -- check, last peers fetch, last redirect), one row per distinct time, with

@@ -19,7 +19,7 @@ WITH checked AS (
     -- edges, their last run and their last change of state.
     SELECT e.host, e.checks, e.first_checked_at, e.last_peers_at, e.first_alive_at, e.last_alive_at,
         e.peers_validators, e.facts, e.redirect,
-        r.class, r.n, r.run_start, r.pre, r.end_state, e.last_new AS last_row, t.changed_at
+        r.class, r.n, r.run_start, r.pre, r.end_state, e.last_new, t.changed_at
     FROM fold_edges e
     JOIN fold_run_states r ON r.host = e.host AND r.is_last
     LEFT JOIN (SELECT host, max(checked_at) AS changed_at FROM fold_transitions GROUP BY host) t ON t.host = e.host
@@ -35,9 +35,9 @@ WITH checked AS (
              THEN d.via ELSE c.via END AS via,
         least(c.via_at, d.via_at) AS via_at,
         least(c.first_checked_at, a.first_checked_at) AS first_checked_at,
-        coalesce(a.last_row.ts, c.last_checked_at) AS last_checked_at,
-        coalesce(a.last_row.pass_id, c.last_pass_id) AS last_pass_id,
-        coalesce(a.last_row.outcome, c.last_outcome) AS last_outcome,
+        coalesce(a.last_new.ts, c.last_checked_at) AS last_checked_at,
+        coalesce(a.last_new.pass_id, c.last_pass_id) AS last_pass_id,
+        coalesce(a.last_new.outcome, c.last_outcome) AS last_outcome,
         coalesce(c.checks, 0) + coalesce(a.checks, 0) AS checks,
         least(c.first_alive_at, a.first_alive_at) AS first_alive_at,
         greatest(c.last_alive_at, a.last_alive_at) AS last_alive_at,
