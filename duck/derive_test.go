@@ -203,6 +203,15 @@ func TestState(t *testing.T) {
 		{"discovered_never_alive_becomes_dead",
 			concat([]ev{discover(h, 0)}, series(fail, h, 0, day, 8)),
 			"dead since d7", []string{"discovered>dead d7"}},
+		// Derived whole, these runs of failures cross both thresholds
+		// after their first check, one where the days decide and one where
+		// the count does.
+		{"never_alive_dead_on_the_first_failure_7_days_on",
+			concat([]ev{discover(h, 0)}, series(fail, h, 0, day, 10)),
+			"dead since d7", []string{"discovered>dead d7"}},
+		{"never_alive_dead_on_the_7th_failure_when_7_days_come_first",
+			concat([]ev{discover(h, 0)}, series(fail, h, 0, 2*day, 8)),
+			"dead since d12", []string{"discovered>dead d12"}},
 		{"dead_then_alive_is_reviving",
 			concat([]ev{alive(h, 0)}, series(fail, h, day, day, 8), []ev{alive(h, 9*day)}),
 			"reviving since d9", []string{"discovered>live d0", "live>dying d1", "dying>dead d8", "dead>reviving d9"}},
