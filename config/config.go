@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+	"golang.org/x/net/http/httpguts"
 )
 
 // Config is the whole of observer.toml.
@@ -238,8 +239,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl.domain_budget must not be negative, got %d", c.Crawl.DomainBudget)
 	case c.Crawl.AddressBudget < 0:
 		return fmt.Errorf("crawl.address_budget must not be negative, got %d", c.Crawl.AddressBudget)
-	case c.Crawl.ProductToken == "" || strings.ContainsAny(c.Crawl.ProductToken, " /\t\r\n"):
-		return fmt.Errorf("crawl.product_token must be one word without '/', got %q", c.Crawl.ProductToken)
+	case c.Crawl.ProductToken == "" || strings.ContainsAny(c.Crawl.ProductToken, " /") ||
+		!httpguts.ValidHeaderFieldValue(c.Crawl.ProductToken):
+		return fmt.Errorf("crawl.product_token must be one word without '/' or control characters, got %q", c.Crawl.ProductToken)
+	case !httpguts.ValidHeaderFieldValue(c.Crawl.ContactURL):
+		// Both go into the User-Agent, which Go's client refuses to send
+		// with a control character in it: every check of every pass would
+		// fail, and be recorded as failed. A multi-line TOML string ends in
+		// a newline.
+		return fmt.Errorf("crawl.contact_url must not contain control characters such as a line break, got %q", c.Crawl.ContactURL)
 	case c.State.DeadAfter < 0:
 		return fmt.Errorf("state.dead_after must not be negative, got %s", c.State.DeadAfter.D())
 	case c.State.ReviveAfter < 0:

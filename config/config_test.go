@@ -65,6 +65,8 @@ func TestInvalidValues(t *testing.T) {
 		{"[crawl]\ncheck_timeout = \"soon\"", "invalid duration"},
 		{"[site]\ntheme = \"../etc\"", "site.theme"},
 		{"[crawl]\nproduct_token = \"a b\"", "product_token"},
+		{"[crawl]\nproduct_token = \"Fedi\\u0001Obs\"", "crawl.product_token"},
+		{"[crawl]\ncontact_url = \"\"\"\nhttps://example.org/observer\n\"\"\"", "crawl.contact_url"},
 		{"[site\n", "line 1"},
 		{"[state]\nmemory_limit = \"80%\"", "state.memory_limit"},
 		{"[state]\nmemory_limit = \"1G\"", "state.memory_limit"},
