@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"os"
@@ -359,5 +360,25 @@ func TestCLIBadCACertIsAUsageError(t *testing.T) {
 	code, _, errs := runObserver(t, "check", "--ca-cert", filepath.Join(t.TempDir(), "missing.pem"), "a.social")
 	if code != exitUsage || !strings.Contains(errs, "-ca-cert") || !strings.Contains(errs, "missing.pem") {
 		t.Fatalf("exit %d, stderr %q; want a usage error naming -ca-cert and the file", code, errs)
+	}
+}
+
+// fullWriter fails every write, as stdout redirected to /dev/full does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// A command whose output cannot be written says so and fails, even when
+// the output is only a message: a script would otherwise read success.
+func TestUnwritableOutputFails(t *testing.T) {
+	for _, args := range [][]string{
+		{"version"},
+		{"new", "site", filepath.Join(t.TempDir(), "mysite")},
+	} {
+		var errb bytes.Buffer
+		code := run(context.Background(), env{stdin: strings.NewReader(""), stdout: fullWriter{}, stderr: &errb}, args)
+		if code != exitFailure || !strings.Contains(errb.String(), "no space left on device") {
+			t.Errorf("%q: exit %d, stderr %q; want a failure naming the write error", args, code, errb.String())
+		}
 	}
 }

@@ -170,7 +170,9 @@ func runVersion(_ context.Context, e env, args []string) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, "observer", version())
+	if _, err := fmt.Fprintln(e.stdout, "observer", version()); err != nil {
+		return fmt.Errorf("write version: %w", err)
+	}
 	return nil
 }
 

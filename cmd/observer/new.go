@@ -72,7 +72,9 @@ func newSite(e env, dir string) error {
 			return fmt.Errorf("new site %s: %w", dir, err)
 		}
 	}
-	fmt.Fprintf(e.stdout, `Created a new observer site in %s.
+	// The site is made: a failed write of this message only loses the
+	// message, but says so, as every command does.
+	if _, err := fmt.Fprintf(e.stdout, `Created a new observer site in %s.
 
   cd %s
   observer crawl     # one crawl pass (edit observer.toml's [crawl] contact_url first)
@@ -81,6 +83,8 @@ func newSite(e env, dir string) error {
 
 Override a theme file by putting one of the same name in layouts/ or static/;
 see docs/theming.md.
-`, dir, dir)
+`, dir, dir); err != nil {
+		return fmt.Errorf("new site %s: write message: %w", dir, err)
+	}
 	return nil
 }
