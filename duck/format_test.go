@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -192,6 +193,25 @@ func TestWriteQueryTypesInEveryFormat(t *testing.T) {
 	}
 	if strings.Contains(out, "Width") || strings.Contains(out, "{") {
 		t.Errorf("summarize prints Go values:\n%s", out)
+	}
+}
+
+// TestWriteQueryJSONKeysAreUnique: columns of one name (a join's two date
+// columns) are told apart in JSON, where a reader would keep only one of
+// two equal keys, without taking a name another column has; the other
+// formats keep the names as they are.
+func TestWriteQueryJSONKeysAreUnique(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	q := `SELECT 1 AS date, 2 AS date, 3 AS date_1, 4 AS date`
+	var rows []map[string]int
+	if err := json.Unmarshal([]byte(writeQuery(t, s, q, "json")), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{"date": 1, "date_2": 2, "date_1": 3, "date_3": 4}; len(rows) != 1 || !maps.Equal(rows[0], want) {
+		t.Errorf("json: %v, want %v", rows, want)
+	}
+	if got := writeQuery(t, s, q, "csv"); got != "date,date,date_1,date\n1,2,3,4\n" {
+		t.Errorf("csv: %q", got)
 	}
 }
 

@@ -791,7 +791,7 @@ type jsonWriter struct {
 }
 
 func (j *jsonWriter) begin(w *bufio.Writer, cols []string, types []*colType) error {
-	j.w, j.cols, j.types = w, cols, types
+	j.w, j.cols, j.types = w, uniqueKeys(cols), types
 	_, err := w.WriteString("[")
 	return err
 }
@@ -815,6 +815,29 @@ func (j *jsonWriter) row(vals []any) error {
 	j.buf = b
 	_, err := j.w.Write(b)
 	return err
+}
+
+// uniqueKeys names repeated columns apart (a join's two date columns): a
+// JSON reader keeps only one of two equal keys. A name's first column keeps
+// it, and the later ones get the first of _1, _2… that no column has.
+func uniqueKeys(cols []string) []string {
+	taken := make(map[string]bool, len(cols))
+	first := make([]bool, len(cols))
+	for i, c := range cols {
+		if !taken[c] {
+			taken[c], first[i] = true, true
+		}
+	}
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		key := c
+		for n := 1; !first[i] && taken[key]; n++ {
+			key = c + "_" + strconv.Itoa(n)
+		}
+		taken[key] = true
+		out[i] = key
+	}
+	return out
 }
 
 func (j *jsonWriter) end() error {
