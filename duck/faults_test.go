@@ -345,10 +345,15 @@ func TestDamagedDerivedFilesAreRebuilt(t *testing.T) {
 		name     string
 		damage   func(m map[string]any) string // the file to damage, relative to data/derived
 		newFiles bool
+		// foreign: replaced by a valid Parquet file of other columns (a
+		// snapshot copied over it) instead of truncated.
+		foreign bool
 	}{
-		{"state truncated, nothing new", func(m map[string]any) string { return m["state"].(string) }, false},
-		{"state truncated, a new file", func(m map[string]any) string { return m["state"].(string) }, true},
-		{"transitions damaged", func(m map[string]any) string { return m["transitions"].([]any)[0].(string) }, false},
+		{"state truncated, nothing new", func(m map[string]any) string { return m["state"].(string) }, false, false},
+		{"state truncated, a new file", func(m map[string]any) string { return m["state"].(string) }, true, false},
+		{"transitions damaged", func(m map[string]any) string { return m["transitions"].([]any)[0].(string) }, false, false},
+		{"state foreign, nothing new", func(m map[string]any) string { return m["state"].(string) }, false, true},
+		{"transitions foreign", func(m map[string]any) string { return m["transitions"].([]any)[0].(string) }, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -372,7 +377,17 @@ func TestDamagedDerivedFilesAreRebuilt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(bad, real[:len(real)/2], 0o644); err != nil {
+			damaged := real[:len(real)/2]
+			if tc.foreign {
+				snapshots, _ := filepath.Glob(filepath.Join(dir, "checks", "*", "*.parquet"))
+				if len(snapshots) == 0 {
+					t.Fatal("no snapshot to copy")
+				}
+				if damaged, err = os.ReadFile(snapshots[0]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(bad, damaged, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if tc.newFiles {

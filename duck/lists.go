@@ -7,6 +7,16 @@ import (
 	"time"
 )
 
+// emptyTransitions and emptyLiveEvents have the columns of the derived
+// transitions and live-events files (fold_transitions, fold_live_events),
+// and no rows: the views read them before any step found one, and
+// readable checks the files against them.
+const (
+	emptyTransitions = "(SELECT NULL::VARCHAR AS host, NULL::VARCHAR AS from_state, NULL::VARCHAR AS to_state, " +
+		"NULL::TIMESTAMP AS checked_at, NULL::VARCHAR AS moved_to, NULL::VARCHAR AS pass_id, NULL::TIMESTAMP AS alive_before WHERE false)"
+	emptyLiveEvents = "(SELECT NULL::VARCHAR AS host, NULL::DATE AS day, NULL::BIGINT AS delta WHERE false)"
+)
+
 // derivedViews lists the views over the materialised derived state: state,
 // transitions, blocked, listable, live, new, stats_software, stats_daily and stats. They read
 // the Parquet files of the last derivation (never the snapshots), so they
@@ -19,9 +29,7 @@ func (s *Store) derivedViews(p ViewParams) ([]view, error) {
 		return nil, err
 	}
 	stateSource := "(" + sqlFile("state_empty.sql") + ")"
-	transitionsSource := "(SELECT NULL::VARCHAR AS host, NULL::VARCHAR AS from_state, NULL::VARCHAR AS to_state, " +
-		"NULL::TIMESTAMP AS checked_at, NULL::VARCHAR AS moved_to, NULL::VARCHAR AS pass_id, NULL::TIMESTAMP AS alive_before WHERE false)"
-	eventsSource := "(SELECT NULL::VARCHAR AS host, NULL::DATE AS day, NULL::BIGINT AS delta WHERE false)"
+	transitionsSource, eventsSource := emptyTransitions, emptyLiveEvents
 	if m != nil {
 		stateSource = "read_parquet(" + sqlString(s.derivedPath(m.State)) + ")"
 		if len(m.Transitions) > 0 {

@@ -77,23 +77,51 @@ func (m *manifest) files() []string {
 
 // readable reads the footers of the derived files m names (each footer
 // holds its rows and columns), which fails, naming the file, for a missing,
-// truncated or foreign file, without reading their data: one query per kind
-// of file, as the kinds differ in columns. It returns the state's row count
-// (its hosts), which the footer holds.
+// truncated or foreign file, without reading their data: per kind of file,
+// one query for their columns, which must be those the derivation writes
+// (a valid Parquet file of other columns, say a snapshot copied over one,
+// would otherwise break every view, or add rows of NULLs to one), and one
+// for the state's row count (its hosts), which it returns.
 func (s *Store) readable(ctx context.Context, m *manifest) (stateRows int64, err error) {
-	for i, files := range [][]string{{m.State}, m.Transitions, m.LiveEvents} {
-		if len(files) == 0 {
-			continue
-		}
-		var n int64
-		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet("+s.derivedList(files)+")").Scan(&n); err != nil {
-			return 0, err
-		}
-		if i == 0 {
-			stateRows = n
+	for _, kind := range []struct {
+		files []string
+		empty string
+	}{{[]string{m.State}, "(" + sqlFile("state_empty.sql") + ")"}, {m.Transitions, emptyTransitions}, {m.LiveEvents, emptyLiveEvents}} {
+		if len(kind.files) > 0 {
+			if err := s.sameColumns(ctx, s.derivedList(kind.files), kind.empty); err != nil {
+				return 0, err
+			}
 		}
 	}
-	return stateRows, nil
+	err = s.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet("+sqlString(s.derivedPath(m.State))+")").Scan(&stateRows)
+	return stateRows, err
+}
+
+// sameColumns fails, naming the file, when a derived file of list has other
+// columns (names and types, in any order) than the relation empty. The
+// derived files are flat: every schema element but the root is a column.
+func (s *Store) sameColumns(ctx context.Context, list, empty string) error {
+	var want string
+	if err := s.db.QueryRowContext(ctx, `SELECT string_agg(column_name || ' ' || column_type, ', ' ORDER BY column_name)
+		FROM (DESCRIBE SELECT * FROM `+empty+`)`).Scan(&want); err != nil {
+		return err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT file_name, string_agg(name || ' ' || coalesce(duckdb_type, 'a nested type'), ', ' ORDER BY name)
+		FROM parquet_schema(`+list+`) WHERE coalesce(num_children, 0) = 0 GROUP BY file_name`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var file, got string
+		if err := rows.Scan(&file, &got); err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("derived file %s has the columns (%s), want (%s)", file, got, want)
+		}
+	}
+	return rows.Err()
 }
 
 // readManifest returns the manifest in force, or nil before the first
