@@ -285,6 +285,15 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 		step.Error = err.Error()
 		return 0, "", err
 	}
+	if resp.StatusCode < 200 {
+		// A 1xx that reaches here is a 101 Switching Protocols, which the
+		// crawler never asks for: its body is the raw connection, which no
+		// deadline closes, so a server could hold the check on it for as
+		// long as it liked. Closing the body (deferred) drops it unread.
+		err := fmt.Errorf("unexpected HTTP status %d: no protocol upgrade was asked for", resp.StatusCode)
+		step.Error = err.Error()
+		return resp.StatusCode, "", err
+	}
 	r.cond.keep(resp)
 	cr := &capReader{r: resp.Body, max: r.cap, url: u.String(), total: &f.bytes}
 	defer func() { step.Bytes = cr.n }()

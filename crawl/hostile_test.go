@@ -35,6 +35,35 @@ func TestStatusBelow100(t *testing.T) {
 	}
 }
 
+// A 101 Switching Protocols hands the raw connection to the client as the
+// body, which no deadline or cancellation closes any more: a server that
+// answered robots.txt with one and then held the connection held the check
+// (and the pass waiting for it) for as long as it liked. The crawler asks
+// for no upgrade, so the answer is refused unread. With an hour's deadline,
+// this test hangs without that.
+func TestSwitchingProtocolsIsRefused(t *testing.T) {
+	e := newEnv(t, func(o *crawl.Options) { o.RequestTimeout = time.Hour; o.CheckTimeout = time.Hour })
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	rt := instance("upgrade.social", "mastodon", `[]`)
+	rt["/robots.txt"] = func(w http.ResponseWriter, r *http.Request) {
+		c, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n")
+		buf.Flush()
+		<-release
+	}
+	e.host("upgrade.social", rt)
+	r, _ := e.check("upgrade.social", crawl.CheckOptions{})
+	if r.Check.Outcome == observer.OutcomeAlive || !strings.Contains(r.Check.Error, "101") {
+		t.Errorf("outcome %s, error %q; want a failure naming the status", r.Check.Outcome, r.Check.Error)
+	}
+}
+
 // An unwanted body (a 404 robots.txt here) that drips forever is given up
 // after a moment rather than held until the request's deadline: with an
 // hour's deadline, this test hangs without that.
