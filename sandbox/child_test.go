@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -216,6 +217,35 @@ func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (ob
 		// could as well set its RLIMIT_FSIZE to 0.
 		var old unix.Rlimit
 		report(unix.Prlimit(os.Getppid(), unix.RLIMIT_NOFILE, nil, &old))
+	case "setown.social", "setownex.social", "fiosetown.social":
+		// Making the orchestrator the owner of a descriptor would let the
+		// checker signal it through the descriptor (SIGIO, or the signal
+		// F_SETSIG picks) where Landlock scopes no signals.
+		var fds [2]int
+		err := unix.Pipe2(fds[:], unix.O_CLOEXEC)
+		if err == nil {
+			ppid := os.Getppid()
+			switch host {
+			case "setown.social":
+				_, err = unix.FcntlInt(uintptr(fds[0]), unix.F_SETOWN, ppid)
+			case "setownex.social":
+				owner := struct{ typ, pid int32 }{1, int32(ppid)} // F_OWNER_PID
+				_, _, errno := unix.Syscall(unix.SYS_FCNTL, uintptr(fds[0]), unix.F_SETOWN_EX, uintptr(unsafe.Pointer(&owner)))
+				if errno != 0 {
+					err = errno
+				}
+			default:
+				// A socket's owner, which a pipe does not have.
+				var sock int
+				if sock, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err == nil {
+					err = unix.IoctlSetPointerInt(sock, 0x8901, ppid) // FIOSETOWN
+					unix.Close(sock)
+				}
+			}
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		report(err)
 	case "kill.social":
 		// Signal 0 only asks whether a signal could be sent.
 		report(unix.Kill(os.Getppid(), 0))

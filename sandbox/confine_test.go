@@ -69,7 +69,8 @@ func TestConfinedChecker(t *testing.T) {
 		if !rep.Applied(sandbox.LayerSeccomp) {
 			t.Errorf("kernel offers seccomp but it was not applied: %s", rep)
 		}
-		for _, h := range []string{"exec.social", "execve.social", "fork.social", "setpgid.social", "ptrace.social", "prlimit.social", "kill.social"} {
+		for _, h := range []string{"exec.social", "execve.social", "fork.social", "setpgid.social", "ptrace.social", "prlimit.social", "kill.social",
+			"setown.social", "setownex.social", "fiosetown.social"} {
 			if r := check(t, p, h); !strings.Contains(r.Check.Error, "operation not permitted") {
 				t.Errorf("%s under seccomp: %s %q, want EPERM", h, r.Check.Outcome, r.Check.Error)
 			}
@@ -142,7 +143,8 @@ func TestUnconfinedControl(t *testing.T) {
 	p, _ := newPool(t, false, func(o *sandbox.PoolOptions) {
 		o.Env = append(o.Env, envDial+"="+allowed.Addr().String()+","+denied.Addr().String())
 	})
-	for _, h := range []string{"read.social", "exec.social", "fork.social", "setpgid.social", "prlimit.social", "kill.social"} {
+	for _, h := range []string{"read.social", "exec.social", "fork.social", "setpgid.social", "prlimit.social", "kill.social",
+		"setown.social", "setownex.social", "fiosetown.social"} {
 		if r := check(t, p, h); r.Check.Error != "ok" {
 			t.Errorf("unconfined %s: %q", h, r.Check.Error)
 		}

@@ -96,6 +96,23 @@ var ownPIDSyscalls = []uintptr{
 	unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETATTR, unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES,
 }
 
+// fioSetOwn is FIOSETOWN, which golang.org/x/sys does not name.
+const fioSetOwn = 0x8901
+
+// ownerCommands make a process the owner of a descriptor, which the kernel
+// then signals (SIGIO, or any signal chosen with F_SETSIG) when the
+// descriptor is ready: a way to signal another process that the kill
+// syscalls' filter below does not see, open to any process of the same
+// user. A checker has no use for them. Denied per syscall and command
+// (argument 1).
+var ownerCommands = []struct {
+	nr   uintptr
+	cmds []uint32
+}{
+	{unix.SYS_FCNTL, []uint32{unix.F_SETOWN, unix.F_SETOWN_EX, unix.F_SETSIG}},
+	{unix.SYS_IOCTL, []uint32{fioSetOwn, unix.SIOCSPGRP}},
+}
+
 // seccompProgram is the filter for the process whose id is pid.
 func seccompProgram(pid int) []unix.SockFilter {
 	ins := func(code uint16, jt, jf uint8, k uint32) unix.SockFilter {
@@ -126,6 +143,16 @@ func seccompProgram(pid int) []unix.SockFilter {
 			ins(retK, 0, 0, retEPERM),
 			ins(retK, 0, 0, retAllow),
 		)
+	}
+	// Commands are ints: the low 32 bits are what the kernel reads. An
+	// equal one jumps past the rest and the allow, to the EPERM.
+	for _, oc := range ownerCommands {
+		n := len(oc.cmds)
+		p = append(p, ins(jeq, 0, uint8(n+3), uint32(oc.nr)), ins(ldAbs, 0, 0, offArg(1)))
+		for i, cmd := range oc.cmds {
+			p = append(p, ins(jeq, uint8(n-i), 0, cmd))
+		}
+		p = append(p, ins(retK, 0, 0, retAllow), ins(retK, 0, 0, retEPERM))
 	}
 	// pid_t is an int: the low 32 bits are what the kernel reads.
 	for _, nr := range ownPIDSyscalls {
