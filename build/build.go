@@ -150,8 +150,12 @@ func Build(ctx context.Context, opts Options) (Report, error) {
 	if err := b.run(ctx, home, pages, assets, &rep); err != nil {
 		return rep, fmt.Errorf("build: %w", err)
 	}
-	if err := out.commit(); err != nil {
+	leftover, err := out.commit()
+	if err != nil {
 		return rep, fmt.Errorf("build: %w", err)
+	}
+	if leftover != nil {
+		opts.Logger.Warn("site built, but the previous site is left beside it; a later build removes it", "err", leftover)
 	}
 	rep.Files, rep.Written, rep.Unchanged, rep.Removed = out.stats()
 	rep.Duration = time.Since(start)

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"errors"
 	"log/slog"
 	"math"
 	"math/big"
@@ -186,6 +187,45 @@ func TestInterruptedSwapRestoresThePublishedSite(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("an unlocked build restored the .old: %v", err)
+	}
+}
+
+// A previous site that cannot be removed once the new one is swapped in
+// does not make the build a failure: the new site is live, and saying the
+// build failed would say the old one stayed.
+func TestCommitWithAnUnremovablePreviousSite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "public")
+	for _, page := range []string{"old", "new"} {
+		o, err := newOutput(dir, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.writeFile("index.html", "test", []byte(page)); err != nil {
+			t.Fatal(err)
+		}
+		if page == "new" {
+			o.removeAll = func(string) error { return errors.New("operation not permitted") }
+		}
+		leftover, err := o.commit()
+		if err != nil || (leftover != nil) != (page == "new") {
+			t.Fatalf("%s site: leftover %v, err %v", page, leftover, err)
+		}
+		o.discard()
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "index.html")); err != nil || string(got) != "new" {
+		t.Fatalf("published: %q, %v", got, err)
+	}
+	// The next build removes what was left.
+	o, err := newOutput(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.discard()
+	entries, _ := os.ReadDir(filepath.Dir(dir))
+	for _, e := range entries {
+		if e.Name() != "public" && e.Name() != filepath.Base(o.stage) {
+			t.Errorf("%s left beside the site", e.Name())
+		}
 	}
 }
 

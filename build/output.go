@@ -36,6 +36,10 @@ type output struct {
 	unchanged int
 	removed   int
 	committed bool
+
+	// removeAll removes the previous site after the swap (os.RemoveAll;
+	// tests make it fail, which root cannot be made to see).
+	removeAll func(string) error
 }
 
 // newOutput prepares the staging directory. locked says no other build
@@ -63,7 +67,7 @@ func newOutput(dir string, locked bool) (*output, error) {
 		os.RemoveAll(stage)
 		return nil, fmt.Errorf("staging directory: %w", err)
 	}
-	return &output{dir: dir, stage: stage, files: map[string]string{}}, nil
+	return &output{dir: dir, stage: stage, files: map[string]string{}, removeAll: os.RemoveAll}, nil
 }
 
 // staleAfter is how old a staging directory must be before a build that does
@@ -351,20 +355,24 @@ func (o *output) copyFile(rel, src string) error {
 	return w.Close()
 }
 
-// commit puts the staged site in place of the old one.
-func (o *output) commit() error {
+// commit puts the staged site in place of the old one. Once it is in place
+// the build has succeeded, whatever comes after: a previous site it cannot
+// remove (a file in it the build may not delete) is returned as leftover,
+// for a warning, and the next build's removeStale tries again. Reporting it
+// as a failure would say the old site stayed when the new one is live.
+func (o *output) commit() (leftover, err error) {
 	if err := o.countRemoved(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := swapDirs(o.stage, o.dir); err != nil {
-		return fmt.Errorf("swap %s into place: %w", o.dir, err)
+		return nil, fmt.Errorf("swap %s into place: %w", o.dir, err)
 	}
 	o.committed = true
 	// After the swap the staging path holds the previous site (or nothing).
-	if err := os.RemoveAll(o.stage); err != nil {
-		return fmt.Errorf("remove previous site: %w", err)
+	if err := o.removeAll(o.stage); err != nil {
+		return fmt.Errorf("remove the previous site from %s: %w", o.stage, err), nil
 	}
-	return nil
+	return nil, nil
 }
 
 func (o *output) countRemoved() error {
