@@ -2,7 +2,9 @@ package build_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +51,45 @@ func TestDefaultThemeHomePage(t *testing.T) {
 		strings.Contains(home, "n1000.example") {
 		t.Errorf("%d instances on the home page; want the newest 1,000 and a pointer to new.csv", n)
 	}
+}
+
+// A farm of hosts that each name a software of their own gets no feed per
+// host: the per-software feeds (files, head links, the home page's list)
+// are the hundred families with the most live hosts, and the live page
+// lists the hundred software with the most and counts the rest.
+func TestSoftwareNamesOfAHostFarmAreCapped(t *testing.T) {
+	data := smallData()
+	data.StatsValue.BySoftware = []observer.SoftwareCount{{Software: "mastodon", Live: 5}, {Software: "lemmy", Live: 2}}
+	for i := range 150 {
+		inst := observer.Instance{Host: fmt.Sprintf("farm%03d.example", i), State: observer.StateLive,
+			Software: fmt.Sprintf("spam%03d", i), FirstAliveAt: now.Add(-time.Duration(i+1) * time.Minute)}
+		data.NewList = append(data.NewList, inst)
+		data.LiveList = append(data.LiveList, inst)
+		data.StatsValue.BySoftware = append(data.StatsValue.BySoftware, observer.SoftwareCount{Software: inst.Software, Live: 1})
+	}
+	slices.SortFunc(data.LiveList, func(a, b observer.Instance) int { return strings.Compare(a.Host, b.Host) })
+	out, _ := mustBuild(t, smallSite(t), testConfig(), data)
+	feeds, err := os.ReadDir(filepath.Join(out, "new"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(feeds) != 100 {
+		t.Errorf("%d per-software feeds, want 100", len(feeds))
+	}
+	for _, f := range []string{"mastodon.atom", "lemmy.atom", "spam000.atom"} {
+		if _, err := os.Stat(filepath.Join(out, "new", f)); err != nil {
+			t.Errorf("new/%s: %v", f, err)
+		}
+	}
+	home := read(t, filepath.Join(out, "index.html"))
+	if n := strings.Count(home, `<link rel="alternate" type="application/atom+xml"`); n != 101 {
+		t.Errorf("the home page offers %d feeds, want the site's and 100", n)
+	}
+	live := read(t, filepath.Join(out, "live", "index.html"))
+	if n := strings.Count(live, `<tr><th scope="row">`); n != 100 {
+		t.Errorf("the live page lists %d software, want 100", n)
+	}
+	assertContains(t, "live/index.html", live, "and 52 more software")
 }
 
 // A software with live hosts but none new keeps its feed, empty, so its

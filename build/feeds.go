@@ -1,6 +1,7 @@
 package build
 
 import (
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"html"
@@ -51,6 +52,12 @@ func softwareSlug(s string) string {
 	}
 	return slug
 }
+
+// maxSoftwareFeeds bounds the per-software feeds: each is a file, a link in
+// the home page's head and a line in its list, and any host can report a
+// software name of its own, so a farm of hosts each naming another would
+// otherwise add a feed per host (20,000 made a 4.6 MB home page).
+const maxSoftwareFeeds = 100
 
 // softwareFeeds lists one feed per software family of the new list, sorted
 // by slug. Names that share a slug share a feed, which is named after the
@@ -104,8 +111,26 @@ func softwareFeeds(list []observer.Instance, live []observer.SoftwareCount, site
 		file := "new/" + slug + ".atom"
 		out = append(out, FeedLink{RelPermalink: site.relPath(file), Software: mostGiven(counts), file: file})
 	}
+	if len(out) > maxSoftwareFeeds {
+		// The families with the most live hosts keep their feeds, then
+		// those with the most new ones: a name only one host gives is what
+		// such a farm makes, and it cannot outrank a software many run.
+		liveBySlug := map[string]int64{}
+		for _, sc := range live {
+			liveBySlug[softwareSlug(sc.Software)] += sc.Live
+		}
+		slices.SortFunc(out, func(a, b FeedLink) int {
+			return cmp.Or(cmp.Compare(liveBySlug[b.slug()], liveBySlug[a.slug()]), cmp.Compare(b.Count, a.Count), strings.Compare(a.file, b.file))
+		})
+		out = out[:maxSoftwareFeeds]
+	}
 	slices.SortFunc(out, func(a, b FeedLink) int { return strings.Compare(a.file, b.file) })
 	return out
+}
+
+// slug is the software slug the feed's file is named by.
+func (f FeedLink) slug() string {
+	return strings.TrimSuffix(strings.TrimPrefix(f.file, "new/"), ".atom")
 }
 
 // mostGiven is the name with the highest count; on a tie the shortest, then
@@ -133,8 +158,7 @@ func (b *builder) writeFeeds(list []observer.Instance, fl []FeedLink) error {
 		bySlug[slug] = append(bySlug[slug], inst)
 	}
 	for _, f := range fl {
-		slug := strings.TrimSuffix(strings.TrimPrefix(f.file, "new/"), ".atom")
-		if err := b.writeFeed(f.file, b.site.Title+": new "+f.Software+" instances", f.Software, bySlug[slug]); err != nil {
+		if err := b.writeFeed(f.file, b.site.Title+": new "+f.Software+" instances", f.Software, bySlug[f.slug()]); err != nil {
 			return err
 		}
 	}
