@@ -38,8 +38,8 @@ type Data interface {
 	// RecentTransitions returns at most limit transitions, newest first.
 	RecentTransitions(ctx context.Context, limit int) ([]observer.Transition, error)
 	// Query runs a read-only SQL query over the same views as `observer sql`
-	// (checks, discoveries, state, transitions, live, new, stats) for the
-	// templates' `sql` function; rows as column->value maps.
+	// (listed in docs/data.md) for the templates' `sql` function; rows as
+	// column->value maps.
 	Query(ctx context.Context, query string, args ...any) ([]map[string]any, error)
 }
 

@@ -28,7 +28,7 @@ type CheckOptions struct {
 	FetchPeers bool
 	// PeersETag and PeersLastModified are the validators the peers list
 	// was last served with (from the derived state); when given, a
-	// single-GET list (Mastodon's, Lemmy's) is asked for conditionally,
+	// single-GET list (Mastodon's, Lemmy's before 1.0, Mbin's) is asked for conditionally,
 	// and a 304 Not Modified costs no parsing (see Check.PeersNotModified).
 	// Invalid values are not sent.
 	PeersETag, PeersLastModified string
@@ -237,7 +237,8 @@ func (k *check) wellKnown(ctx context.Context) (parse.Link, *url.URL, bool) {
 	if href.Scheme == "http" && (href.Port() == "" || href.Port() == "80") {
 		href.Scheme, href.Host, upgraded = "https", href.Hostname(), true
 	}
-	// The seed's rule against CNAME and redirect tricks: the document must
+	// A rule carried over from the reference crawler of the design document
+	// (../shared/seeds/architecture.md), against CNAME and redirect tricks: the document must
 	// be on the host we were asked about, or the host counts as dead.
 	if h, err := hostname.Normalize(href.Hostname()); err != nil || h != k.f.host ||
 		(href.Port() != "" && href.Port() != "443") || href.User != nil {

@@ -26,7 +26,7 @@
 //   - Conditional peers lists: CheckOptions.PeersETag and PeersLastModified
 //     (the validators the derived state kept) are sent as If-None-Match and
 //     If-Modified-Since on the single-GET lists (Mastodon's, Lemmy's and
-//     Mbin's); paged lists (Misskey's POST, PeerTube's pages) are always
+//     Mbin's); paged lists (Misskey's POST, PeerTube's and Lemmy 1.x's pages) are always
 //     asked in full. The response's validators are recorded in the check (only when
 //     the list was read whole, or on 304). A 304 sets PeersNotModified and
 //     leaves PeersFetched false (PeersCount describes no list read in this

@@ -50,14 +50,17 @@ type Options struct {
 	CheckTimeout time.Duration
 
 	// MaxPeerPages caps the requests made for one paged peers list
-	// (Misskey, PeerTube), redirects included: no page is asked for once
-	// that many are made, so a list makes at most MaxPeerPages requests and
-	// the redirects of its last page. Default 100 pages of 100 entries.
+	// (Misskey, PeerTube, Lemmy 1.x), redirects included: no page is asked
+	// for once that many are made, so a list makes at most MaxPeerPages
+	// requests and the redirects of its last page. Default 100 pages (of 100
+	// entries, or Lemmy's 50).
 	MaxPeerPages int
 	// MaxNewPeers caps the discoveries kept from one check, and so the
 	// hosts a check remembers from its peers list; with the 32 MiB cap on
 	// the whole list (all its pages) this bounds the memory a hostile
-	// peers list can make a check use; default 500000.
+	// peers list can make a check use. Default 200000, the most a sandboxed
+	// checker's result may carry (sandbox.MaxDiscoveries), so that both
+	// isolation modes keep the same hosts.
 	MaxNewPeers int
 
 	Logger *slog.Logger // default slog.Default()
@@ -78,7 +81,7 @@ func (o *Options) setDefaults() {
 		o.MaxPeerPages = 100
 	}
 	if o.MaxNewPeers <= 0 {
-		o.MaxNewPeers = 500_000
+		o.MaxNewPeers = 200_000
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -58,8 +58,9 @@ type DeriveReport struct {
 
 // defaultMaxDerivedParts is how many transitions (and live events) files a
 // derivation lets accumulate, one per incremental step that found any,
-// before its own file takes them all in: a crawl derives twice a day, and
-// `observer serve` at every flush of a crawl, so without it readers would
+// before its own file takes them all in: a derivation follows every crawl
+// pass (every 4 to 6 hours as deployed) and every build, and `observer
+// serve` derives at every flush of a crawl, so without it readers would
 // open thousands of small files. A merge rewrites every transition once per
 // this many steps.
 const defaultMaxDerivedParts = 32
@@ -559,7 +560,7 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 		}
 	}
 	var tied int64
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_edge_ties").Scan(&tied); err != nil {
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_tied_hosts").Scan(&tied); err != nil {
 		return nil, fmt.Errorf("derive: count hosts with checks at the same instant: %w", err)
 	}
 	if tied > 0 {
@@ -593,7 +594,7 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 	// full derivation, which this way reads no check to count them (a
 	// count of every new check through the view that unions them with the
 	// schema took 0.35 s for a month of a million hosts). A daily step
-	// reads the day's hosts for it, as the old count did.
+	// reads the day's hosts for it.
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_one_checks").Scan(&rep.OneCheck); err != nil {
 		return files, fmt.Errorf("derive: count hosts folded by fold_one: %w", err)
 	}
@@ -686,7 +687,7 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 				view = fmt.Sprintf("SELECT * FROM read_parquet(%s, hive_partitioning = false)", sqlList(paths))
 			}
 		}
-		if err := exec("bucket", "CREATE OR REPLACE TEMP VIEW new_checks AS "+view); err != nil {
+		if err := exec("bucket", "CREATE OR REPLACE TEMP VIEW bucket_checks AS "+view); err != nil {
 			return files, err
 		}
 		if err := exec("fold_runs", params.Replace(sqlFile("fold_runs.sql"))); err != nil {
@@ -738,14 +739,14 @@ func dropFoldTables(conn *sql.Conn) {
 		"DROP VIEW IF EXISTS fold_window_states", "DROP TABLE IF EXISTS fold_bucket_runs",
 		"DROP VIEW IF EXISTS window_checks_all", "DROP TABLE IF EXISTS fold_hosts",
 		"DROP TABLE IF EXISTS fold_edges", "DROP TABLE IF EXISTS fold_edge_picks", "DROP TABLE IF EXISTS fold_edge_tie_picks",
-		"DROP TABLE IF EXISTS fold_edge_ties", "DROP VIEW IF EXISTS fold_edge_checks", "DROP TABLE IF EXISTS fold_edge_times",
+		"DROP TABLE IF EXISTS fold_tied_hosts", "DROP VIEW IF EXISTS fold_edge_checks", "DROP TABLE IF EXISTS fold_edge_times",
 		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_single_runs",
 		"DROP VIEW IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
 		"DROP TABLE IF EXISTS fold_transitions", "DROP VIEW IF EXISTS fold_run_states",
 		"DROP TABLE IF EXISTS fold_one_events", "DROP VIEW IF EXISTS fold_one",
 		"DROP VIEW IF EXISTS fold_one_checks", "DROP VIEW IF EXISTS fold_checks", "DROP TABLE IF EXISTS fold_checks",
 		"DROP TABLE IF EXISTS fold_several",
-		"DROP VIEW IF EXISTS fold_runs", "DROP VIEW IF EXISTS new_checks",
+		"DROP VIEW IF EXISTS fold_runs", "DROP VIEW IF EXISTS bucket_checks",
 		"DROP VIEW IF EXISTS carry_all", "DROP VIEW IF EXISTS new_checks_all",
 		"DROP VIEW IF EXISTS new_discoveries_all",
 	} {

@@ -30,7 +30,7 @@ FROM (
 -- edge is picked with any_value: the tie-breaking aggregate
 -- (fold_edge_ties.sql) holds more memory (over a million hosts at a 1 GB
 -- memory_limit it sometimes ran out), and is run only for the hosts
--- where an edge matched more than one check (fold_edge_ties), the rare
+-- where an edge matched more than one check (fold_tied_hosts), the rare
 -- checks of one host at the same instant. fold_edges joins it back to the
 -- hosts' fold_hosts rows (carrying those columns through the aggregate cost
 -- more than the join), and it is a table of its own, since the aggregate and
@@ -61,5 +61,5 @@ SELECT host,
 FROM fold_edge_checks
 GROUP BY host;
 
-CREATE OR REPLACE TEMP TABLE fold_edge_ties AS
+CREATE OR REPLACE TEMP TABLE fold_tied_hosts AS
 SELECT host FROM fold_edge_picks WHERE tied;

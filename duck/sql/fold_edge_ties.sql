@@ -1,4 +1,4 @@
--- The edges of the hosts in fold_edge_ties, which have two or more checks at
+-- The edges of the hosts in fold_tied_hosts, which have two or more checks at
 -- the same instant at one of their edges, picked again with the ties broken
 -- as the windowed fold orders checks (by pass_id, then class, outcome and
 -- moved_to, NULLs last), and the facts by pass_id, software, version and
@@ -14,7 +14,7 @@ SELECT host,
     arg_max({'target': moved_to}, row(pass_id, moved_to)) FILTER (WHERE is_redirect) AS redirect,
     true AS tied
 FROM fold_edge_checks
-WHERE host IN (SELECT host FROM fold_edge_ties)
+WHERE host IN (SELECT host FROM fold_tied_hosts)
 GROUP BY host;
 
 DELETE FROM fold_edge_picks WHERE tied;

@@ -6,7 +6,7 @@ DROP VIEW fold_edge_checks;
 
 DROP TABLE fold_edge_times;
 
-DROP TABLE fold_edge_ties;
+DROP TABLE fold_tied_hosts;
 
 CREATE OR REPLACE TEMP TABLE fold_edges AS
 SELECT h.host, h.checks, h.alive_checks, h.opted_out_checks, h.moved_checks, h.moving_checks,

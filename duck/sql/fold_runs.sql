@@ -1,5 +1,5 @@
 -- fold_runs: the runs of this derivation step's hosts that fold_single could
--- not fold without windows (the view new_checks holds a bucket's new checks
+-- not fold without windows (the view bucket_checks holds a bucket's new checks
 -- of them, carry_all the carried state). A run is a maximal sequence of
 -- consecutive checks of one host (ordered by checked_at, then pass_id) with
 -- the same class: A alive, O opted_out, M moved (permanent redirect), T moving
@@ -28,13 +28,13 @@ WITH src AS (
            last_outcome AS outcome, NULL::VARCHAR AS moved_to,
            true AS is_carry, run_n AS base_n, run_start AS base_start, last_alive_at AS alive_ts
     FROM carry_all
-    WHERE checks > 0 AND host IN (SELECT host FROM new_checks)
+    WHERE checks > 0 AND host IN (SELECT host FROM bucket_checks)
     UNION ALL
     SELECT host, checked_at, pass_id,
            check_class(outcome),
            outcome, moved_to,
            false, 1, checked_at, CASE WHEN outcome = 'alive' THEN checked_at END
-    FROM new_checks
+    FROM bucket_checks
 ), marked AS (
     SELECT *,
         row_number() OVER w AS rn,
