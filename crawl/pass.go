@@ -110,7 +110,7 @@ type Summary struct {
 	Bytes      int64                    // response bytes read, decoded
 	Invalid    int                      // due hosts skipped as invalid
 	Duplicates int                      // due hosts skipped as already checked in this pass
-	Abandoned  int                      // checks cut off by cancellation, not recorded
+	Abandoned  int                      // checks cut off by cancellation, or whose recording failed: not recorded
 	// NotStarted counts the due hosts left for a later pass: past
 	// MaxChecks, after the time budget or a cancellation, or not started
 	// because their address was busy and every place to wait for it was
@@ -143,7 +143,7 @@ func (s Summary) String() string {
 		fmt.Fprintf(&b, "  not started (left for a later pass): %d\n", s.NotStarted)
 	}
 	if s.Abandoned > 0 {
-		fmt.Fprintf(&b, "  abandoned on interruption: %d\n", s.Abandoned)
+		fmt.Fprintf(&b, "  abandoned (interrupted, or not written): %d\n", s.Abandoned)
 	}
 	if s.Addresses > 0 {
 		fmt.Fprintf(&b, "  addresses: %d, busiest took %d requests; %d over budget, %d hosts left for a later pass\n",
@@ -478,6 +478,7 @@ func (r *passRun) collect(ctx context.Context, cancel context.CancelCauseFunc) e
 		if err := r.p.Sink.Record(ctx, res); err != nil {
 			sinkErr = fmt.Errorf("record check of %s: %w", res.Check.Host, err)
 			cancel(sinkErr)
+			r.sum.Abandoned++
 			continue
 		}
 		r.sum.Checks++

@@ -47,9 +47,54 @@ type Writer struct {
 	discoveries []observer.Discovery
 	seq         int
 	err         error // first flush error; later calls return it
+	// pending tallies the checks buffered since the last flush, written
+	// those in files: a pass whose writer failed records what it wrote.
+	pending, written Tally
 
 	stop chan struct{}
 	done chan struct{}
+}
+
+// Tally counts checks as a pass's summary does: by outcome, with the
+// discoveries and bytes they came with.
+type Tally struct {
+	Checks     int
+	ByOutcome  map[observer.Outcome]int
+	Discovered int
+	Bytes      int64
+}
+
+func (t *Tally) add(r observer.Result) {
+	if t.ByOutcome == nil {
+		t.ByOutcome = map[observer.Outcome]int{}
+	}
+	t.Checks++
+	t.ByOutcome[r.Check.Outcome]++
+	t.Discovered += len(r.Discoveries)
+	t.Bytes += r.Bytes
+}
+
+func (t *Tally) merge(o Tally) {
+	if t.ByOutcome == nil {
+		t.ByOutcome = map[observer.Outcome]int{}
+	}
+	t.Checks += o.Checks
+	for k, n := range o.ByOutcome {
+		t.ByOutcome[k] += n
+	}
+	t.Discovered += o.Discovered
+	t.Bytes += o.Bytes
+}
+
+// Written is the tally of the checks in files so far. After a failed
+// flush it stays what it was: the failed flush's checks, and every check
+// recorded after it, are in no file.
+func (w *Writer) Written() Tally {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var t Tally
+	t.merge(w.written)
+	return t
 }
 
 // NewWriter starts a writer for one pass. Close it to flush the tail.
@@ -112,6 +157,7 @@ func (w *Writer) Record(ctx context.Context, r observer.Result) error {
 	}
 	w.checks = append(w.checks, c)
 	w.discoveries = append(w.discoveries, r.Discoveries...)
+	w.pending.add(r)
 	if len(w.checks) >= w.opts.FlushChecks || len(w.discoveries) >= w.opts.FlushDiscoveries {
 		// A signal cancels the pass's context while its finished checks
 		// are still being recorded. A flush they trigger then must still
@@ -170,6 +216,8 @@ func (w *Writer) flushLocked(ctx context.Context) error {
 		return err
 	}
 	w.checks = w.checks[:0]
+	w.written.merge(w.pending)
+	w.pending = Tally{}
 	return nil
 }
 

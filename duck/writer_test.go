@@ -50,6 +50,58 @@ func TestFailedFlushNeverKeepsAChecksFileWithoutItsDiscoveries(t *testing.T) {
 	}
 }
 
+// Written counts the checks in files: those of flushes that succeeded, not
+// those of a flush that failed or recorded after it, which a pass counts as
+// lost in its passes row.
+func TestWrittenCountsOnlyFlushedChecks(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	// The second day's directory cannot be made: its flush fails.
+	if err := os.MkdirAll(filepath.Join(dir, duck.ChecksDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	day1 := day0.AddDate(0, 0, 1)
+	if err := os.WriteFile(filepath.Join(dir, duck.ChecksDir, "date="+day1.Format("2006-01-02")), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.NewWriter("pass1", duck.WriterOptions{FlushChecks: 2, FlushEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(host string, at time.Time, outcome observer.Outcome, discoveries int) error {
+		r := observer.Result{Check: observer.Check{Host: host, CheckedAt: at, Outcome: outcome}, Bytes: 100}
+		for i := range discoveries {
+			r.Discoveries = append(r.Discoveries, observer.Discovery{Host: "d" + strconv.Itoa(i) + "." + host, DiscoveredAt: at, Via: host})
+		}
+		return w.Record(ctx, r)
+	}
+	if err := record("a.social", day0, observer.OutcomeAlive, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := record("b.social", day0, observer.OutcomeUnreachable, 0); err != nil { // flushed with a.social
+		t.Fatal(err)
+	}
+	if err := record("e.social", day0, observer.OutcomeAlive, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := record("f.social", day0, observer.OutcomeAlive, 0); err != nil { // a second flush
+		t.Fatal(err)
+	}
+	if err := record("c.social", day1, observer.OutcomeAlive, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := record("d.social", day1, observer.OutcomeAlive, 0); err == nil { // this flush fails
+		t.Fatal("the flush into a blocked directory succeeded")
+	}
+	w.Close(ctx)
+	got := w.Written()
+	if got.Checks != 4 || got.ByOutcome[observer.OutcomeAlive] != 3 || got.ByOutcome[observer.OutcomeUnreachable] != 1 ||
+		got.Discovered != 2 || got.Bytes != 400 {
+		t.Errorf("written %+v, want the two flushes' four checks, two discoveries and 400 bytes", got)
+	}
+}
+
 // A pass that is interrupted still records the checks that finished: the
 // pass's context is cancelled by then, and a flush those checks trigger
 // must write them rather than fail, which would lose the whole buffer.

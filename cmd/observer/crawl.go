@@ -315,17 +315,28 @@ func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *cr
 // cutShortError when the pass ended before its due list did.
 func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, due *crawl.DueList) error {
 	r.flushed = true
-	// The writer's error is sticky: when the pass stopped on it, it is
-	// already in runErr and is not repeated.
-	if err := r.writer.Close(context.WithoutCancel(ctx)); err != nil && !errors.Is(runErr, err) {
-		return errors.Join(runErr, fmt.Errorf("write snapshots: %w", err))
+	// The writer's error is sticky: Close returns it whenever a flush
+	// failed, and when the pass stopped on it, it is already in runErr.
+	var cutReason string
+	if err := r.writer.Close(context.WithoutCancel(ctx)); err != nil {
+		if !errors.Is(runErr, err) {
+			runErr = errors.Join(runErr, fmt.Errorf("write snapshots: %w", err))
+		}
+		// The pass recorded checks the writer never wrote: the summary and
+		// the passes row count what is in the files, and the rest as
+		// abandoned, so that due still adds up.
+		written := r.writer.Written()
+		lost := sum.Checks - written.Checks
+		sum.Checks, sum.ByOutcome, sum.Discovered, sum.Bytes = written.Checks, written.ByOutcome, written.Discovered, written.Bytes
+		sum.Abandoned += lost
+		cutReason = fmt.Sprintf("writing the snapshots failed: %d finished checks were not written", lost)
 	}
 	if err := sum.Write(r.env.stdout); err != nil {
 		// The summary is for a person; the pass is recorded regardless.
 		r.log.Warn("print the pass summary", "err", err)
 	}
-	var cutReason string
 	switch {
+	case cutReason != "":
 	case runErr != nil:
 	case ctx.Err() != nil:
 		cutReason = "interrupted; finished checks were kept"

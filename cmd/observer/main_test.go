@@ -169,6 +169,34 @@ func TestCrawlBudgetCutsShortWithItsOwnExitCode(t *testing.T) {
 	}
 }
 
+// A pass whose snapshots cannot be written (here a file stands where the
+// day's directory goes) fails, and its passes row counts only the checks in
+// files: the others, recorded but never written, are abandoned, and the
+// row says why. It used to count every check recorded, none of which was
+// on disk.
+func TestFailedSnapshotWriteIsRecordedAsSuch(t *testing.T) {
+	s := newSimSite(t, fedisim.Config{})
+	if code, _, errs := s.crawl(t, "2026-01-01T12:00:00Z"); code != exitOK {
+		t.Fatalf("first pass: exit %d: %s", code, errs)
+	}
+	blocker := filepath.Join(s.dir, "data", "checks", "date=2026-01-02")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := s.crawl(t, "2026-01-02T00:00:00Z", "--flush-checks", "20", "--isolation", "none")
+	if code != exitFailure || !strings.Contains(errs, "write snapshots") && !strings.Contains(errs, "record check") {
+		t.Fatalf("exit %d, want %d naming the write\n%s\n%s", code, exitFailure, out, errs)
+	}
+	os.Remove(blocker)
+	got := s.query(t, `SELECT p.checked = (SELECT count(*) FROM checks c WHERE c.pass_id = p.pass_id),
+			p.due = p.checked + p.not_started + p.abandoned + p.skipped_address_budget,
+			p.abandoned > 0, p.cut_short LIKE 'writing the snapshots failed%'
+		FROM passes p WHERE p.started_at >= TIMESTAMP '2026-01-02'`)
+	if len(got) != 1 || got[0] != "true true true true" {
+		t.Fatalf("the failed pass's row: %v (written count, due adding up, abandoned, cut_short)\n%s", got, out)
+	}
+}
+
 func TestSecondCrawlOnLockedDataFailsNamingThePID(t *testing.T) {
 	s := newSimSite(t, fedisim.Config{})
 	os.MkdirAll(filepath.Join(s.dir, "data"), 0o755)
