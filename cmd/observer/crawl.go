@@ -421,7 +421,11 @@ func addSeeds(ctx context.Context, cfg config.Config, configFile string, known *
 // limit is off then, and the log says so.
 func perAddress(opts crawl.Options, crawler *crawl.Crawler, log *slog.Logger) func(context.Context, string) (netip.AddrPort, error) {
 	for _, ct := range opts.ConnectTo {
-		if ct.Host == "" {
+		// Only a rule for any host, on the port checks use (443, or any),
+		// to another address sends every host to one address; one for
+		// another port never matches, and one that keeps the address
+		// leaves each host on its own.
+		if ct.Host == "" && (ct.Port == 0 || ct.Port == 443) && ct.Addr != "" {
 			log.Info("per-address politeness is off: a --connect-to rule sends every host to one address")
 			return nil
 		}
