@@ -26,7 +26,7 @@ type DeriveOptions struct {
 	// the previous derivation had not seen.
 	Full bool
 
-	// For tests: fold every host with windows (no fold_single, no fold_one), split the
+	// For tests: fold every host with windows (no fold_windowless, no fold_one), split the
 	// windowed fold into buckets of this many checks (0: the default), keep
 	// retired files for this long (nil: defaultRetiredGrace), and merge the
 	// transitions and live events files beyond this many (0: the default).
@@ -51,7 +51,7 @@ type DeriveReport struct {
 	Hosts       int64  // hosts in the derived state
 	Transitions int64  // transitions found by this step
 	Windowed    int64  // hosts with new checks folded with windows (fold_runs)
-	Windowless  int64  // hosts with new checks folded without (fold_single)
+	Windowless  int64  // hosts with new checks folded without (fold_windowless)
 	OneCheck    int64  // hosts whose one new check was folded onto their carried state (fold_one)
 	Duration    time.Duration
 }
@@ -571,7 +571,7 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 			return nil, err
 		}
 	}
-	for _, name := range []string{"fold_edges", "fold_single"} {
+	for _, name := range []string{"fold_edges", "fold_windowless"} {
 		if err := exec(name, params.Replace(hostParams.Replace(sqlFile(name+".sql")))); err != nil {
 			return nil, err
 		}
@@ -635,7 +635,7 @@ func defineFoldChecks(ctx context.Context, conn *sql.Conn, exec func(what, query
 }
 
 // foldWindowed runs the windowed fold (fold_runs, then the states of its runs
-// in window_states) over the hosts fold_single left to it, in buckets of
+// in window_states) over the hosts fold_windowless left to it, in buckets of
 // hosts when their checks are many, and defines fold_window_run_states over
 // the result. It returns the temporary files it wrote.
 func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what, query string) error,
@@ -648,7 +648,7 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 	// windowed fold's checks needs no pass over them.
 	if err := conn.QueryRowContext(ctx, `SELECT
 		(SELECT coalesce(sum(e.checks), 0) FROM fold_edges e SEMI JOIN fold_window_hosts w ON w.host = e.host),
-		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_single_runs)`).Scan(
+		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_windowless_runs)`).Scan(
 		&windowChecks, &rep.Windowed, &rep.Windowless); err != nil {
 		return files, fmt.Errorf("derive: count checks to fold with windows: %w", err)
 	}
@@ -740,7 +740,7 @@ func dropFoldTables(conn *sql.Conn) {
 		"DROP VIEW IF EXISTS window_checks_all", "DROP TABLE IF EXISTS fold_hosts",
 		"DROP TABLE IF EXISTS fold_edges", "DROP TABLE IF EXISTS fold_edge_picks", "DROP TABLE IF EXISTS fold_edge_tie_picks",
 		"DROP TABLE IF EXISTS fold_tied_hosts", "DROP VIEW IF EXISTS fold_edge_checks", "DROP TABLE IF EXISTS fold_edge_times",
-		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_single_runs",
+		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_windowless_runs",
 		"DROP VIEW IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
 		"DROP TABLE IF EXISTS fold_transitions", "DROP VIEW IF EXISTS fold_run_states",
 		"DROP TABLE IF EXISTS fold_one_events", "DROP VIEW IF EXISTS fold_one",

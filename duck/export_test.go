@@ -3,7 +3,7 @@ package duck
 import "time"
 
 // WindowOnly makes the fold take every host through the windowed fold
-// (fold_runs), never fold_single, so tests can compare the two.
+// (fold_runs), never fold_windowless, so tests can compare the two.
 func WindowOnly(o DeriveOptions) DeriveOptions {
 	o.windowOnly = true
 	return o

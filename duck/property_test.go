@@ -136,7 +136,7 @@ func compareDumps(t *testing.T, when string, inc, full map[string][]string) {
 // (some days in two files) and checks that the result is the same as a full
 // derivation over all files, for several seeds and thresholds. Each full
 // derivation is also done with every host through the windowed fold: the
-// windowless fold_single must agree with it.
+// windowless fold_windowless must agree with it.
 func TestIncrementalEqualsFull(t *testing.T) {
 	short := config.Default().State
 	short.FailuresToDead, short.DeadAfter, short.ReviveAfter = 2, config.Duration(36*time.Hour), config.Duration(2*day)

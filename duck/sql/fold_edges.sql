@@ -1,7 +1,7 @@
 -- fold_edges: each host's fold_hosts row with its edge checks
 -- (fold_edge_picks.sql, and fold_edge_ties.sql where they tie). Each row
 -- repeats its host's fold_hosts row: the join of the two is made once here,
--- so that fold_single and the derived state do not each make it.
+-- so that fold_windowless and the derived state do not each make it.
 DROP VIEW fold_edge_checks;
 
 DROP TABLE fold_edge_times;

@@ -5,7 +5,7 @@
 -- (the last alive check, the last redirect, the last peers fetch). It is
 -- the only aggregate over every new check; fold_edge_picks then fetches
 -- those checks' columns (a join, the second read of the new checks), and
--- fold_single decides from it which hosts need the windowed fold
+-- fold_windowless decides from it which hosts need the windowed fold
 -- (fold_runs) and which are folded without windows.
 --
 -- alive_days has a bit per day of the step's checks, set on the days with an

@@ -1,4 +1,4 @@
--- fold_runs: the runs of this derivation step's hosts that fold_single could
+-- fold_runs: the runs of this derivation step's hosts that fold_windowless could
 -- not fold without windows (the view bucket_checks holds a bucket's new checks
 -- of them, carry_all the carried state). A run is a maximal sequence of
 -- consecutive checks of one host (ordered by checked_at, then pass_id) with

@@ -1,6 +1,6 @@
 -- The rules of the state machine for a run (see run_states.sql), as macros
 -- that window_states.sql applies with lags to the windowed runs and
--- run_states.sql without to fold_single's runs. Within a run the state is
+-- run_states.sql without to fold_windowless's runs. Within a run the state is
 -- `before` until its crossing row and `after` from it on:
 --   T: moving, then moved;
 --   F: moved or opted_out throughout if the host was so before the run (a

@@ -1,6 +1,6 @@
 -- fold_run_states: every run of the step with its states: the windowed
 -- runs' (fold_window_run_states, from window_states.sql, bucket by bucket)
--- and fold_single's, whose runs are their hosts' only ones (nothing precedes
+-- and fold_windowless's, whose runs are their hosts' only ones (nothing precedes
 -- them but the carry), so the rules of run_rules.sql apply without lags.
 -- pre is the state before the run, end_state the state after it, before and
 -- after the states before and from its crossing row, start_state the state
@@ -13,7 +13,7 @@ WITH single AS (
                 run_e2(class, cross_row IS NOT NULL, first_row.ever_alive, run_e1(class, cross_row IS NOT NULL), carry_pre),
                 carry_pre) AS end_state,
         true AS is_last
-    FROM fold_single_runs
+    FROM fold_windowless_runs
 ), runs AS (
     SELECT * FROM fold_window_run_states
     UNION ALL BY NAME

@@ -1,4 +1,4 @@
--- window_checks_all: the new checks of the hosts fold_single left to the
+-- window_checks_all: the new checks of the hosts fold_windowless left to the
 -- windowed fold (fold_window_hosts), with only the columns fold_runs orders
 -- and folds them by. foldWindowed splits them into buckets of hosts when
 -- they are many.

@@ -1,4 +1,4 @@
--- fold_single_runs: the runs (in fold_runs' shape) of the hosts whose new
+-- fold_windowless_runs: the runs (in fold_runs' shape) of the hosts whose new
 -- checks all extend one run, folded from fold_edges (which carries
 -- fold_hosts' aggregates) without windows; fold_window_hosts: every other
 -- checked host, which fold_runs folds with windows. Most hosts are alive
@@ -18,7 +18,7 @@
 --   O, M: they have no threshold.
 -- Every field means what it means in fold_runs; the property test folds the
 -- same histories both ways.
-CREATE OR REPLACE TEMP TABLE fold_single_runs AS
+CREATE OR REPLACE TEMP TABLE fold_windowless_runs AS
 WITH classed AS (
     SELECT e.host, e.checks, e.first_checked_at, e.last_checked_at, e.first_alive_at, e.last_alive_at,
         e.alive_days, e.first_new,
@@ -81,4 +81,4 @@ FROM r;
 
 CREATE OR REPLACE TEMP TABLE fold_window_hosts AS
 SELECT host FROM fold_hosts
-WHERE host NOT IN (SELECT host FROM fold_single_runs)
+WHERE host NOT IN (SELECT host FROM fold_windowless_runs)
