@@ -47,9 +47,10 @@ type frameMsg struct {
 	err     error
 }
 
-// start starts a checker, sends it the known hosts and waits for its hello,
-// for StartTimeout at most. If ctx is done first, it kills the checker and
-// returns an error wrapping ctx.Err().
+// start starts a checker (in a cgroup of its own when configured, without
+// one if the kernel refuses it) and shakes hands with it (handshake). If ctx
+// is done first, it kills the checker and returns an error wrapping
+// ctx.Err().
 func (p *Pool) start(ctx context.Context) (*proc, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("start interrupted: %w", err)
@@ -79,10 +80,7 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 		outW.Close()
 		return nil, err
 	}
-	cmd := exec.Command(p.opts.Path, p.opts.Args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.Env = childEnv(p.opts.Env)
-	cmd.SysProcAttr = checkerAttr()
+	cmd := p.checkerCmd(inR, outW, errW)
 	pr := &proc{
 		pool:   p,
 		cmd:    cmd,
@@ -112,10 +110,7 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 		pr.cgroup = ""
 		cgFD.Close()
 		cgFD = nil
-		cmd = exec.Command(p.opts.Path, p.opts.Args...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-		cmd.Env = childEnv(p.opts.Env)
-		cmd.SysProcAttr = checkerAttr()
+		cmd = p.checkerCmd(inR, outW, errW)
 		pr.cmd = cmd
 		err = cmd.Start()
 	}
@@ -142,12 +137,32 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 	go pr.readFrames(outR)
 	go pr.watchMemory()
 
+	if err := pr.handshake(ctx, inW); err != nil {
+		return nil, err
+	}
+	return pr, nil
+}
+
+// checkerCmd is the command of a checker on the given pipe ends.
+func (p *Pool) checkerCmd(stdin, stdout, stderr *os.File) *exec.Cmd {
+	cmd := exec.Command(p.opts.Path, p.opts.Args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.Env = childEnv(p.opts.Env)
+	cmd.SysProcAttr = checkerAttr()
+	return cmd
+}
+
+// handshake sends a started checker the known hosts (on in) and waits for
+// its hello, for StartTimeout at most; on any failure, or when ctx is done
+// first, it kills the checker.
+func (pr *proc) handshake(ctx context.Context, in *os.File) error {
+	p := pr.pool
 	// Send the known hosts while waiting for the hello: a checker that
 	// does not read them must not block the start past its timeout.
 	sent := make(chan error, 1)
 	go func() {
 		for _, f := range p.known {
-			if _, err := inW.Write(f); err != nil {
+			if _, err := in.Write(f); err != nil {
 				sent <- fmt.Errorf("send known hosts: %w", err)
 				return
 			}
@@ -156,6 +171,7 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 	}()
 	timer := time.NewTimer(p.opts.StartTimeout)
 	defer timer.Stop()
+	var err error
 	select {
 	case f := <-pr.frames:
 		err = f.err
@@ -176,7 +192,7 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 				err = errors.New("hello before the known hosts were read")
 			case <-ctx.Done():
 				pr.kill()
-				return nil, fmt.Errorf("start interrupted: %w", ctx.Err())
+				return fmt.Errorf("start interrupted: %w", ctx.Err())
 			}
 		}
 	case <-timer.C:
@@ -186,13 +202,13 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 		// Killing the checker also ends the sending of the known hosts:
 		// their writes fail once the pipe is closed.
 		pr.kill()
-		return nil, fmt.Errorf("start interrupted: %w", ctx.Err())
+		return fmt.Errorf("start interrupted: %w", ctx.Err())
 	}
 	if err != nil {
 		pr.kill()
-		return nil, errors.New(pr.failure(err))
+		return errors.New(pr.failure(err))
 	}
-	return pr, nil
+	return nil
 }
 
 // checkerAttr starts a checker as the leader of a new session, and so of a
