@@ -414,6 +414,17 @@ func TestNginxServerBlock(t *testing.T) {
 		}
 	}
 
+	// Dotfiles are refused before any other regex location matches them
+	// (nginx takes the first regex location that matches).
+	for _, loc := range site.children {
+		if strings.HasPrefix(loc.head, "location ~") {
+			if loc.head != `location ~ /\.` || len(loc.directive("return")) != 1 || loc.directive("return")[0] != "404" {
+				t.Errorf("the first regex location is %q: want the dotfile one, returning 404", loc.head)
+			}
+			break
+		}
+	}
+
 	// Each list and feed extension gets its exact type and a short cache
 	// lifetime.
 	types := map[string]string{}
@@ -690,5 +701,83 @@ func TestDemoScriptSyntax(t *testing.T) {
 	}
 	if b, err := os.ReadFile(called); err == nil {
 		t.Errorf("demo.sh ran rm %s", b)
+	}
+}
+
+// The workflow's save step, run against a local origin where something else
+// pushed to the data branch while the run crawled (a compaction): the
+// push is refused, and the step puts the run's commit on top and pushes
+// again, so the run's checks are not lost with the runner.
+func TestWorkflowSaveStepRebasesOnARejectedPush(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is needed to run the workflow's save step")
+	}
+	src, err := os.ReadFile(filepath.Join("..", ".github", "workflows", "observer.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w workflow
+	if err := yaml.Unmarshal(src, &w); err != nil {
+		t.Fatal(err)
+	}
+	var save string
+	for _, s := range w.Jobs["crawl"].Steps {
+		if strings.Contains(s.Run, "git push origin HEAD:refs/heads/data") {
+			save = strings.ReplaceAll(s.Run, "${{ github.run_id }}", "42")
+		}
+	}
+	if save == "" {
+		t.Fatal("no save step")
+	}
+	dir := t.TempDir()
+	git := func(in string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = in
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	write := func(path, body string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	origin := filepath.Join(dir, "origin.git")
+	git(dir, "init", "-q", "--bare", origin)
+	seed := filepath.Join(dir, "seed")
+	git(dir, "init", "-q", seed)
+	write(filepath.Join(seed, "checks", "old.parquet"), "old")
+	git(seed, "checkout", "-q", "-b", "data")
+	git(seed, "add", "-A")
+	git(seed, "commit", "-q", "-m", "first run")
+	git(seed, "push", "-q", origin, "data")
+
+	// The run's data worktree: a shallow clone, as the restore step makes.
+	work := filepath.Join(dir, "work")
+	os.MkdirAll(work, 0o755)
+	git(work, "clone", "-q", "--depth=1", "--branch", "data", "file://"+origin, "data")
+	write(filepath.Join(work, "data", "checks", "run42.parquet"), "new checks")
+	// Meanwhile a compaction is pushed.
+	other := filepath.Join(dir, "other")
+	git(dir, "clone", "-q", "--branch", "data", origin, other)
+	git(other, "rm", "-q", filepath.Join("checks", "old.parquet"))
+	write(filepath.Join(other, "checks", "compacted.parquet"), "compacted")
+	git(other, "add", "-A")
+	git(other, "commit", "-q", "-m", "compaction")
+	git(other, "push", "-q", "origin", "HEAD:refs/heads/data")
+
+	cmd := exec.Command("bash", "-e", "-c", save)
+	cmd.Dir = work
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("save step: %v\n%s", err, out)
+	}
+	files := strings.Fields(git(dir, "--git-dir", origin, "ls-tree", "-r", "--name-only", "data"))
+	if !slices.Equal(files, []string{"checks/compacted.parquet", "checks/run42.parquet"}) {
+		t.Errorf("the data branch holds %v, want the compaction and the run's checks", files)
 	}
 }
