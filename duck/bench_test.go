@@ -30,11 +30,13 @@ const (
 // benchCheckSQL generates one day of synthetic checks: 1,000,000 hosts, of
 // which 85% always alive, 8% always failing, 5% flapping, 1% alive then
 // moving then moved, 1% alive then opted out; the last 100,000 are born
-// through the month (first checked on their birth day).
+// through the month (first checked on their birth day). Each check is at a
+// pseudo-random time of its day, so that the host-sorted files hold times in
+// no order, as a crawl pass's do.
 const benchCheckSQL = `
 SELECT
     'h' || lpad(i::VARCHAR, 7, '0') || '.example' AS host,
-    (TIMESTAMP '2026-01-01' + INTERVAL (%[1]d) DAY + to_microseconds(i * 86400))::TIMESTAMP AS checked_at,
+    (TIMESTAMP '2026-01-01' + INTERVAL (%[1]d) DAY + to_microseconds((hash(i, %[1]d) %% 86400000000)::BIGINT))::TIMESTAMP AS checked_at,
     (CASE WHEN i %% 100 < 85 THEN 'alive'
          WHEN i %% 100 < 93 THEN 'unreachable'
          WHEN i %% 100 < 98 THEN CASE WHEN (i * 31 + %[1]d * 17) %% 3 = 0 THEN 'http_error' ELSE 'alive' END
@@ -77,7 +79,7 @@ ORDER BY host`
 // and kept under the system's temporary directory so later runs skip it.
 func benchData(b *testing.B) string {
 	b.Helper()
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("observer-bench-%d-%d-v2", benchHosts, benchDays))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("observer-bench-%d-%d-v3", benchHosts, benchDays))
 	done := filepath.Join(dir, "complete")
 	if _, err := os.Stat(done); err == nil {
 		return dir
@@ -93,7 +95,7 @@ func benchData(b *testing.B) string {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := db.Exec(fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet, COMPRESSION zstd)", query, path)); err != nil {
+		if _, err := db.Exec(fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet, %s)", query, path, duck.SnapshotWriterOptions)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,6 +2,10 @@ package duck
 
 import "time"
 
+// SnapshotWriterOptions are the Parquet writer options of the snapshot
+// files, for tests that write snapshots of their own.
+const SnapshotWriterOptions = parquetKept
+
 // WindowOnly makes the fold take every host through the windowed fold
 // (fold_runs), never fold_windowless, so tests can compare the two.
 func WindowOnly(o DeriveOptions) DeriveOptions {
