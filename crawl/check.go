@@ -83,9 +83,14 @@ func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (ob
 	return res, Trace{Steps: f.steps}
 }
 
-// maxErrorRunes bounds a check's error text (the sandbox's frame allows
-// more).
-const maxErrorRunes = 400
+// maxErrorRunes bounds a check's error text, whatever made it (the
+// sandbox's frame allows more). maxDecisionBytes bounds the text of a
+// check's decision (set), as the trace shows it too; being under the first,
+// a decision is never cut twice.
+const (
+	maxErrorRunes    = 400
+	maxDecisionBytes = 300
+)
 
 // check is the state of one check in progress.
 type check struct {
@@ -107,7 +112,7 @@ type check struct {
 func (k *check) set(o observer.Outcome, status int, format string, args ...any) {
 	k.res.Check.Outcome = o
 	k.res.Check.HTTPStatus = status
-	k.res.Check.Error = clip(fmt.Sprintf(format, args...), 300)
+	k.res.Check.Error = clip(fmt.Sprintf(format, args...), maxDecisionBytes)
 	if k.res.Check.Error != "" {
 		k.f.note("decided %s: %s", o, k.res.Check.Error)
 	} else {

@@ -80,14 +80,15 @@
 //		CAFiles:      caFiles, // --ca-cert
 //		CheckTimeout: cfg.Crawl.CheckTimeout.D(),
 //	})
-//	known := crawl.NewKnownSet(len(hosts)) // then known.Add each known host
+//	known := crawl.NewKnownSet(0) // then known.Add each known host
+//	due := crawl.NewDueList(blocked, cfg.Crawl.DomainBudget) // then due.Offer each due host
 //	pass := &crawl.Pass{Checker: c, Sink: sink, Known: known,
 //		Concurrency: cfg.Crawl.Concurrency, MaxChecks: maxChecks,
 //		Duration: cfg.Crawl.Duration.D(), Now: now, PassID: id,
-//		Peers:         peersDue, // func(host) crawl.PeersDue, from the derived state
-//		Resolve:       c.Resolve,
+//		Peers:         due.Peers, // what each host's last peers fetch was served with
+//		Resolve:       c.Resolve, // nil when a --connect-to rule sends every host to one address
 //		AddressBudget: cfg.Crawl.AddressBudget}
-//	summary, err := pass.Run(ctx, due)
+//	summary, err := pass.Run(ctx, due.Hosts)
 //
 // With process isolation the Checker is a pool of checker processes, but
 // Resolve is still an in-process Crawler's (built with the same options):

@@ -37,7 +37,8 @@ func tableSize(n int) int {
 	return size
 }
 
-func hashOf(h uint64) uint64 {
+// nonZero maps a hash of 0 to 1: 0 marks an empty slot.
+func nonZero(h uint64) uint64 {
 	if h == 0 {
 		return 1
 	}
@@ -57,7 +58,7 @@ func (s *KnownSet) Add(host string) bool {
 	if 2*(s.n+1) > len(s.slots) {
 		s.resize(tableSize(s.n + 1))
 	}
-	h := hashOf(xxh3.HashString(host))
+	h := nonZero(xxh3.HashString(host))
 	mask := uint64(len(s.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		switch s.slots[i] {
@@ -76,7 +77,7 @@ func (s *KnownSet) Has(host string) bool {
 	if s == nil || s.n == 0 {
 		return false
 	}
-	return s.has(hashOf(xxh3.HashString(host)))
+	return s.has(nonZero(xxh3.HashString(host)))
 }
 
 // HasBytes is Has for a byte slice, without converting it to a string.
@@ -84,7 +85,7 @@ func (s *KnownSet) HasBytes(host []byte) bool {
 	if s == nil || s.n == 0 {
 		return false
 	}
-	return s.has(hashOf(xxh3.Hash(host)))
+	return s.has(nonZero(xxh3.Hash(host)))
 }
 
 // hasBatch looks up many hashes at once (hashes from hashKey); found[i]
@@ -115,7 +116,7 @@ func (s *KnownSet) hasBatch(hashes []uint64, found []bool) {
 	}
 }
 
-func hashKey(b []byte) uint64 { return hashOf(xxh3.Hash(b)) }
+func hashKey(b []byte) uint64 { return nonZero(xxh3.Hash(b)) }
 
 func (s *KnownSet) has(h uint64) bool {
 	mask := uint64(len(s.slots) - 1)

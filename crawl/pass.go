@@ -24,7 +24,8 @@ type Checker interface {
 	Check(ctx context.Context, host string, opts CheckOptions) (observer.Result, Trace)
 }
 
-// CheckFunc adapts a function to Checker.
+// CheckFunc adapts a function to Checker, as http.HandlerFunc does for
+// handlers: the tests' stand-in checkers are functions.
 type CheckFunc func(ctx context.Context, host string, opts CheckOptions) (observer.Result, Trace)
 
 // Check calls f.

@@ -11,7 +11,9 @@ import (
 // them: views over exactly the files a step folds (and the windowed fold's
 // buckets read back), a few counts and probes that steer the step (the span
 // of days, the late-check guard, how many checks go where), writing
-// results, checking footers.
+// results, checking footers, and two small pieces of relation that are
+// easier read beside their Go: the empty transitions and live events
+// relations (derived_views.go) and the merge of live events files (writeDerived).
 //
 //go:embed sql/*.sql
 var sqlFiles embed.FS

@@ -2,9 +2,11 @@ package duck_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -187,13 +189,30 @@ func TestPassRowRoundTrips(t *testing.T) {
 	if want := "20 5 9 6 1 2 3 4 7 8 5 interrupted"; len(got) != 1 || got[0] != want {
 		t.Fatalf("passes = %q, want %q", got, want)
 	}
+	// The row is appended by position, outcome columns in
+	// observer.Outcomes() order: each outcome must land in its own column.
+	p.PassID, p.StartedAt, p.EndedAt = "p2", t0.Add(time.Hour), t0.Add(time.Hour+time.Minute)
+	p.ByOutcome = map[observer.Outcome]int64{}
+	for i, o := range observer.Outcomes() {
+		p.ByOutcome[o] = int64(100 + i)
+	}
+	if err := s.WritePass(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	views(t, s, t0.Add(2*time.Hour))
+	for o, want := range p.ByOutcome {
+		got := texts(t, s, fmt.Sprintf("SELECT %s FROM passes WHERE pass_id = 'p2'", o))
+		if len(got) != 1 || got[0] != strconv.FormatInt(want, 10) {
+			t.Errorf("passes.%s = %q, want %d", o, got, want)
+		}
+	}
 	files, _ := filepath.Glob(filepath.Join(dir, duck.PassesDir, "*", "*.parquet"))
-	if len(files) != 1 {
+	if len(files) != 2 {
 		t.Fatalf("pass files %v", files)
 	}
 	rewriteSnapshot(t, files[0], "* EXCLUDE (abandoned)")
 	views(t, s, t0)
-	if got := texts(t, s, "SELECT count(*) || ' ' || count(abandoned) FROM passes"); got[0] != "1 0" {
+	if got := texts(t, s, "SELECT count(*) || ' ' || count(abandoned) FROM passes"); got[0] != "2 1" {
 		t.Fatalf("a pass from before abandoned: %q", got)
 	}
 }

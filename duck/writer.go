@@ -229,6 +229,10 @@ func (s *Store) WriteDiscoveries(ctx context.Context, ds []observer.Discovery) e
 // WritePass records one pass's summary as its own file in data/passes.
 func (s *Store) WritePass(ctx context.Context, p observer.Pass) error {
 	return s.writeSnapshot(ctx, PassesDir, "passes_schema", "started_at", p.PassID, func(a *duckdb.Appender) error {
+		// Positional: the row follows passes_schema's column order, whose
+		// outcome columns are observer.Outcomes() in order. A new outcome
+		// needs a column added at the end of the schema and this row
+		// rearranged to match.
 		row := []driver.Value{p.PassID, p.StartedAt.UTC(), p.EndedAt.UTC(), p.Due, p.Checked, p.Discovered, p.Bytes, p.Errors, p.NotStarted, nullString(p.CutShort)}
 		for _, o := range observer.Outcomes() {
 			row = append(row, p.ByOutcome[o])

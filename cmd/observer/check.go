@@ -9,6 +9,9 @@ import (
 	"github.com/fediverse-observer/observer/hostname"
 )
 
+// runCheck checks one host as a pass would and prints what the crawler saw,
+// step by step. It records nothing and reads no data directory (so no
+// blocklist either): it is for looking, not crawling.
 func runCheck(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet(e, "check", "[flags] HOST")
 	var c common

@@ -134,12 +134,12 @@ type crawlRun struct {
 	crawler *crawl.Crawler
 	blocked *hostname.Blocklist
 
-	store   *duck.Store
-	lock    *lockfile.Lock
-	writer  *duck.Writer
-	flushed bool // finish closed the writer
-	now     time.Time
-	passID  string
+	store        *duck.Store
+	lock         *lockfile.Lock
+	writer       *duck.Writer
+	writerClosed bool // finish closed the writer
+	now          time.Time
+	passID       string
 }
 
 // setUpCrawl reads the config (with the flags' overrides) and builds the
@@ -188,7 +188,7 @@ func setUpCrawl(ctx context.Context, e env, f crawlFlags) (*crawlRun, error) {
 // reaches disk: the final flush must not be cancelled by the signal that
 // ended the pass.
 func (r *crawlRun) close(ctx context.Context) {
-	if !r.flushed {
+	if !r.writerClosed {
 		r.writer.Close(context.WithoutCancel(ctx))
 	}
 	r.lock.Release()
@@ -261,12 +261,12 @@ func (r *crawlRun) logPassStart(known knownHosts, due *crawl.DueList) {
 // startCheckers returns what runs the pass's checks: the crawler itself
 // with --isolation none, else a pool of sandboxed checker processes. stop
 // ends them.
-func (r *crawlRun) startCheckers(ctx context.Context, knownHosts []string) (checker crawl.Checker, stop func(), err error) {
+func (r *crawlRun) startCheckers(ctx context.Context, hosts []string) (checker crawl.Checker, stop func(), err error) {
 	if r.flags.isolation != "process" {
 		return r.crawler, func() {}, nil
 	}
 	pool, err := sandbox.NewPool(ctx, sandbox.PoolOptions{Args: checkerArgs(r.flags.common, r.flags.network), Size: r.cfg.Crawl.Concurrency,
-		Known: knownHosts, CheckTimeout: r.opts.CheckTimeout, CgroupParent: r.cfg.Crawl.CheckerCgroup, Logger: r.log})
+		Known: hosts, CheckTimeout: r.opts.CheckTimeout, CgroupParent: r.cfg.Crawl.CheckerCgroup, Logger: r.log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start sandboxed checkers (--isolation none runs checks in-process): %w", err)
 	}
@@ -314,7 +314,7 @@ func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *cr
 // records it in data/passes. It returns the pass's error, else a
 // cutShortError when the pass ended before its due list did.
 func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, due *crawl.DueList) error {
-	r.flushed = true
+	r.writerClosed = true
 	// The writer's error is sticky: Close returns it whenever a flush
 	// failed, and when the pass stopped on it, it is already in runErr.
 	var cutReason string

@@ -19,6 +19,8 @@ func runSQL(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet(e, "sql", "[flags] [QUERY]   (the query comes from stdin when not given)")
 	var c common
 	c.register(fs)
+	// Accepted, so that scripts can pass it to every command, but always on.
+	fs.Lookup("quiet").Usage = "always on for sql: only warnings and errors are logged, the answer is the output"
 	format := fs.String("format", "table", "output format: "+strings.Join(duck.Formats, ", "))
 	full := fs.Bool("full", false, "derive from scratch over every snapshot instead of folding only the new ones")
 	views := fs.Bool("views", false, "print the CREATE VIEW statements (for the DuckDB CLI or any DuckDB client) instead of running a query")

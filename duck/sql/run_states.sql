@@ -5,8 +5,11 @@
 -- pre is the state before the run, end_state the state after it, before and
 -- after the states before and from its crossing row, start_state the state
 -- at its first check, and is_last marks each host's last run.
+-- A windowless run's carry_pre is NULL when it has no carried run; run_e2
+-- and run_end take it as it is, since they treat NULL as 'discovered' (only
+-- dead, moved and opted_out before a run change its end).
 CREATE OR REPLACE TEMP VIEW fold_run_states AS
-WITH single AS (
+WITH windowless AS (
     SELECT host, run_id, class, carry_run, n, run_start, first_row, cross_row, live_starts, live_ends,
         CASE WHEN carry_run THEN carry_pre ELSE 'discovered' END AS pre,
         run_end(class, cross_row IS NOT NULL,
@@ -17,7 +20,7 @@ WITH single AS (
 ), runs AS (
     SELECT * FROM fold_window_run_states
     UNION ALL BY NAME
-    SELECT * FROM single
+    SELECT * FROM windowless
 )
 SELECT *,
     CASE WHEN cross_row IS NOT NULL AND cross_row.rn = first_row.rn THEN after ELSE before END AS start_state

@@ -73,7 +73,8 @@ CREATE TABLE passes_schema (
     addresses                BIGINT,
     busiest_address_requests BIGINT,
     addresses_over_budget    BIGINT,
-    -- Added later still: checks under way when the pass was interrupted,
-    -- not recorded (those hosts stay due, like the not started ones).
+    -- Added later still: checks not recorded, so their hosts stay due like
+    -- the not started ones: under way when the pass was interrupted, or
+    -- finished but lost when writing the snapshots failed.
     abandoned                BIGINT
 );
