@@ -48,3 +48,10 @@ func WithSeveralInMemory(o DeriveOptions, checks int64) DeriveOptions {
 	o.severalInMemory = checks
 	return o
 }
+
+// WindowByHost makes the windowed fold partition by host name, as it does
+// when two of its hosts' hashes collide.
+func WindowByHost(o DeriveOptions) DeriveOptions {
+	o.windowByHost = true
+	return o
+}

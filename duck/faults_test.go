@@ -87,6 +87,88 @@ func TestDamagedFoldedSnapshotFailsTheViewsInOneLine(t *testing.T) {
 	}
 }
 
+// damagePage overwrites bytes in the middle of the compressed pages of
+// file's column, which its footer still describes: the damage is only
+// found when a query decodes that column.
+func damagePage(t *testing.T, file, column string) {
+	t.Helper()
+	var offset, size int64
+	if err := openDuckDB(t).QueryRow(`SELECT coalesce(dictionary_page_offset, data_page_offset), total_compressed_size
+		FROM parquet_metadata(?) WHERE path_in_schema = ?`,
+		filepath.ToSlash(file), column).Scan(&offset, &size); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := offset + size/4; i < offset+size*3/4; i++ {
+		b[i] = 0xff
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A snapshot whose pages are damaged (its footer intact) is found when the
+// fold or a query decodes it. DuckDB's message then names the file for a
+// page that does not decompress, but not for one that decodes to invalid
+// UTF-8, and quotes kilobytes of the rows around it: the error names the
+// file, in a line of reasonable length. Uncompressed, as another writer
+// may leave a file, the damage reaches the strings themselves.
+func TestDamagedPageIsAnErrorNamingTheFile(t *testing.T) {
+	var evs []ev
+	for i := range 400 {
+		evs = append(evs, alive(fmt.Sprintf("host-%03d-with-a-long-enough-name.example", i), 0))
+	}
+	for _, compression := range []string{"zstd", "uncompressed"} {
+		t.Run(compression, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir)
+			writeDamaged := func() string {
+				write(t, s, "p0", evs)
+				files, _ := filepath.Glob(filepath.Join(dir, "checks", "*", "*.parquet"))
+				if len(files) != 1 {
+					t.Fatalf("snapshot files: %v", files)
+				}
+				if compression != "zstd" {
+					rewriteSnapshot(t, files[0], "* ", "COMPRESSION "+compression+", DICTIONARY_SIZE_LIMIT 1")
+				}
+				return files[0]
+			}
+			file := writeDamaged()
+			damagePage(t, file, "name")
+			oneLineNaming := func(what string, err error) {
+				t.Helper()
+				if err == nil || !strings.Contains(err.Error(), file) || strings.Contains(err.Error(), "\n") || len(err.Error()) > 800 {
+					t.Fatalf("%s: want one line naming %s, got %q", what, file, err)
+				}
+			}
+			_, err := s.Derive(context.Background(), duck.DeriveOptions{})
+			oneLineNaming("derive", err)
+
+			// Folded before the damage: the views stand (they read
+			// footers), and a query that reads the damaged column fails
+			// naming the file.
+			if err := os.Remove(file); err != nil {
+				t.Fatal(err)
+			}
+			writeDamaged()
+			derive(t, s, config.State{}, false)
+			damagePage(t, file, "name")
+			views(t, s, t0)
+			_, err = s.QueryMaps(context.Background(), "SELECT max(name) FROM checks")
+			oneLineNaming("query", err)
+			// A query's own mistake is DuckDB's message as it is, caret
+			// and all.
+			_, err = s.QueryMaps(context.Background(), "SELECT no_such_column FROM checks")
+			if err == nil || !strings.Contains(err.Error(), "no_such_column") || !strings.Contains(err.Error(), "\n") {
+				t.Fatalf("a query's mistake: %q", err)
+			}
+		})
+	}
+}
+
 func TestLeftoverTempFilesAreIgnored(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
@@ -245,11 +327,11 @@ func TestSnapshotsFromANewerSchemaStillDerive(t *testing.T) {
 // rewriteSnapshot replaces a snapshot file with SELECT columns of it,
 // written by a bare DuckDB as another program (or another version of
 // observer) would.
-func rewriteSnapshot(t *testing.T, file, columns string) {
+func rewriteSnapshot(t *testing.T, file, columns string, options ...string) {
 	t.Helper()
 	tmp := file + ".rewrite"
 	if _, err := openDuckDB(t).Exec("COPY (SELECT " + columns + " FROM read_parquet('" + filepath.ToSlash(file) +
-		"')) TO '" + filepath.ToSlash(tmp) + "' (FORMAT parquet)"); err != nil {
+		"')) TO '" + filepath.ToSlash(tmp) + "' (" + strings.Join(append([]string{"FORMAT parquet"}, options...), ", ") + ")"); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(tmp, file); err != nil {
@@ -333,8 +415,9 @@ func TestRetiredFilesOutliveDerivations(t *testing.T) {
 	if len(got) != 2 || !strings.HasSuffix(got[0], "state-00000006.parquet") || !strings.HasSuffix(got[1], "state-00000007.parquet") {
 		t.Fatalf("state files = %v, want generations 6 and 7", got)
 	}
-	if err := readAll(); err == nil {
-		t.Fatal("the reader of generation 1 still reads after its files were collected: the test proves nothing")
+	// The reader's files are gone: its error says why, and what to do.
+	if err := readAll(); err == nil || !strings.Contains(err.Error(), "newer derivations") || !strings.Contains(err.Error(), "run it again") {
+		t.Fatalf("the reader of generation 1 after its files were collected: %v", err)
 	}
 }
 
@@ -348,12 +431,17 @@ func TestDamagedDerivedFilesAreRebuilt(t *testing.T) {
 		// foreign: replaced by a valid Parquet file of other columns (a
 		// snapshot copied over it) instead of truncated.
 		foreign bool
+		// pages: its pages damaged, its footer and size intact, which
+		// only its hash in the manifest tells.
+		pages bool
 	}{
-		{"state truncated, nothing new", func(m map[string]any) string { return m["state"].(string) }, false, false},
-		{"state truncated, a new file", func(m map[string]any) string { return m["state"].(string) }, true, false},
-		{"transitions damaged", func(m map[string]any) string { return m["transitions"].([]any)[0].(string) }, false, false},
-		{"state foreign, nothing new", func(m map[string]any) string { return m["state"].(string) }, false, true},
-		{"transitions foreign", func(m map[string]any) string { return m["transitions"].([]any)[0].(string) }, false, true},
+		{"state truncated, nothing new", func(m map[string]any) string { return m["state"].(string) }, false, false, false},
+		{"state truncated, a new file", func(m map[string]any) string { return m["state"].(string) }, true, false, false},
+		{"transitions damaged", func(m map[string]any) string { return m["transitions"].([]any)[0].(string) }, false, false, false},
+		{"state foreign, nothing new", func(m map[string]any) string { return m["state"].(string) }, false, true, false},
+		{"transitions foreign", func(m map[string]any) string { return m["transitions"].([]any)[0].(string) }, false, true, false},
+		{"state pages, a new file", func(m map[string]any) string { return m["state"].(string) }, true, false, true},
+		{"live events pages", func(m map[string]any) string { return m["live_events"].([]any)[0].(string) }, false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -390,6 +478,12 @@ func TestDamagedDerivedFilesAreRebuilt(t *testing.T) {
 			if err := os.WriteFile(bad, damaged, 0o644); err != nil {
 				t.Fatal(err)
 			}
+			if tc.pages {
+				if err := os.WriteFile(bad, real, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				damagePage(t, bad, "host")
+			}
 			if tc.newFiles {
 				write(t, s, "p2", []ev{alive("a.example", 2*day)})
 			}
@@ -411,6 +505,93 @@ func TestDamagedDerivedFilesAreRebuilt(t *testing.T) {
 				t.Fatalf("a.example's transitions: %s, want %s", got, wantTransitions)
 			}
 		})
+	}
+}
+
+// Snapshots are never rewritten, so a folded one whose size changed (here
+// a discoveries file copied over a checks file) is checked again, by a full
+// derivation: the views would otherwise read it with NULL in every column
+// it lacks. A manifest from before sizes and hashes were recorded is taken
+// as it is, and gets them at the next step.
+func TestChangedFoldedSnapshotIsCheckedAgain(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	write(t, s, "p0", []ev{discover("a.example", 0), alive("a.example", 0)})
+	derive(t, s, config.State{}, false)
+
+	manifestPath := filepath.Join(dir, "derived", "manifest.json")
+	b, err := os.ReadFile(manifestPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m["sizes"].(map[string]any)) != 2 || len(m["sums"].(map[string]any)) != 3 {
+		t.Fatalf("manifest sizes %v, sums %v: want the checks and discoveries files' sizes, and the state's, transitions' and live events' hashes",
+			m["sizes"], m["sums"])
+	}
+	delete(m, "sizes")
+	delete(m, "sums")
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(manifestPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s, "p1", []ev{alive("a.example", day)})
+	if rep := derive(t, s, config.State{}, false); rep.Full {
+		t.Fatalf("a manifest without sizes and hashes: %+v", rep)
+	}
+
+	checks, _ := filepath.Glob(filepath.Join(dir, "checks", "*", "p0-*.parquet"))
+	discoveries, _ := filepath.Glob(filepath.Join(dir, "discoveries", "*", "*.parquet"))
+	if len(checks) != 1 || len(discoveries) != 1 {
+		t.Fatalf("snapshots %v %v", checks, discoveries)
+	}
+	d, err := os.ReadFile(discoveries[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(checks[0], d, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Derive(context.Background(), duck.DeriveOptions{})
+	if err == nil || !strings.Contains(err.Error(), checks[0]) || !strings.Contains(err.Error(), "checked_at") {
+		t.Fatalf("want an error naming %s and its missing column, got %v", checks[0], err)
+	}
+}
+
+// data/derived is the derivation's own: a file where its transitions
+// directory belongs, or a directory where its lock file does, is cleared,
+// not an error at every later run.
+func TestWhatStandsInTheDerivedStatesWayIsCleared(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	write(t, s, "p0", []ev{alive("a.example", 0)})
+	derive(t, s, config.State{}, false)
+	derived := filepath.Join(dir, "derived")
+	if err := os.RemoveAll(filepath.Join(derived, "transitions")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(derived, "transitions"), []byte("in the way"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(derived, ".lock")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(derived, ".lock", "inside"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s, "p1", []ev{fail("a.example", day)})
+	derive(t, s, config.State{}, false)
+	views(t, s, t0.Add(2*day))
+	if got := strings.Join(transitionsOf(t, s, "a.example"), ","); got != "discovered>live d0,live>dying d1" {
+		t.Fatalf("a.example's transitions: %s", got)
+	}
+	if info, err := os.Stat(filepath.Join(derived, ".lock")); err != nil || !info.Mode().IsRegular() {
+		t.Fatalf("the lock file: %v %v", info, err)
 	}
 }
 

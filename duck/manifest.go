@@ -45,6 +45,16 @@ type manifest struct {
 	// Passes lists the passes files checked against their schema (not
 	// folded: the passes view reads them all).
 	Passes []string `json:"passes,omitempty"`
+	// Sizes holds the size of each snapshot file above as it was folded
+	// (or checked): snapshots are never rewritten, so one of another size
+	// since (truncated, or another file copied over it) makes the next
+	// step a full one, which checks every file again.
+	Sizes map[string]int64 `json:"sizes,omitempty"`
+	// Sums holds an xxh3 hash of each derived file it names, as written: a
+	// footer can be intact over damaged pages, which would be carried
+	// into every later state. Manifests from before it have none, and
+	// their files are taken as they are.
+	Sums map[string]string `json:"sums,omitempty"`
 	// Retired lists the files of earlier generations that readers may
 	// still be reading, with when they stopped being current; they are
 	// removed once that is longer ago than the retirement grace.
@@ -75,14 +85,28 @@ func (m *manifest) files() []string {
 	return append(append([]string{m.State}, m.Transitions...), m.LiveEvents...)
 }
 
-// readable reads the footers of the derived files m names (each footer
-// holds its rows and columns), which fails, naming the file, for a missing,
-// truncated or foreign file, without reading their data: per kind of file,
+// readable checks each derived file m names against its hash in m (a read
+// of every byte, a few milliseconds for a million hosts' state) and reads
+// their footers (each holds its rows and columns), which fails, naming the
+// file, for a missing, truncated, damaged or foreign file: per kind of file,
 // one query for their columns, which must be those the derivation writes
 // (a valid Parquet file of other columns, say a snapshot copied over one,
 // would otherwise break every view, or add rows of NULLs to one), and one
 // for the state's row count (its hosts), which it returns.
 func (s *Store) readable(ctx context.Context, m *manifest) (stateRows int64, err error) {
+	for _, f := range m.files() {
+		want, ok := m.Sums[f]
+		if !ok {
+			continue
+		}
+		got, err := fileSum(s.derivedPath(f))
+		if err != nil {
+			return 0, err
+		}
+		if got != want {
+			return 0, fmt.Errorf("derived file %s has changed since it was written (its xxh3 hash is %s, the manifest says %s)", s.derivedPath(f), got, want)
+		}
+	}
 	for _, kind := range []struct {
 		files []string
 		empty string

@@ -214,6 +214,11 @@ func TestIncrementalEqualsFull(t *testing.T) {
 						t.Fatalf("window only: %d hosts windowless, %d windowed", rep.Windowless, rep.Windowed)
 					}
 					compareDumps(t, fmt.Sprintf("after day %d, every host windowed in one bucket", d), full, dump(t, s, dir))
+					// The windowed fold partitions by a hash of the host
+					// unless two hosts' hashes collide; by host name it must
+					// fold the same.
+					deriveWith(s, duck.WindowByHost(duck.WindowOnly(duck.DeriveOptions{State: tc.st, Full: true})))
+					compareDumps(t, fmt.Sprintf("after day %d, every host windowed by host name", d), full, dump(t, s, dir))
 				}
 			}
 			// Both folds must have had hosts to agree on.

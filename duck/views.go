@@ -131,12 +131,12 @@ func (s *Store) createViews(ctx context.Context, vs []view) error {
 	for _, v := range vs {
 		stmt := fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", v.name, v.sql)
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
-			// DuckDB follows its message (which names the file at fault)
-			// with the statement and a caret: the user never wrote it.
 			if ctx.Err() != nil {
 				return fmt.Errorf("create view %s: %w", v.name, ctx.Err())
 			}
-			msg, _, _ := strings.Cut(err.Error(), "\n")
+			// DuckDB follows its message with the statement and a caret:
+			// the user never wrote it. A damaged file is named.
+			msg, _, _ := strings.Cut(s.blameQuery(ctx, err).Error(), "\n")
 			return fmt.Errorf("create view %s: %s", v.name, msg)
 		}
 	}
@@ -186,6 +186,8 @@ type Rows struct {
 	rows    *sql.Rows
 	conn    *sql.Conn
 	values  []any
+	// blame names the damaged file behind an error that ends iteration.
+	blame func(error) error
 }
 
 // Next advances to the next row; Values returns it.
@@ -206,8 +208,14 @@ func (r *Rows) Values() ([]any, error) {
 	return r.values, nil
 }
 
-// Err is the error that ended iteration, if any.
-func (r *Rows) Err() error { return r.rows.Err() }
+// Err is the error that ended iteration, if any. An error reading a
+// damaged Parquet file names it.
+func (r *Rows) Err() error {
+	if err := r.rows.Err(); err != nil {
+		return r.blame(err)
+	}
+	return nil
+}
 
 // Close releases the result.
 func (r *Rows) Close() error {
@@ -275,12 +283,12 @@ func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, er
 	})
 	if err != nil {
 		conn.Close()
-		return nil, err
+		return nil, s.blameQuery(ctx, err)
 	}
 	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
 		conn.Close()
-		return nil, err
+		return nil, s.blameQuery(ctx, err)
 	}
 	cols, err := rows.Columns()
 	if err != nil {
@@ -288,7 +296,7 @@ func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, er
 		conn.Close()
 		return nil, err
 	}
-	return &Rows{Columns: cols, rows: rows, conn: conn}, nil
+	return &Rows{Columns: cols, rows: rows, conn: conn, blame: func(err error) error { return s.blameQuery(ctx, err) }}, nil
 }
 
 // ErrEmptyQuery is Query's error for a text with no statement in it (only

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
+	"github.com/zeebo/xxh3"
 
 	"github.com/fediverse-observer/observer"
 )
@@ -351,6 +353,20 @@ const (
 	parquetKept      = "COMPRESSION zstd, PARQUET_VERSION V2"
 	parquetRewritten = "COMPRESSION snappy, PARQUET_VERSION V2, DICTIONARY_SIZE_LIMIT 1"
 )
+
+// fileSum is the xxh3 hash of the file at path, in hex.
+func fileSum(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := xxh3.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return fmt.Sprintf("%016x", h.Sum64()), nil
+}
 
 // copyAtomically writes the result of query as a Parquet file at final,
 // with the given writer options, through a temporary file in data/tmp that

@@ -58,12 +58,15 @@ const pollInterval = 100 * time.Millisecond
 // Wait takes the lock at path as Acquire does, but while another process
 // holds it, it tries again every pollInterval until it gets the lock or ctx
 // is done. A ctx done before the lock is taken is an error wrapping
-// ctx.Err(), even if the lock is free.
+// ctx.Err(), even if the lock is free. When the lock is held at the first
+// try, Wait calls held (if not nil) once with who holds it, so that a
+// caller can say what it waits for: a holder stopped or hung would
+// otherwise make every later run wait in silence.
 //
 // flock(2) cannot be interrupted but by a signal, hence the polling: a
 // blocking flock left running in a goroutine would take the lock after
 // Wait had given up on it.
-func Wait(ctx context.Context, path string) (*Lock, error) {
+func Wait(ctx context.Context, path string, held func(*HeldError)) (*Lock, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -73,19 +76,22 @@ func Wait(ctx context.Context, path string) (*Lock, error) {
 	}
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
-	for {
+	for first := true; ; first = false {
 		l, err := try(f, path)
-		var held *HeldError
-		if !errors.As(err, &held) {
+		var heldErr *HeldError
+		if !errors.As(err, &heldErr) {
 			if err != nil {
 				f.Close()
 			}
 			return l, err
 		}
+		if first && held != nil {
+			held(heldErr)
+		}
 		select {
 		case <-ctx.Done():
 			f.Close()
-			return nil, fmt.Errorf("gave up waiting: %v: %w", held, ctx.Err())
+			return nil, fmt.Errorf("gave up waiting: %v: %w", heldErr, ctx.Err())
 		case <-tick.C:
 		}
 	}

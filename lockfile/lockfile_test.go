@@ -138,7 +138,7 @@ type waited struct {
 func startWait(ctx context.Context, path string) chan waited {
 	ch := make(chan waited, 1)
 	go func() {
-		l, err := lockfile.Wait(ctx, path)
+		l, err := lockfile.Wait(ctx, path, nil)
 		ch <- waited{l, err}
 	}()
 	return ch
@@ -199,6 +199,52 @@ func TestWaitTakesLockWhenHolderReleases(t *testing.T) {
 	l.Release()
 }
 
+// Wait says once who it waits for, when the lock is held, and not at all
+// when it is free.
+func TestWaitSaysWhoItWaitsFor(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	h := hold(t, path)
+	told := make(chan *lockfile.HeldError, 10)
+	ch := make(chan waited, 1)
+	ctx := &countingCtx{Context: context.Background(), tries: make(chan struct{}, 100)}
+	go func() {
+		l, err := lockfile.Wait(ctx, path, func(held *lockfile.HeldError) { told <- held })
+		ch <- waited{l, err}
+	}()
+	// Three tries, all finding the lock held, before it is released.
+	for range 3 {
+		select {
+		case <-ctx.tries:
+		case <-time.After(30 * time.Second): // safety net only
+			t.Fatal("Wait did not try again")
+		}
+	}
+	select {
+	case held := <-told:
+		if held.PID != h.cmd.Process.Pid || held.Path != path {
+			t.Errorf("told %+v, want the holder's pid %d and %s", held, h.cmd.Process.Pid, path)
+		}
+	case <-time.After(30 * time.Second): // safety net only
+		t.Fatal("Wait did not say it was waiting")
+	}
+	notYet(t, ch)
+	h.release()
+	w := result(t, ch)
+	if w.err != nil {
+		t.Fatalf("Wait: %v", w.err)
+	}
+	if n := len(told); n != 0 {
+		t.Errorf("told %d more times, want once in all", n)
+	}
+	w.l.Release()
+
+	l, err := lockfile.Wait(context.Background(), path, func(held *lockfile.HeldError) { t.Errorf("told %+v about a free lock", held) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+}
+
 func TestWaitTakesLockWhenHolderIsKilled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".lock")
 	h := hold(t, path)
@@ -212,6 +258,18 @@ func TestWaitTakesLockWhenHolderIsKilled(t *testing.T) {
 	}
 	takenByUs(t, path)
 	w.l.Release()
+}
+
+// countingCtx tells each time Wait asks for Done: once per try that found
+// the lock held.
+type countingCtx struct {
+	context.Context
+	tries chan struct{}
+}
+
+func (c *countingCtx) Done() <-chan struct{} {
+	c.tries <- struct{}{}
+	return c.Context.Done()
 }
 
 // watchedCtx tells when Wait first asks for Done: it has found the lock
@@ -265,7 +323,7 @@ func TestWaitCancelled(t *testing.T) {
 
 func TestWaitOnFreeLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".lock")
-	l, err := lockfile.Wait(context.Background(), path)
+	l, err := lockfile.Wait(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,14 +332,14 @@ func TestWaitOnFreeLock(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if l, err := lockfile.Wait(ctx, path); !errors.Is(err, context.Canceled) {
+	if l, err := lockfile.Wait(ctx, path, nil); !errors.Is(err, context.Canceled) {
 		l.Release()
 		t.Fatalf("Wait with a done context = %v; want an error wrapping context.Canceled", err)
 	}
 }
 
 func TestWaitUnwritableDirectoryIsAnError(t *testing.T) {
-	_, err := lockfile.Wait(context.Background(), filepath.Join(t.TempDir(), "missing", ".lock"))
+	_, err := lockfile.Wait(context.Background(), filepath.Join(t.TempDir(), "missing", ".lock"), nil)
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("want error naming the path, got %v", err)
 	}

@@ -7,6 +7,10 @@
 -- check's position n in its run, the run's start and the state before the
 -- run, so the fold is window functions, not recursion.
 --
+-- The windows partition by {{window_key}}: a hash of the host, which sorts
+-- faster than its name, or the name itself when two of the hosts' hashes
+-- collide (Store.windowKey); a run's host is any_value(host) of its rows.
+--
 -- Incremental and full derivation are the same SQL: the carry holds one
 -- row per host summarising its past (its current run's class, length n and
 -- start, the state before that run, its last alive time), which stands in for
@@ -24,13 +28,13 @@
 -- check, which fold_edges has.
 CREATE OR REPLACE TEMP VIEW fold_runs AS
 WITH src AS (
-    SELECT host, last_checked_at AS ts, last_pass_id AS pass_id, run_class AS class,
+    SELECT host, {{window_key}} AS window_key, last_checked_at AS ts, last_pass_id AS pass_id, run_class AS class,
            last_outcome AS outcome, NULL::VARCHAR AS moved_to,
            true AS is_carry, run_n AS base_n, run_start AS base_start, last_alive_at AS alive_ts
     FROM carry_all
     WHERE checks > 0 AND host IN (SELECT host FROM bucket_checks)
     UNION ALL
-    SELECT host, checked_at, pass_id,
+    SELECT host, {{window_key}}, checked_at, pass_id,
            check_class(outcome),
            outcome, moved_to,
            false, 1, checked_at, CASE WHEN outcome = 'alive' THEN checked_at END
@@ -43,14 +47,14 @@ WITH src AS (
         -- order (the carry's last alive time is before its last check).
         lag(alive_ts IGNORE NULLS) OVER w AS prev_alive
     FROM src
-    WINDOW w AS (PARTITION BY host ORDER BY ts, pass_id, class, outcome, moved_to)
+    WINDOW w AS (PARTITION BY window_key ORDER BY ts, pass_id, class, outcome, moved_to)
 ), positioned AS (
     SELECT *,
         sum(brk::INTEGER) OVER w AS run_id,
         rn + last_value(CASE WHEN brk THEN base_n - rn END IGNORE NULLS) OVER w AS n,
         last_value(CASE WHEN brk THEN base_start END IGNORE NULLS) OVER w AS run_start
     FROM marked
-    WINDOW w AS (PARTITION BY host ORDER BY rn)
+    WINDOW w AS (PARTITION BY window_key ORDER BY rn)
 ), flagged AS (
     SELECT *,
         run_crosses(class, n, ts, run_start) AS crosses,
@@ -60,7 +64,7 @@ WITH src AS (
          'alive_before': prev_alive} AS row
     FROM positioned
 )
-SELECT host, run_id,
+SELECT any_value(host) AS host, window_key, run_id,
     any_value(class) AS class,
     bool_or(is_carry) AS carry_run,
     max(n) AS n,
@@ -70,4 +74,4 @@ SELECT host, run_id,
     list(ts::DATE) FILTER (WHERE live_break) AS live_starts,
     list(prev_alive::DATE + {{live_days}}) FILTER (WHERE live_break AND prev_alive IS NOT NULL) AS live_ends
 FROM flagged
-GROUP BY host, run_id;
+GROUP BY window_key, run_id;

@@ -29,7 +29,7 @@ WITH r AS (
         SELECT *, run_inputs(class, cross_row IS NOT NULL, first_row.ever_alive, carry_run, carry_pre) AS x0
         FROM r
     )
-    WINDOW w AS (PARTITION BY host ORDER BY run_id)
+    WINDOW w AS (PARTITION BY window_key ORDER BY run_id)
 )
 SELECT host, run_id::BIGINT AS run_id, class, carry_run, n::BIGINT AS n, run_start, first_row, cross_row,
     live_starts, live_ends,
