@@ -389,3 +389,125 @@ func TestWatcherFollowsALinkedTree(t *testing.T) {
 		}
 	}
 }
+
+// A power cut soon after a build must not leave the output holding the new
+// names with empty contents: every file and directory of the staged site,
+// however it got there, is synced before the swap, and the directory that
+// holds the output after it. A failed sync fails the build before the swap.
+func TestCommitSyncsTheSiteBeforeTheSwap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "public")
+	asset := filepath.Join(t.TempDir(), "logo.png")
+	if err := os.WriteFile(asset, []byte("png"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type call struct {
+		path    string
+		swapped bool
+	}
+	build := func(page string, sync func(o *output, p string) error) (*output, error) {
+		t.Helper()
+		o, err := newOutput(dir, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(o.discard)
+		if sync != nil {
+			o.sync = func(p string) error { return sync(o, p) }
+		}
+		// Unchanged from the previous site (linked to it), written, streamed
+		// and copied, some in directories claim makes.
+		if err := o.writeFile("unchanged.html", "test", []byte("same")); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.writeFile("a/b/index.html", "test", []byte(page)); err != nil {
+			t.Fatal(err)
+		}
+		f, err := o.create("lists/live.csv", "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(page)
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.copyFile("img/logo.png", asset); err != nil {
+			t.Fatal(err)
+		}
+		_, err = o.commit()
+		return o, err
+	}
+	if _, err := build("old", nil); err != nil {
+		t.Fatal(err)
+	}
+
+	var calls []call
+	o, err := build("new", func(o *output, p string) error {
+		calls = append(calls, call{p, o.committed})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.unchanged == 0 {
+		t.Fatal("no file was kept from the previous site: the test covers no linked file")
+	}
+	synced := map[string]bool{}
+	for _, c := range calls {
+		if rel, err := filepath.Rel(o.stage, c.path); err == nil && !strings.HasPrefix(rel, "..") && !c.swapped {
+			synced[filepath.ToSlash(rel)] = true
+		}
+	}
+	entries := 0
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries++
+		rel, _ := filepath.Rel(dir, p)
+		if !synced[filepath.ToSlash(rel)] {
+			t.Errorf("%s was not synced before the swap", rel)
+		}
+		return nil
+	})
+	if entries != 9 { // the root, four directories and four files
+		t.Errorf("the new site has %d entries, want 9", entries)
+	}
+	if len(calls) == 0 || calls[len(calls)-1] != (call{filepath.Dir(dir), true}) {
+		t.Errorf("syncs %+v, want the output's parent last, after the swap", calls)
+	}
+
+	// A file that cannot be synced fails the build and leaves the site
+	// that was published.
+	if _, err := build("newer", func(o *output, p string) error {
+		if strings.HasSuffix(p, "live.csv") {
+			return errors.New("input/output error")
+		}
+		return nil
+	}); err == nil || !strings.Contains(err.Error(), "input/output error") {
+		t.Fatalf("commit with a failing sync: %v", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "a", "b", "index.html")); err != nil || string(got) != "new" {
+		t.Fatalf("published: %q, %v", got, err)
+	}
+}
+
+// newOutput, like CheckOutDir, says an output that is a symbolic link is
+// one, naming its target: "exists and is not a directory" was all it said.
+func TestNewOutputRefusesASymbolicLinkNamingItsTarget(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "www", "site"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "public")
+	if err := os.Symlink("www/site", link); err != nil {
+		t.Fatal(err)
+	}
+	o, err := newOutput(link, true)
+	if err == nil {
+		o.discard()
+	}
+	want := "output " + link + " is a symbolic link (to www/site): give the directory itself"
+	if err == nil || err.Error() != want {
+		t.Fatalf("newOutput = %v, want %q", err, want)
+	}
+}

@@ -32,9 +32,10 @@ func (e *SourceError) Unwrap() error { return e.Err }
 // holding it, one of the site's sources (content/, layouts/, static/,
 // themes/) or a directory inside or holding one, any of the other given
 // paths (the data directory, the config file) likewise, the file system's
-// root, or an existing file that is not a directory. An output inside the
-// site directory (public/) is the usual case and is fine. Paths are compared
-// after symbolic links are resolved, so a link cannot hide an overlap.
+// root, or an existing file that is not a directory (a symbolic link
+// included). An output inside the site directory (public/) is the usual
+// case and is fine. Paths are compared after symbolic links are resolved,
+// so a link cannot hide an overlap.
 func CheckOutDir(out, siteDir string, others ...string) error {
 	if out == "" {
 		return errors.New("output directory: empty")
@@ -75,9 +76,25 @@ func CheckOutDir(out, siteDir string, others ...string) error {
 		}
 	}
 	if st, err := os.Lstat(out); err == nil && !st.IsDir() {
-		return fmt.Errorf("output %s exists and is not a directory", out)
+		return notADirectory(out, st)
 	}
 	return checkBuiltHere(out)
+}
+
+// notADirectory is the error for an output that exists (st, from Lstat) and
+// is not a directory. A symbolic link is refused even when it points to a
+// directory: the swap would replace the link, not its target, so whatever
+// serves the target would keep the old site while every build reported
+// success. Its message names the target, which is the output to give.
+func notADirectory(out string, st fs.FileInfo) error {
+	if st.Mode()&fs.ModeSymlink == 0 {
+		return fmt.Errorf("output %s exists and is not a directory", out)
+	}
+	target, err := os.Readlink(out)
+	if err != nil {
+		return fmt.Errorf("output %s is a symbolic link: give the directory itself", out)
+	}
+	return fmt.Errorf("output %s is a symbolic link (to %s): give the directory itself", out, target)
 }
 
 // siteMarker is the file every build writes at the top of its output, by

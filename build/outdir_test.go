@@ -115,3 +115,38 @@ func TestOutputHoldingOtherFilesIsRefused(t *testing.T) {
 		t.Fatalf("the built site is not marked: %v", err)
 	}
 }
+
+// An output that is a symbolic link, even to a directory, is refused (the
+// swap would replace the link and leave its target, the directory actually
+// served, with the old site), and the message says so and names the target
+// to give instead: it said the link "is not a directory".
+func TestOutputThatIsASymbolicLinkIsRefusedNamingItsTarget(t *testing.T) {
+	site := smallSite(t)
+	root := t.TempDir()
+	target := filepath.Join(root, "www", "site")
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "public")
+	if err := os.Symlink(filepath.Join("www", "site"), link); err != nil {
+		t.Fatal(err)
+	}
+	want := "output " + link + " is a symbolic link (to www/site): give the directory itself"
+	if err := build.CheckOutDir(link, site); err == nil || err.Error() != want {
+		t.Errorf("CheckOutDir = %v, want %q", err, want)
+	}
+	_, err := build.Build(context.Background(), build.Options{Config: testConfig(), SiteDir: site, OutDir: link, Data: smallData(), Now: now})
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Build = %v, want an error containing %q", err, want)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v, %v", st, err)
+	}
+	if entries, err := os.ReadDir(target); err != nil || len(entries) != 0 {
+		t.Errorf("the link's target changed: %v, %v", entries, err)
+	}
+	// The target itself is a fine output.
+	if err := build.CheckOutDir(target, site); err != nil {
+		t.Errorf("CheckOutDir(%s) = %v", target, err)
+	}
+}

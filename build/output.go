@@ -40,6 +40,9 @@ type output struct {
 	// removeAll removes the previous site after the swap (os.RemoveAll;
 	// tests make it fail, which root cannot be made to see).
 	removeAll func(string) error
+	// sync flushes a file or directory to disk (syncPath; tests record
+	// the calls, since no test can cut the power).
+	sync func(string) error
 }
 
 // newOutput prepares the staging directory. locked says no other build
@@ -47,7 +50,7 @@ type output struct {
 func newOutput(dir string, locked bool) (*output, error) {
 	dir = filepath.Clean(dir)
 	if st, err := os.Lstat(dir); err == nil && !st.IsDir() {
-		return nil, fmt.Errorf("output %s exists and is not a directory", dir)
+		return nil, notADirectory(dir, st)
 	}
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -67,7 +70,7 @@ func newOutput(dir string, locked bool) (*output, error) {
 		os.RemoveAll(stage)
 		return nil, fmt.Errorf("staging directory: %w", err)
 	}
-	return &output{dir: dir, stage: stage, files: map[string]string{}, removeAll: os.RemoveAll}, nil
+	return &output{dir: dir, stage: stage, files: map[string]string{}, removeAll: os.RemoveAll, sync: syncPath}, nil
 }
 
 // staleAfter is how old a staging directory must be before a build that does
@@ -359,20 +362,67 @@ func (o *output) copyFile(rel, src string) error {
 // the build has succeeded, whatever comes after: a previous site it cannot
 // remove (a file in it the build may not delete) is returned as leftover,
 // for a warning, and the next build's removeStale tries again. Reporting it
-// as a failure would say the old site stayed when the new one is live.
+// as a failure would say the old site stayed when the new one is live. The
+// one failure after the swap is syncing it to disk (an I/O error): its
+// message says the new site is in place, and the previous one is kept
+// aside, since a power cut could still bring it back.
 func (o *output) commit() (leftover, err error) {
 	if err := o.countRemoved(); err != nil {
+		return nil, err
+	}
+	if err := o.syncStage(); err != nil {
 		return nil, err
 	}
 	if err := swapDirs(o.stage, o.dir); err != nil {
 		return nil, fmt.Errorf("swap %s into place: %w", o.dir, err)
 	}
 	o.committed = true
+	// The swap is durable only once the directory holding both names is
+	// synced; until then a power cut brings back the previous site, whole.
+	parent := filepath.Dir(o.dir)
+	if err := o.sync(parent); err != nil {
+		return nil, fmt.Errorf("the new site is in place, but syncing %s failed, so a power cut could bring back the previous site: %w", parent, err)
+	}
 	// After the swap the staging path holds the previous site (or nothing).
 	if err := o.removeAll(o.stage); err != nil {
 		return fmt.Errorf("remove the previous site from %s: %w", o.stage, err), nil
 	}
 	return nil, nil
+}
+
+// syncStage flushes every file and directory of the staged site to disk
+// before the swap publishes it. The swap's rename can otherwise reach the
+// disk before the files' contents do, and a power cut soon after a build
+// left the output holding the new names with empty or partial contents.
+// One walk over the finished stage, rather than a sync where each writer
+// closes its file, covers every way a file gets there (written, streamed,
+// copied, linked) and the directories claim made. Files hard-linked to the
+// previous site's are synced too: it may have been built before builds
+// synced, and a clean file's sync costs next to nothing.
+func (o *output) syncStage() error {
+	err := filepath.WalkDir(o.stage, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && !d.Type().IsRegular() {
+			return nil
+		}
+		return o.sync(p)
+	})
+	if err != nil {
+		return fmt.Errorf("sync the new site to disk: %w", err)
+	}
+	return nil
+}
+
+// syncPath flushes the file or directory at p to disk.
+func syncPath(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 func (o *output) countRemoved() error {

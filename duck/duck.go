@@ -73,6 +73,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		if err := globSafe(dir, abs); err != nil {
 			return nil, err
 		}
+		if err := checkCreatable(dir); err != nil {
+			return nil, err
+		}
 		_, statErr := os.Stat(abs)
 		if err := os.MkdirAll(filepath.Join(abs, TmpDir), 0o755); err != nil {
 			return nil, fmt.Errorf("data directory %s: %w", dir, err)
@@ -168,6 +171,41 @@ func (s *Store) Dir() string { return s.dir }
 // path joins parts below the data directory.
 func (s *Store) path(parts ...string) string {
 	return filepath.Join(append([]string{s.dir}, parts...)...)
+}
+
+// checkCreatable refuses a --data that exists but cannot be reached
+// (a symbolic link in a loop, a path through a file, a directory that may
+// not be searched) or that is, or goes through, a symbolic link to nothing.
+// MkdirAll would try mkdir on it and report only "file exists".
+func checkCreatable(dir string) error {
+	_, err := os.Stat(dir)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	// Missing: it is created below the deepest part of the path that
+	// exists, which must lead to a directory.
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		info, lerr := os.Lstat(p)
+		if lerr == nil {
+			if info.Mode()&fs.ModeSymlink == 0 {
+				return nil
+			}
+			if _, serr := os.Stat(p); !errors.Is(serr, fs.ErrNotExist) {
+				return nil
+			}
+			target, _ := os.Readlink(p)
+			if p == filepath.Clean(dir) {
+				return fmt.Errorf("data directory %s: a symbolic link to %s, which does not exist", dir, target)
+			}
+			return fmt.Errorf("data directory %s: %s is a symbolic link to %s, which does not exist", dir, p, target)
+		}
+		if filepath.Dir(p) == p {
+			return nil
+		}
+	}
 }
 
 // CheckDataDir refuses what Open refuses of a data directory (missing, not

@@ -51,7 +51,7 @@ func ReadBlocklist(r io.Reader) (*Blocklist, []error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("after line %d: %w", n, err))
+		errs = append(errs, readError(n, err))
 	}
 	return b, errs
 }

@@ -297,7 +297,22 @@ func ReadList(r io.Reader) (hosts []string, errs []error) {
 		hosts = append(hosts, h)
 	}
 	if err := sc.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("after line %d: %w", line, err))
+		errs = append(errs, readError(line, err))
 	}
 	return hosts, errs
+}
+
+// readError is the error that ended the reading of a list after lines
+// lines. It names the last line read, so the operator knows how far the
+// list got. Before the first there is none, and "after line 0" read as a
+// line number (a seed list that is a directory said it): a first line too
+// long is line 1's error, and any other error names no line.
+func readError(lines int, err error) error {
+	switch {
+	case lines > 0:
+		return fmt.Errorf("after line %d: %w", lines, err)
+	case errors.Is(err, bufio.ErrTooLong):
+		return fmt.Errorf("line 1: %w", err)
+	}
+	return err
 }

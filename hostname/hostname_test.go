@@ -149,6 +149,20 @@ func TestReadListReadError(t *testing.T) {
 	}
 }
 
+// A read error before any line (a seed list that is a directory) names no
+// line: it said "after line 0", as if the file had a line 0.
+func TestReadListsReadErrorBeforeAnyLine(t *testing.T) {
+	boom := errors.New("read adir: is a directory")
+	hosts, errs := hostname.ReadList(errReader{err: boom})
+	if len(hosts) != 0 || len(errs) != 1 || errs[0].Error() != boom.Error() || !errors.Is(errs[0], boom) {
+		t.Errorf("ReadList: %q, %v; want only %q", hosts, errs, boom)
+	}
+	b, errs := hostname.ReadBlocklist(errReader{err: boom})
+	if b.Len() != 0 || len(errs) != 1 || errs[0].Error() != boom.Error() || !errors.Is(errs[0], boom) {
+		t.Errorf("ReadBlocklist: %q, %v; want only %q", b.Entries(), errs, boom)
+	}
+}
+
 type errReader struct {
 	data string
 	err  error

@@ -35,6 +35,14 @@ func TestReadListsLineTooLong(t *testing.T) {
 	if b.Len() != 1 || !b.Blocked("a.social") || len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), "after line 1: ") {
 		t.Errorf("ReadBlocklist: %q, %v", b.Entries(), errs)
 	}
+	// The first line too long: there is no line before it to name.
+	first := strings.Repeat("x", 70_000) + "\nb.social\n"
+	if hosts, errs := hostname.ReadList(strings.NewReader(first)); len(hosts) != 0 || len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), "line 1: ") {
+		t.Errorf("ReadList, first line too long: %q, %v", hosts, errs)
+	}
+	if b, errs := hostname.ReadBlocklist(strings.NewReader(first)); b.Len() != 0 || len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), "line 1: ") {
+		t.Errorf("ReadBlocklist, first line too long: %q, %v", b.Entries(), errs)
+	}
 }
 
 var lineErr = regexp.MustCompile(`^(line|after line) ([0-9]+): `)

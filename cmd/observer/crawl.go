@@ -133,6 +133,7 @@ type crawlRun struct {
 	opts    crawl.Options
 	crawler *crawl.Crawler
 	blocked *hostname.Blocklist
+	seeds   []string // the seed list's hosts, read before anything was created
 
 	store        *duck.Store
 	lock         *lockfile.Lock
@@ -143,9 +144,10 @@ type crawlRun struct {
 }
 
 // setUpCrawl reads the config (with the flags' overrides) and builds the
-// logger, the crawler and the blocklist, then opens the data directory,
-// locked for this pass, with a writer for the pass's snapshots. close
-// releases them.
+// logger, the crawler, the blocklist and the seed list, then opens the data
+// directory, locked for this pass, with a writer for the pass's snapshots.
+// close releases them. Every input is read and checked before the data
+// directory is opened: a first run with a bad one must not create it.
 func setUpCrawl(ctx context.Context, e env, f crawlFlags) (*crawlRun, error) {
 	cfg, log, err := f.common.setup(e)
 	if err != nil {
@@ -157,6 +159,10 @@ func setUpCrawl(ctx context.Context, e env, f crawlFlags) (*crawlRun, error) {
 		return nil, err
 	}
 	blocked, err := loadBlocklist(cfg, f.common.config)
+	if err != nil {
+		return nil, err
+	}
+	seeds, err := readSeeds(cfg, f.common.config)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +185,7 @@ func setUpCrawl(ctx context.Context, e env, f crawlFlags) (*crawlRun, error) {
 		return nil, err
 	}
 	return &crawlRun{
-		env: e, flags: f, cfg: cfg, log: log, opts: opts, crawler: crawler, blocked: blocked,
+		env: e, flags: f, cfg: cfg, log: log, opts: opts, crawler: crawler, blocked: blocked, seeds: seeds,
 		store: store, lock: lock, writer: writer, now: now, passID: passID,
 	}, nil
 }
@@ -220,7 +226,7 @@ func (r *crawlRun) loadKnownHosts(ctx context.Context) (knownHosts, error) {
 	}); err != nil {
 		return knownHosts{}, err
 	}
-	seeded, err := addSeeds(ctx, r.cfg, r.flags.common.config, known.set, r.writer, r.now)
+	seeded, err := addSeeds(ctx, r.seeds, known.set, r.writer, r.now)
 	if err != nil {
 		return knownHosts{}, err
 	}
@@ -388,23 +394,34 @@ func relativeToConfig(path, configFile string) string {
 	return filepath.Join(filepath.Dir(configFile), path)
 }
 
-// addSeeds records the seed list's hosts that are not yet known. A missing
-// seed list is fine once the observer knows hosts; an invalid line is an
-// error naming the file and line, and nothing is recorded.
-func addSeeds(ctx context.Context, cfg config.Config, configFile string, known *crawl.KnownSet, w *duck.Writer, now time.Time) (int, error) {
+// readSeeds reads the seed list's hosts. A missing seed list is fine once
+// the observer knows hosts (loadKnownHosts says so when it knows none); an
+// invalid line is an error naming the file and line, and nothing is
+// recorded.
+func readSeeds(cfg config.Config, configFile string) ([]string, error) {
 	path := seedsPath(cfg, configFile)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+		return nil, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("seed list: %w", err)
+		return nil, fmt.Errorf("seed list: %w", err)
 	}
 	defer f.Close()
+	// A directory opens like a file; only its first read fails, with an
+	// error that names the path a second time.
+	if info, err := f.Stat(); err == nil && info.IsDir() {
+		return nil, fmt.Errorf("seed list %s: is a directory", path)
+	}
 	hosts, errs := hostname.ReadList(f)
 	if len(errs) > 0 {
-		return 0, fmt.Errorf("seed list %s: %w", path, errs[0])
+		return nil, fmt.Errorf("seed list %s: %w", path, errs[0])
 	}
+	return hosts, nil
+}
+
+// addSeeds records the seed list's hosts (readSeeds) that are not yet known.
+func addSeeds(ctx context.Context, hosts []string, known *crawl.KnownSet, w *duck.Writer, now time.Time) (int, error) {
 	var ds []observer.Discovery
 	for _, h := range hosts {
 		if known.Add(h) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,5 +48,70 @@ func TestCrawlSaysItCreatedTheDataDirectory(t *testing.T) {
 	}
 	if errs := run(); strings.Contains(errs, "created the data directory") {
 		t.Errorf("second crawl says it created the directory:\n%s", errs)
+	}
+}
+
+// A --data that crawl cannot create is refused saying why, as sql and add
+// say it: crawl, which creates a missing data directory, said only "mkdir
+// ...: file exists" of a symbolic link in a loop or to nothing.
+func TestCrawlSaysWhyItCannotCreateTheDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "observer.toml")
+	if err := os.WriteFile(config, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loop := filepath.Join(dir, "loop")
+	dangling := filepath.Join(dir, "dangling")
+	for link, target := range map[string]string{loop: "loop", dangling: "missing"} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ data, want string }{
+		{loop, "data directory " + loop + ": stat " + loop + ": too many levels of symbolic links"},
+		{filepath.Join(loop, "data"), "too many levels of symbolic links"},
+		{dangling, "data directory " + dangling + ": a symbolic link to missing, which does not exist"},
+		{filepath.Join(dangling, "data"), dangling + " is a symbolic link to missing, which does not exist"},
+	} {
+		code, _, errs := runObserver(t, "crawl", "--data", c.data, "--config", config, "--isolation", "none")
+		if code != exitFailure || !strings.Contains(errs, c.want) || strings.Contains(errs, "file exists") {
+			t.Errorf("--data %s: exit %d, stderr %q; want exit %d saying %q", c.data, code, errs, exitFailure, c.want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "missing")); err == nil {
+		t.Error("crawl created the dangling link's target")
+	}
+}
+
+// The seed list is read and checked before the data directory is created:
+// a first run with a bad one used to create it (and warn that this
+// observer starts from nothing) and only then fail, and a seed list that
+// is a directory was said to fail "after line 0".
+func TestCrawlChecksTheSeedListBeforeCreatingAnything(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "observer.toml")
+	if err := os.WriteFile(config, []byte("[crawl]\nseeds = \"seeds\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seeds := filepath.Join(dir, "seeds")
+	data := filepath.Join(dir, "data")
+	for _, c := range []struct {
+		make func() error
+		want string
+	}{
+		{func() error { return os.Mkdir(seeds, 0o755) }, "seed list " + seeds + ": is a directory"},
+		{func() error { return os.WriteFile(seeds, []byte("a.social\nnot a host\n"), 0o644) }, "seed list " + seeds + ": line 2: "},
+	} {
+		os.RemoveAll(seeds)
+		if err := c.make(); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runObserver(t, "crawl", "--data", data, "--config", config, "--isolation", "none")
+		if code != exitFailure || !strings.Contains(errs, c.want) || strings.Contains(errs, "after line") || strings.Contains(errs, "created the data directory") {
+			t.Errorf("exit %d, stderr %q; want exit %d saying only %q", code, errs, exitFailure, c.want)
+		}
+		if _, err := os.Lstat(data); err == nil {
+			t.Fatal("a crawl with a bad seed list created the data directory")
+		}
 	}
 }
