@@ -169,6 +169,52 @@ func TestQueryRefusesWritesAndLockDownConfinesReads(t *testing.T) {
 	if got := query[int64](t, s, "SELECT count(*) FROM checks"); got[0] != 1 {
 		t.Fatalf("views stopped working after lock down: %d", got[0])
 	}
+	// The statement check refuses SET before DuckDB sees it; the lock
+	// itself must hold too, for any statement that gets past it.
+	if got := query[bool](t, s, "SELECT current_setting('lock_configuration')"); !got[0] {
+		t.Error("lock_configuration is off after LockDown")
+	}
+	if got := query[bool](t, s, "SELECT current_setting('enable_external_access')"); got[0] {
+		t.Error("enable_external_access is on after LockDown")
+	}
+}
+
+// Live hosts by software come most common first, ties by name: the order
+// the live page lists them in (buildtest's fake sorts on its own, so only
+// this test sees duck's).
+func TestStatsBySoftwareMostCommonFirst(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	w, err := s.NewWriter("p", duck.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sw := range []string{"lemmy", "mastodon", "akkoma", "mastodon", "mastodon"} {
+		c := observer.Check{Host: fmt.Sprintf("h%d.social", i), CheckedAt: day0, Outcome: observer.OutcomeAlive, Software: sw, PassID: "p"}
+		if err := w.Record(ctx, observer.Result{Check: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Derive(ctx, duck.DeriveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateViews(ctx, duck.ViewParams{Now: day0.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []observer.SoftwareCount{{Software: "mastodon", Live: 3}, {Software: "akkoma", Live: 1}, {Software: "lemmy", Live: 1}}
+	if !slices.Equal(st.BySoftware, want) {
+		t.Errorf("Stats().BySoftware = %+v, want %+v", st.BySoftware, want)
+	}
+	if got := query[string](t, s, "SELECT software FROM stats_software"); !slices.Equal(got, []string{"mastodon", "akkoma", "lemmy"}) {
+		t.Errorf("stats_software rows: %q", got)
+	}
 }
 
 // A pass's row keeps every figure of observer.Pass in its own column, and
