@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,6 +162,17 @@ func TestTypeErrorNamesKeyFileAndWantedType(t *testing.T) {
 		// Errors go-toml finds itself carry the key too.
 		{"[serve]\nport = 99999999999999999999", "line 2, column 8: serve.port: "},
 		{"[crawl]\nconcurrency = 1\nconcurrency = 2", "line 3, column 1: key concurrency is already defined"},
+		// The same setting under keys that differ in case: go-toml would
+		// fill it from both.
+		{"[Crawl]\nConcurrency = 1\nconcurrency = 2", "line 3: crawl.concurrency is set twice, as Crawl.concurrency and on line 2 as Crawl.Concurrency"},
+		{"[crawl]\nconcurrency = 1\n[Crawl]\nconcurrency = 2", "line 4: crawl.concurrency is set twice, as Crawl.concurrency and on line 2 as crawl.concurrency"},
+		{"crawl = { concurrency = 1, Concurrency = 2 }", "crawl.concurrency is set twice"},
+		// go-toml matches keys ignoring case but reports them as written;
+		// the error names the key as documented, which is what a user
+		// looks up.
+		{"[Serve]\nPort = 99999999999999999999", "line 2, column 8: serve.port: "},
+		{"SERVE.port = 99999999999999999999", "line 1, column 14: serve.port: "},
+		{"[Crawl]\nCheck_Timeout = \"soon\"", `line 2, column 17: crawl.check_timeout: invalid duration "soon"`},
 	} {
 		cfg := config.Default()
 		err := config.Parse([]byte(tc.toml), &cfg)
@@ -197,6 +209,13 @@ func TestOutOfRangeValues(t *testing.T) {
 		{"[state]\ninactive_interval = \"0d\"", "state.inactive_interval must be positive"},
 		{"[state]\nactive_interval = \"2h\"\nactive_jitter = \"2h\"", "state.active_jitter must be less than state.active_interval (2h0m0s), got 2h0m0s"},
 		{"[state]\ninactive_jitter = \"200h\"", "state.inactive_jitter must be less than state.inactive_interval (167h0m0s), got 200h0m0s"},
+		// A jitter as long as its interval could make a host due again at
+		// once; the bound itself is out, for both intervals.
+		{"[state]\ninactive_interval = \"7d\"\ninactive_jitter = \"7d\"", "state.inactive_jitter must be less than state.inactive_interval (168h0m0s), got 168h0m0s"},
+		// A zero check timeout would fail every check at once.
+		{"[crawl]\ncheck_timeout = \"0s\"", "crawl.check_timeout must be positive, got 0s"},
+		{"[crawl]\nconcurrency = 0", "crawl.concurrency must be between 1 and 10000, got 0"},
+		{"[crawl]\nconcurrency = 10001", "crawl.concurrency must be between 1 and 10000, got 10001"},
 		{"[state]\nfailures_to_dead = -1", "state.failures_to_dead must not be negative, got -1"},
 		{"[crawl]\nconcurrency = 2000000000", "crawl.concurrency must be between 1 and 10000, got 2000000000"},
 		{"[state]\nlive_window = \"0s\"", "state.live_window must be positive"},
@@ -219,8 +238,15 @@ func TestOutOfRangeValues(t *testing.T) {
 
 // The bounds themselves are valid: port 0 lets the system pick one, a zero
 // budget means none, as max_checks = 0 does, and no jitter is no jitter.
+// One check at a time and MaxConcurrency are both allowed, and the state
+// delays may be zero: dead or revived at once, and no warm-up.
 func TestBoundaryValuesAreValid(t *testing.T) {
 	for _, s := range []string{
+		"[crawl]\nconcurrency = 1",
+		fmt.Sprintf("[crawl]\nconcurrency = %d", config.MaxConcurrency),
+		"[state]\ndead_after = \"0s\"\nrevive_after = \"0s\"\nwarmup = \"0s\"",
+		"[state]\ninactive_interval = \"7d\"\ninactive_jitter = \"167h59m59s\"",
+		"[crawl]\ncheck_timeout = \"1ns\"",
 		"[serve]\nport = 0",
 		"[serve]\nport = 65535",
 		"[crawl]\ndomain_budget = 0\naddress_budget = 0\nmax_checks = 0",

@@ -16,9 +16,13 @@ import (
 // check_timeout = 5 would time out every check; and go-toml's own type errors
 // name Go struct fields (config.Crawl.Concurrency) that users never see.
 // Unknown keys and syntax errors are left to the decoder, which reports them.
+// It also refuses a setting given twice under keys that differ only in case
+// (Concurrency and concurrency): TOML holds them as two keys, go-toml
+// fills the one setting from both, and one value would be lost unsaid.
 func checkTypes(data []byte) error {
 	var p unstable.Parser
 	p.Reset(data)
+	c := checker{p: &p, seen: map[string]given{}}
 	var table []string
 	for p.NextExpression() {
 		e := p.Expression()
@@ -29,7 +33,7 @@ func checkTypes(data []byte) error {
 				return err
 			}
 		case unstable.KeyValue:
-			if err := checkValue(&p, append(slices.Clip(table), keyParts(e.Key())...), e.Value()); err != nil {
+			if err := c.checkValue(append(slices.Clip(table), keyParts(e.Key())...), e.Value()); err != nil {
 				return err
 			}
 		}
@@ -53,9 +57,23 @@ func checkTable(p *unstable.Parser, path []string, key unstable.Iterator) error 
 	return mismatch(p, key.Node(), name, t, "a table")
 }
 
+// checker holds what checkValue needs across key-values: the parser (for
+// positions) and where each setting was given.
+type checker struct {
+	p    *unstable.Parser
+	seen map[string]given
+}
+
+// given is a setting's key as written and the line it is on.
+type given struct {
+	key  string
+	line int
+}
+
 // checkValue checks the value of the key-value at path, and those nested in
 // it if it is an inline table.
-func checkValue(p *unstable.Parser, path []string, v *unstable.Node) error {
+func (c checker) checkValue(path []string, v *unstable.Node) error {
+	p := c.p
 	t, name, n := lookup(path)
 	switch {
 	case t == nil:
@@ -76,12 +94,19 @@ func checkValue(p *unstable.Parser, path []string, v *unstable.Node) error {
 			if kv.Kind != unstable.KeyValue {
 				continue
 			}
-			if err := checkValue(p, append(slices.Clip(path), keyParts(kv.Key())...), kv.Value()); err != nil {
+			if err := c.checkValue(append(slices.Clip(path), keyParts(kv.Key())...), kv.Value()); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
+	line, key := p.Shape(v.Raw).Start.Line, strings.Join(path, ".")
+	// The very same key twice is go-toml's to report.
+	if first, ok := c.seen[name]; ok && first.key != key {
+		return fmt.Errorf("line %d: %s is set twice, as %s and on line %d as %s (keys differing only in case name the same setting)",
+			line, name, key, first.line, first.key)
+	}
+	c.seen[name] = given{key, line}
 	if kind, _ := wanted(t); kind == unstable.Invalid || kind == v.Kind {
 		return nil
 	}
