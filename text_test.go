@@ -19,6 +19,21 @@ func TestCleanText(t *testing.T) {
 		{"a\x00b\x1bc\x7fd", 100, "abcd"},
 		{"bad \xff\xfe utf8", 100, "bad utf8"},
 		{"rtl\u202eoverride", 100, "rtloverride"},
+		// Every bidirectional control goes, the single marks (LRM, RLM,
+		// ALM) as well as the embeddings, overrides and isolates, at both
+		// ends of each range; their neighbours (ZWJ, hyphen, Arabic
+		// punctuation, U+206A) are ordinary text and stay, and U+202F, just
+		// past the range, is a space.
+		{"a\u200eb\u200fc\u061cd", 100, "abcd"},
+		{"x\u202ay\u202ez\u2066w\u2069v", 100, "xyzwv"},
+		{"\u200d\u2010\u061b\u061d\u2065\u206a", 100, "\u200d\u2010\u061b\u061d\u2065\u206a"},
+		{"a\u202fb", 100, "a b"},
+		// Interlinear annotation marks U+FFF9 to U+FFFB go; U+FFF8 and the
+		// object replacement character U+FFFC on either side stay.
+		{"\ufff8\ufff9\ufffa\ufffb\ufffc", 100, "\ufff8\ufffc"},
+		// The noncharacter block U+FDD0 to U+FDEF goes, both ends of it;
+		// the Arabic ligatures U+FDCF and U+FDF0 around it stay.
+		{"\ufdcf\ufdd0\ufdef\ufdf0", 100, "\ufdcf\ufdf0"},
 		{"émoji 👩\u200d💻", 100, "émoji 👩\u200d💻"},
 		{"ééééé", 3, "ééé"},
 		{"ab cd", 3, "ab"},

@@ -310,6 +310,47 @@ func TestAtomFeeds(t *testing.T) {
 	}
 }
 
+// Each entry's content says what is known of the host and leaves out what
+// is not: a version only after a software, a name and a description only
+// when given. Only titles, links and ids were checked, so a flipped or
+// dropped condition (an empty "<p></p>", "runs  4.0", a missing name) went
+// unseen. The content is HTML, escaped once: gofeed hands it back with the
+// XML escaping undone.
+func TestAtomEntryContent(t *testing.T) {
+	full := smallData().NewList[0] // alpha.example: every field given
+	d := &buildtest.Fake{NewList: []observer.Instance{
+		full,
+		{Host: "nover.example", State: observer.StateLive, Software: "lemmy", Description: "Links & <b>talk</b>.",
+			FirstAliveAt: now.Add(-3 * time.Hour)},
+		{Host: "nosoft.example", State: observer.StateLive, Version: "9.9", Name: "Q & A", Users: i64(0),
+			FirstAliveAt: now.Add(-4*time.Hour - 30*time.Minute)},
+		{Host: "bare.example", State: observer.StateLive, FirstAliveAt: now.Add(-5 * time.Hour)},
+	}}
+	d.LiveList = slices.Clone(d.NewList)
+	slices.SortFunc(d.LiveList, func(a, b observer.Instance) int { return strings.Compare(a.Host, b.Host) })
+	out, _ := mustBuild(t, t.TempDir(), testConfig(), d)
+
+	want := []string{
+		`<p><a href="https://alpha.example/" rel="nofollow ugc noopener">alpha.example</a> runs mastodon 4.3.1. ` +
+			`First seen 2026-11-21 10:00 UTC. Users: 12.</p><p><strong>Alpha</strong></p><p>The first one.</p>`,
+		`<p><a href="https://nover.example/" rel="nofollow ugc noopener">nover.example</a> runs lemmy. ` +
+			`First seen 2026-11-21 09:00 UTC.</p><p>Links &amp; &lt;b&gt;talk&lt;/b&gt;.</p>`,
+		`<p><a href="https://nosoft.example/" rel="nofollow ugc noopener">nosoft.example</a>. ` +
+			`First seen 2026-11-21 07:30 UTC. Users: 0.</p><p><strong>Q &amp; A</strong></p>`,
+		`<p><a href="https://bare.example/" rel="nofollow ugc noopener">bare.example</a>. ` +
+			`First seen 2026-11-21 07:00 UTC.</p>`,
+	}
+	feed := parseFeed(t, filepath.Join(out, "new.atom"))
+	if len(feed.Items) != len(want) {
+		t.Fatalf("new.atom has %d entries, want %d", len(feed.Items), len(want))
+	}
+	for i, item := range feed.Items {
+		if item.Content != want[i] {
+			t.Errorf("entry %d (%s) content:\n%s\nwant:\n%s", i, item.Title, item.Content, want[i])
+		}
+	}
+}
+
 func TestHostileStringsAreInert(t *testing.T) {
 	data := buildtest.Sample(len(buildtest.Hostile)+2, now)
 	out, _ := mustBuild(t, t.TempDir(), testConfig(), data)
@@ -516,6 +557,38 @@ func TestRebuildWritesOnlyChangedFiles(t *testing.T) {
 	}
 	if rep.Removed != 1 || rep.Written != 4 {
 		t.Errorf("report %+v, want 1 removed, 4 written", rep)
+	}
+
+	// A value changed to another of the same length: the files holding it
+	// keep their size, so only comparing the bytes tells that they changed,
+	// and a file kept for its size alone would publish the old version.
+	backdate(t, out, old)
+	before = snapshot(t, out)
+	data.LiveList[2].Version = "4.2.1" // gamma.example, was 4.2.0
+	rep, err = build.Build(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after = snapshot(t, out)
+	var changed []string
+	for name, st := range after {
+		if st != before[name] {
+			changed = append(changed, name)
+		}
+	}
+	slices.Sort(changed)
+	for _, name := range changed {
+		if len(after[name].data) != len(before[name].data) || after[name].mtime.Equal(old) {
+			t.Errorf("%s: size %d → %d, mtime %v: want the same size, rewritten", name, len(before[name].data), len(after[name].data), after[name].mtime)
+		}
+	}
+	if want := []string{"live.csv", "live.json"}; !slices.Equal(changed, want) {
+		t.Errorf("files changed by a same-length version change: %v, want %v", changed, want)
+	}
+	assertContains(t, "live.csv", after["live.csv"].data, "4.2.1")
+	assertNotContains(t, "live.csv", after["live.csv"].data, "4.2.0")
+	if rep.Removed != 0 || rep.Written != 2 || rep.Unchanged != len(after)-2 {
+		t.Errorf("report %+v, want 2 written, %d unchanged", rep, len(after)-2)
 	}
 	assertNoStaging(t, filepath.Dir(out))
 }

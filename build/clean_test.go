@@ -228,3 +228,32 @@ func TestHugeInstanceTextsStaySmall(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Host names are kept or left out by their shape at its edges: labels of 1
+// to 63 bytes, 253 bytes in all. Only the bad characters were tried, so a
+// limit off by one, or an empty host or label let through, went unseen; an
+// empty line or a "a..b" in live.txt breaks whoever reads it line by line.
+func TestLiveListKeepsHostsByShapeAtTheLimits(t *testing.T) {
+	rep := strings.Repeat
+	host253 := rep("c", 63) + "." + rep("c", 63) + "." + rep("c", 63) + "." + rep("c", 61)
+	host254 := rep("d", 63) + "." + rep("d", 63) + "." + rep("d", 63) + "." + rep("d", 62)
+	label63 := rep("b", 63) + ".example.net"
+	label64 := rep("e", 64) + ".example.net"
+	if len(host253) != 253 || len(host254) != 254 {
+		t.Fatalf("test hosts are %d and %d bytes", len(host253), len(host254))
+	}
+	kept := []string{host253, label63, "a.example.net", "x"}
+	left := []string{"", "a..example.net", "x.example.net.", ".x.example.net", label64, host254}
+	d := &buildtest.Fake{}
+	for _, h := range append(slices.Clone(kept), left...) {
+		d.LiveList = append(d.LiveList, observer.Instance{Host: h, State: observer.StateLive, Software: "s"})
+	}
+	slices.SortFunc(d.LiveList, func(a, b observer.Instance) int { return strings.Compare(a.Host, b.Host) })
+	out, _ := mustBuild(t, t.TempDir(), testConfig(), d)
+
+	slices.Sort(kept)
+	want := strings.Join(kept, "\n") + "\n"
+	if got := read(t, filepath.Join(out, "live.txt")); got != want {
+		t.Errorf("live.txt:\n%q\nwant:\n%q", got, want)
+	}
+}

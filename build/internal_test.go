@@ -511,3 +511,40 @@ func TestNewOutputRefusesASymbolicLinkNamingItsTarget(t *testing.T) {
 		t.Fatalf("newOutput = %v, want %q", err, want)
 	}
 }
+
+// mostGiven names a feed shared by several spellings of one software. Its
+// rule: the highest count wins; among equal counts the shortest name, then
+// the first in byte order. Each case is run on many fresh maps because a
+// broken tie-break still passes whenever map order happens to favour the
+// right name.
+func TestMostGivenBreaksTiesWithoutMapOrder(t *testing.T) {
+	cases := []struct {
+		counts map[string]int
+		want   string
+	}{
+		// A spam spelling tied with the real one loses for being longer.
+		{map[string]int{"mastodon ｂｕｙ ｐｉｌｌｓ": 1, "mastodon": 1}, "mastodon"},
+		// Same length: byte order.
+		{map[string]int{"b-soft": 1, "a-soft": 1}, "a-soft"},
+		{map[string]int{"mastodon": 3, "Mastodon": 3}, "Mastodon"},
+		// Shorter beats earlier in byte order.
+		{map[string]int{"zz": 1, "a-longer": 1}, "zz"},
+		// A higher count beats a shorter name.
+		{map[string]int{"mastodon": 2, "m": 1}, "mastodon"},
+		{map[string]int{"aa": 2, "c": 1, "b": 2, "a-very-long-name": 2}, "b"},
+		{map[string]int{"only": 1}, "only"},
+		{map[string]int{}, ""},
+	}
+	for _, c := range cases {
+		for range 100 {
+			counts := make(map[string]int, len(c.counts))
+			for k, v := range c.counts {
+				counts[k] = v
+			}
+			if got := mostGiven(counts); got != c.want {
+				t.Errorf("mostGiven(%v) = %q, want %q", c.counts, got, c.want)
+				break
+			}
+		}
+	}
+}

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,6 +45,32 @@ func replaceFile(t *testing.T, path, body string) {
 	}
 }
 
+// changeLog is a slog handler that keeps the paths of Serve's "change"
+// records: Serve logs one, in the order the watch reports them, for each
+// event it takes for a change of the site and schedules a rebuild for.
+type changeLog struct {
+	mu    *sync.Mutex
+	paths *[]string
+}
+
+func (h changeLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h changeLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h changeLog) WithGroup(string) slog.Handler            { return h }
+func (h changeLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "change" {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "path" {
+			h.mu.Lock()
+			*h.paths = append(*h.paths, a.Value.String())
+			h.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+
 func TestServeRebuildsAndReloads(t *testing.T) {
 	// A safety net only: every wait below is on an event.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -68,6 +96,10 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	// Reloads count successful rebuilds only: the test keeps its own count
 	// to compare with the last generation the stream announces.
 	var successes atomic.Int64
+	// The changes Serve acted on, to show that the ignored directory's are
+	// not among them.
+	var changes []string
+	var changesMu sync.Mutex
 	failed := make(chan error, 16)
 	done := make(chan error, 1)
 	go func() {
@@ -88,6 +120,7 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 				return err
 			},
 			Debounce: 50 * time.Millisecond,
+			Logger:   slog.New(changeLog{&changesMu, &changes}),
 			Ready:    func(u string) { urlCh <- u },
 			Rebuilt: func(err error) {
 				if err == nil {
@@ -277,5 +310,25 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	}
 	if n := successes.Load(); int64(lastGeneration) != n {
 		t.Errorf("the last reload announced generation %d after %d successful rebuilds", lastGeneration, n)
+	}
+	// Every rebuild (the first one too) wrote derived/state.db, under
+	// Ignore, while the watch was on: had Serve taken those writes for
+	// changes, each rebuild would have scheduled the next, for ever. The
+	// reload counts above cannot tell, since the extra rebuilds succeed and
+	// reload too. The watch reports events in order, and the edit to
+	// hello.txt (whose rebuild was awaited) came after the first build's
+	// write, so a change for state.db would have been logged by now; that
+	// none was is no matter of timing.
+	sawEdit, sawIgnored := false, false
+	for _, p := range changes {
+		if !sawIgnored && (p == derived || strings.HasPrefix(p, derived+string(filepath.Separator))) {
+			t.Errorf("a write to %s, under Ignore, was taken for a change", p)
+			sawIgnored = true
+		}
+		sawEdit = sawEdit || p == filepath.Join(site, "static", "files", "hello.txt")
+	}
+	// And the record is the one looked for: the edits are in it.
+	if !sawEdit {
+		t.Errorf("no change logged for hello.txt; changes logged: %q", changes)
 	}
 }

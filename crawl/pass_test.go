@@ -127,8 +127,47 @@ func TestPassDedupesAndRecordsDiscoveriesOnce(t *testing.T) {
 	if got := sink.results[1].Check.NewPeersCount; got != 1 {
 		t.Errorf("b.social new peers = %d, want 1", got)
 	}
-	if !strings.Contains(sum.String(), "2 checks") || !strings.Contains(sum.String(), "3 hosts discovered") {
-		t.Errorf("summary text:\n%s", sum)
+	// The whole report: one line per outcome that occurred and none for the
+	// counts that stayed zero. Duration is the pass's wall time, so it is
+	// fixed here to keep the text exact.
+	text := sum
+	text.Duration = 1500 * time.Millisecond
+	wantText := "pass pass-1: 2 checks in 1.5s, 3 hosts discovered, 20 bytes fetched\n" +
+		"  alive            2\n" +
+		"  skipped: 2 invalid, 2 duplicate hosts in the due list\n"
+	if got := text.String(); got != wantText {
+		t.Errorf("summary text:\n%s\nwant:\n%s", got, wantText)
+	}
+}
+
+// Each optional line of the summary appears exactly when its count is not
+// zero, so a quiet pass reads short and a count that matters is never
+// hidden.
+func TestSummaryString(t *testing.T) {
+	head := "pass p: 0 checks in 0s, 0 hosts discovered, 0 bytes fetched\n"
+	for _, tc := range []struct {
+		name string
+		sum  crawl.Summary
+		want string
+	}{
+		{"empty", crawl.Summary{PassID: "p"}, head},
+		{"zero outcomes are not listed", crawl.Summary{PassID: "p", ByOutcome: map[observer.Outcome]int{
+			observer.OutcomeAlive: 0, observer.OutcomeError: 1, observer.OutcomeUnreachable: 0,
+		}}, head + "  error            1\n"},
+		{"outcomes in their fixed order", crawl.Summary{PassID: "p", Checks: 3, ByOutcome: map[observer.Outcome]int{
+			observer.OutcomeError: 1, observer.OutcomeAlive: 2,
+		}}, "pass p: 3 checks in 0s, 0 hosts discovered, 0 bytes fetched\n  alive            2\n  error            1\n"},
+		{"not started", crawl.Summary{PassID: "p", NotStarted: 4}, head + "  not started (left for a later pass): 4\n"},
+		{"abandoned", crawl.Summary{PassID: "p", Abandoned: 5}, head + "  abandoned (interrupted, or not written): 5\n"},
+		{"addresses", crawl.Summary{PassID: "p", Addresses: 2, BusiestAddressRequests: 9, AddressesOverBudget: 1, SkippedAddressBudget: 3},
+			head + "  addresses: 2, busiest took 9 requests; 1 over budget, 3 hosts left for a later pass\n"},
+		// Either kind of skipped host alone is reported.
+		{"invalid only", crawl.Summary{PassID: "p", Invalid: 1}, head + "  skipped: 1 invalid, 0 duplicate hosts in the due list\n"},
+		{"duplicates only", crawl.Summary{PassID: "p", Duplicates: 2}, head + "  skipped: 0 invalid, 2 duplicate hosts in the due list\n"},
+	} {
+		if got := tc.sum.String(); got != tc.want {
+			t.Errorf("%s:\n%s\nwant:\n%s", tc.name, got, tc.want)
+		}
 	}
 }
 

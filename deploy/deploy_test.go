@@ -153,7 +153,19 @@ func TestSystemdServicesAreHardened(t *testing.T) {
 			if m := u.one(t, "Service", "MemoryMax"); !regexp.MustCompile(`^[0-9]+[KMGT]$`).MatchString(m) {
 				t.Errorf("MemoryMax=%q: want a size such as 2G", m)
 			}
-			for _, fam := range u.words("Service", "RestrictAddressFamilies") {
+			// ~@privileged takes back the privileged calls @system-service
+			// would otherwise allow.
+			if !slices.Contains(u["Service"]["SystemCallFilter"], "~@privileged") {
+				t.Errorf("SystemCallFilter=%q: want ~@privileged", u["Service"]["SystemCallFilter"])
+			}
+			// Without RestrictAddressFamilies= every family (AF_NETLINK,
+			// AF_PACKET, ...) is allowed, so an empty list is a failure, not
+			// a vacuous pass of the loop below.
+			fams := u.words("Service", "RestrictAddressFamilies")
+			if len(fams) == 0 {
+				t.Error("RestrictAddressFamilies is unset: every address family is allowed")
+			}
+			for _, fam := range fams {
 				if !slices.Contains([]string{"AF_INET", "AF_INET6", "AF_UNIX"}, fam) {
 					t.Errorf("RestrictAddressFamilies allows %s", fam)
 				}
@@ -183,6 +195,25 @@ func TestSystemdServicesAreHardened(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The site build needs no network at all: it keeps only local AF_UNIX
+// sockets and the kernel drops every IP packet, a wall that still holds
+// if PrivateNetwork= is overridden.
+func TestSiteServiceHasNoNetwork(t *testing.T) {
+	u := parseUnit(t, filepath.Join("systemd", "observer-site.service"))
+	if fams := u.words("Service", "RestrictAddressFamilies"); !slices.Equal(fams, []string{"AF_UNIX"}) {
+		t.Errorf("RestrictAddressFamilies=%q, want exactly AF_UNIX", fams)
+	}
+	if deny := u.words("Service", "IPAddressDeny"); !slices.Equal(deny, []string{"any"}) {
+		t.Errorf("IPAddressDeny=%q, want any", deny)
+	}
+	if allow := u["Service"]["IPAddressAllow"]; len(allow) != 0 {
+		t.Errorf("IPAddressAllow=%q would let packets through IPAddressDeny=any", allow)
+	}
+	if got := u.one(t, "Service", "PrivateNetwork"); got != "yes" {
+		t.Errorf("PrivateNetwork=%q, want yes", got)
 	}
 }
 
@@ -584,8 +615,12 @@ func TestWorkflow(t *testing.T) {
 		}
 		if strings.Contains(s.Run, "git push origin HEAD:refs/heads/data") {
 			save = i
-			if s.If == "" {
-				t.Error("the save step must also run after a failed crawl")
+			// A failed crawl still leaves every finished check on disk, so the
+			// save step must run whatever the crawl step's outcome:
+			// success() (or a missing if:) would drop that work, and a
+			// failure()-only condition would skip the normal case.
+			if !regexp.MustCompile(`^\$\{\{\s*(always\(\)|!cancelled\(\))\s*\}\}$`).MatchString(s.If) {
+				t.Errorf("save step if: %q: want ${{ always() }} or ${{ !cancelled() }}, so it also runs after a failed crawl", s.If)
 			}
 		}
 		switch s.Uses[:max(strings.Index(s.Uses, "@"), 0)] {

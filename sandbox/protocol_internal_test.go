@@ -603,6 +603,18 @@ func TestValidateBoundaries(t *testing.T) {
 		{"duration at the wait plus a second", func(r *observer.Result, _ *crawl.Trace) { r.Check.DurationMS = 6000 }, ""},
 		{"duration over it", func(r *observer.Result, _ *crawl.Trace) { r.Check.DurationMS = 6001 }, "duration_ms"},
 		{"duration negative", func(r *observer.Result, _ *crawl.Trace) { r.Check.DurationMS = -1 }, "duration_ms"},
+		// A check answered within the clock's granularity takes 0 ms.
+		{"duration zero", func(r *observer.Result, _ *crawl.Trace) { r.Check.DurationMS = 0 }, ""},
+		// Zero is a real count (a new instance with no users or posts yet),
+		// which the crawler records; refusing it would fail the check.
+		{"counts zero", func(r *observer.Result, _ *crawl.Trace) {
+			var users, month, halfyear, posts int64
+			r.Check.Users, r.Check.ActiveMonth, r.Check.ActiveHalfyear, r.Check.LocalPosts = &users, &month, &halfyear, &posts
+		}, ""},
+		{"counts at their cap", func(r *observer.Result, _ *crawl.Trace) {
+			users, month, halfyear, posts := int64(maxCount), int64(maxCount), int64(maxCount), int64(maxCount)
+			r.Check.Users, r.Check.ActiveMonth, r.Check.ActiveHalfyear, r.Check.LocalPosts = &users, &month, &halfyear, &posts
+		}, ""},
 		{"moved, redirect discovery", func(r *observer.Result, _ *crawl.Trace) { moved(r, observer.OutcomeMoved) }, ""},
 		{"moving names its target too", func(r *observer.Result, _ *crawl.Trace) {
 			moved(r, observer.OutcomeMoving)

@@ -64,6 +64,9 @@ func TestStringArray(t *testing.T) {
 		}
 	}
 	bad := []string{``, ` `, `null`, `{}`, `"a"`, `[`, `["a"`, `["a",]`, `[,"a"]`, `["a" "b"]`, `["a"]]`, `["a"] x`, `["a"][]`,
+		// The array must open with '[': a string and a closing bracket
+		// after some other byte are not an array.
+		`x"a.social"]`, `"a.social"]`,
 		`[1]`, `["a",null]`, `["a";"b"]`, "[\v]", "[\"a\x1f\"]", `[["a"]]`, `[{"host":"a"}]`, "[\"a\x01\"]", `["\x"]`, `["\u12"]`, `["\u12zz"]`, `["unterminated`,
 		// An over-long string is skipped rather than decoded when it runs
 		// past the buffer (always, read a byte at a time); its escapes are
@@ -403,6 +406,18 @@ func TestRobotsMatching(t *testing.T) {
 			[]string{"/cafe"}, []string{"/caf%C3%A9", "/x%2fy"}},
 		{"non-ASCII pattern", "User-agent: *\nDisallow: /café\n",
 			[]string{"/cafe"}, []string{"/caf%C3%A9/menu"}},
+		// A '%' without two hex digits after it is no escape: it is kept
+		// as written, in the pattern and the path alike, so the rule still
+		// matches the path spelt as in robots.txt. One cut short by the end
+		// of the pattern must not be read past it; /a%41 is /aA, another
+		// path.
+		{"escape cut short", "User-agent: *\nDisallow: /a%4\nDisallow: /b%\n",
+			[]string{"/a", "/a%41", "/b"}, []string{"/a%4", "/a%4x", "/b%", "/b%2"}},
+		// %zz and %4g are not decoded but compared literally, so they
+		// disallow /%zz and /x%4g only, not the paths that reading their
+		// letters as hex digits would give (/3 and /xP).
+		{"invalid escape is literal", "User-agent: *\nDisallow: /%zz\nDisallow: /x%4g\n",
+			[]string{"/3", "/zz", "/x", "/xP"}, []string{"/%zz", "/%zz/y", "/x%4g"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -778,6 +793,17 @@ func TestNodeInfoValidation(t *testing.T) {
 	if *ni.Users != 1<<53 || *ni.ActiveMonth != 2 || *ni.ActiveHalfyear != 3 || *ni.LocalPosts != 4 || !*ni.OpenRegistrations ||
 		ni.Name != "Instance name" || ni.Description != "Instance description" {
 		t.Errorf("kept %+v", ni)
+	}
+	// Zero is a count like any other (a new or single-user instance), and
+	// is kept as said, not refused or taken for absent: a zero float too.
+	ni, err = parse.ParseNodeInfo(doc(`,"usage":{"users":{"total":0,"activeMonth":0,"activeHalfyear":0.0},"localPosts":0}`), "2.0")
+	if err != nil {
+		t.Fatalf("zero counts: %v", err)
+	}
+	for name, n := range map[string]*int64{"users": ni.Users, "activeMonth": ni.ActiveMonth, "activeHalfyear": ni.ActiveHalfyear, "localPosts": ni.LocalPosts} {
+		if n == nil || *n != 0 {
+			t.Errorf("zero %s kept as %v, want a pointer to 0", name, n)
+		}
 	}
 	// Errors say where, not what Go type was expected (which names our
 	// structs at length).
