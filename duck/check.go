@@ -89,13 +89,11 @@ func (s *Store) checkSnapshots(ctx context.Context, conn *sql.Conn, schemaTable 
 		return err
 	}
 	kind := strings.TrimSuffix(schemaTable, "_schema")
-	abs := make([]string, len(files))
-	known := make(map[string]bool, len(files))
-	for i, f := range files {
-		abs[i] = s.snapshotPath(f)
-		known[abs[i]] = true
+	f := footers{conn: conn, abs: make([]string, len(files)), known: make(map[string]bool, len(files))}
+	for i, file := range files {
+		f.abs[i] = s.snapshotPath(file)
+		f.known[f.abs[i]] = true
 	}
-	list := sqlList(abs)
 	var names, notNull []string
 	for _, c := range cols {
 		names = append(names, sqlString(c.name))
@@ -103,63 +101,99 @@ func (s *Store) checkSnapshots(ctx context.Context, conn *sql.Conn, schemaTable 
 			notNull = append(notNull, sqlString(c.name))
 		}
 	}
+	types, err := f.columnTypes(ctx, names)
+	if err != nil {
+		return fmt.Errorf("read the schemas of the %s files: %w", kind, blameFile(ctx, conn, f.abs, err))
+	}
+	counts, err := f.nullCounts(ctx, notNull, noNullCounts)
+	if err != nil {
+		return fmt.Errorf("read the statistics of the %s files: %w", kind, blameFile(ctx, conn, f.abs, err))
+	}
+	toCount, err := judgeFooters(f.abs, cols, types, counts)
+	if err != nil {
+		return err
+	}
+	if err := countNulls(ctx, conn, toCount); err != nil {
+		return fmt.Errorf("count the NULLs of the %s files without statistics: %w", kind, err)
+	}
+	return nil
+}
 
-	// Every schema element of a column's name, with its type (a NULL type
-	// is a nested column): a nested struct of a newer writer may have a
-	// field named like a column, so a column fits if one of them does.
+// footers reads the footers of a set of snapshot files (absolute paths,
+// each of them known), all in one query per question.
+type footers struct {
+	conn  *sql.Conn
+	abs   []string
+	known map[string]bool
+}
+
+// columnTypes gives, per file, every schema element named like one of
+// names (quoted), with its type (a NULL type is a nested column): a nested
+// struct of a newer writer may have a field named like a column, so a
+// column fits if one of them does.
+func (f footers) columnTypes(ctx context.Context, names []string) (map[string]map[string][]string, error) {
 	types := map[string]map[string][]string{}
 	var fileName, name, typ string
-	rows, err := conn.QueryContext(ctx, fmt.Sprintf(`SELECT file_name, name, coalesce(duckdb_type, 'a nested type')
-		FROM parquet_schema(%s) WHERE name IN (%s)`, list, strings.Join(names, ", ")))
-	if err == nil {
-		err = eachRow(rows, known, &fileName, []any{&fileName, &name, &typ}, func() {
-			if types[fileName] == nil {
-				types[fileName] = map[string][]string{}
-			}
-			types[fileName][name] = append(types[fileName][name], typ)
-		})
-	}
+	rows, err := f.conn.QueryContext(ctx, fmt.Sprintf(`SELECT file_name, name, coalesce(duckdb_type, 'a nested type')
+		FROM parquet_schema(%s) WHERE name IN (%s)`, sqlList(f.abs), strings.Join(names, ", ")))
 	if err != nil {
-		return fmt.Errorf("read the schemas of the %s files: %w", kind, blameFile(ctx, conn, abs, err))
+		return nil, err
 	}
+	err = eachRow(rows, f.known, &fileName, []any{&fileName, &name, &typ}, func() {
+		if types[fileName] == nil {
+			types[fileName] = map[string][]string{}
+		}
+		types[fileName][name] = append(types[fileName][name], typ)
+	})
+	return types, err
+}
 
-	// The null counts of the NOT NULL columns, summed over row groups
-	// (top-level columns only: a nested field's path has a comma), and a
-	// row per file that has row groups at all (path NULL).
+// nullCounts gives, per file that has row groups at all, the null counts of
+// the columns notNull (quoted) names, summed over its row groups (top-level
+// columns only: a nested field's path has a comma). noNullCounts reads the
+// footers as if they had none (for tests).
+func (f footers) nullCounts(ctx context.Context, notNull []string, noNullCounts bool) (map[string]map[string]nullCount, error) {
 	counts := map[string]map[string]nullCount{}
-	if len(notNull) > 0 {
-		stat := "stats_null_count"
-		if noNullCounts {
-			stat = "NULL::BIGINT"
-		}
-		var path sql.NullString
-		var c nullCount
-		rows, err := conn.QueryContext(ctx, fmt.Sprintf(`SELECT file_name, path_in_schema,
-			coalesce(sum(%[1]s), 0)::BIGINT, coalesce(bool_or(%[1]s IS NULL), false)
-			FROM parquet_metadata(%[2]s)
-			GROUP BY GROUPING SETS ((file_name), (file_name, path_in_schema))
-			HAVING path_in_schema IS NULL OR path_in_schema IN (%[3]s)`, stat, list, strings.Join(notNull, ", ")))
-		if err == nil {
-			err = eachRow(rows, known, &fileName, []any{&fileName, &path, &c.nulls, &c.unknown}, func() {
-				if counts[fileName] == nil {
-					counts[fileName] = map[string]nullCount{}
-				}
-				if path.Valid {
-					counts[fileName][path.String] = c
-				}
-			})
-		}
-		if err != nil {
-			return fmt.Errorf("read the statistics of the %s files: %w", kind, blameFile(ctx, conn, abs, err))
-		}
+	if len(notNull) == 0 {
+		return counts, nil
 	}
+	stat := "stats_null_count"
+	if noNullCounts {
+		stat = "NULL::BIGINT"
+	}
+	var fileName string
+	var path sql.NullString
+	var c nullCount
+	rows, err := f.conn.QueryContext(ctx, fmt.Sprintf(`SELECT file_name, path_in_schema,
+		coalesce(sum(%[1]s), 0)::BIGINT, coalesce(bool_or(%[1]s IS NULL), false)
+		FROM parquet_metadata(%[2]s)
+		GROUP BY GROUPING SETS ((file_name), (file_name, path_in_schema))
+		HAVING path_in_schema IS NULL OR path_in_schema IN (%[3]s)`, stat, sqlList(f.abs), strings.Join(notNull, ", ")))
+	if err != nil {
+		return nil, err
+	}
+	err = eachRow(rows, f.known, &fileName, []any{&fileName, &path, &c.nulls, &c.unknown}, func() {
+		if counts[fileName] == nil {
+			counts[fileName] = map[string]nullCount{}
+		}
+		if path.Valid {
+			counts[fileName][path.String] = c
+		}
+	})
+	return counts, err
+}
 
+// judgeFooters fails for the first file (in order) whose footer breaks the
+// schema cols: a column of another type, or a NOT NULL column missing or
+// holding NULLs. It returns the NOT NULL columns whose footers do not say
+// how many NULLs they hold, which must be read to know.
+func judgeFooters(abs []string, cols []schemaColumn, types map[string]map[string][]string, counts map[string]map[string]nullCount) ([]fileColumn, error) {
 	var toCount []fileColumn
 	for _, file := range abs {
 		for _, c := range cols {
 			found := types[file][c.name]
 			if len(found) > 0 && !slices.ContainsFunc(found, func(t string) bool { return fits(t, c.typ) }) {
-				return fmt.Errorf("snapshot file %s: column %s is %s, want %s (the schema is in docs/data.md): "+
+				return nil, fmt.Errorf("snapshot file %s: column %s is %s, want %s (the schema is in docs/data.md): "+
 					"rewrite the file with the schema's types, or move it out of the data directory", file, c.name, found[0], c.typ)
 			}
 		}
@@ -174,19 +208,16 @@ func (s *Store) checkSnapshots(ctx context.Context, conn *sql.Conn, schemaTable 
 			n, ok := fileCounts[c.name]
 			switch {
 			case !ok:
-				return fmt.Errorf("snapshot file %s: column %s is missing, and it may not be NULL (the schema is in docs/data.md): "+
+				return nil, fmt.Errorf("snapshot file %s: column %s is missing, and it may not be NULL (the schema is in docs/data.md): "+
 					"rewrite the file with it, or move it out of the data directory", file, c.name)
 			case n.nulls > 0:
-				return nullsError(file, c.name, n.nulls)
+				return nil, nullsError(file, c.name, n.nulls)
 			case n.unknown:
 				toCount = append(toCount, fileColumn{file, c.name})
 			}
 		}
 	}
-	if err := countNulls(ctx, conn, toCount); err != nil {
-		return fmt.Errorf("count the NULLs of the %s files without statistics: %w", kind, err)
-	}
-	return nil
+	return toCount, nil
 }
 
 // fileColumn is a column of a file.
