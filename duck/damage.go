@@ -12,7 +12,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/duckdb/duckdb-go/v2"
 )
 
 // maxErrorText bounds the part of a DuckDB message an error repeats: a
@@ -35,11 +39,11 @@ type rowQueryer interface {
 }
 
 // readsWhole decodes every column of every row of the Parquet file at path
-// (hashing each column keeps DuckDB from skipping any), which fails for a
-// damaged page.
+// (hashing each whole row keeps DuckDB from skipping any column), which
+// fails for a damaged page.
 func readsWhole(ctx context.Context, q rowQueryer, path string) error {
 	var ok bool
-	return q.QueryRowContext(ctx, "SELECT max(hash(COLUMNS(*))) IS NOT NULL FROM read_parquet("+sqlString(path)+")").Scan(&ok)
+	return q.QueryRowContext(ctx, "SELECT max(hash(f)) IS NOT NULL FROM read_parquet("+sqlString(path)+") f").Scan(&ok)
 }
 
 // damagedFileError is a Parquet file of the data directory that cannot be
@@ -54,10 +58,12 @@ func (e *damagedFileError) Error() string {
 
 // blameDamaged names the file behind err, an error from a query over the
 // Parquet files at paths (absolute), by reading each of them whole, one at
-// a time, until one fails; it costs a read of every file, so it is for
-// errors only. When DuckDB's message already names one of them, or none
-// fails alone (the error was not theirs), err comes back with its message
-// shortened, wrapped so that errors.Is still sees a cancellation.
+// a time, until one fails as damaged files do (a file that fails otherwise,
+// say one removed meanwhile, is passed over); it costs a read of every
+// file, so it is for errors only. When DuckDB's message already names one
+// of them, or none fails alone (the error was not theirs), err comes back
+// with its message shortened, wrapped so that errors.Is still sees a
+// cancellation.
 func blameDamaged(ctx context.Context, q rowQueryer, paths []string, err error) error {
 	if err == nil {
 		return nil
@@ -77,7 +83,9 @@ func blameDamaged(ctx context.Context, q rowQueryer, paths []string, err error) 
 			if ctx.Err() != nil {
 				return keep
 			}
-			return &damagedFileError{path: p, cause: shortText(ferr)}
+			if looksDamaged(ferr) {
+				return &damagedFileError{path: p, cause: shortText(ferr)}
+			}
 		}
 	}
 	return keep
@@ -105,12 +113,25 @@ var damageMarks = []string{
 	"Variable-length int", "Payload value bigger", "Out of buffer", "Invalid Error:",
 }
 
+// damageTypes are the kinds of DuckDB error a damaged file gives; a
+// query's own mistakes are others (Binder, Parser, Conversion, Catalog).
+var damageTypes = []duckdb.ErrorType{duckdb.ErrorTypeInvalidInput, duckdb.ErrorTypeIO, duckdb.ErrorTypeInvalid, duckdb.ErrorTypeInternal}
+
+// quoted is what DuckDB quotes in its messages: paths, patterns, values
+// (a host's description, a query's text), which may hold anything.
+var quoted = regexp.MustCompile(`"[^"]*"|'[^']*'`)
+
 // looksDamaged reports whether err reads like DuckDB failing to decode a
-// Parquet file.
+// Parquet file: an error of one of damageTypes with one of damageMarks in
+// its own words, outside what it quotes.
 func looksDamaged(err error) bool {
-	msg := err.Error()
+	var de *duckdb.Error
+	if !errors.As(err, &de) || !slices.Contains(damageTypes, de.Type) {
+		return false
+	}
+	own := quoted.ReplaceAllString(de.Msg, "")
 	for _, m := range damageMarks {
-		if strings.Contains(msg, m) {
+		if strings.Contains(own, m) {
 			return true
 		}
 	}

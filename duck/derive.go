@@ -217,12 +217,16 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	return rep, nil
 }
 
-// clearInTheWay removes what is at path unless it is of the type want
-// (fs.FileMode.Type: 0 for a regular file, fs.ModeDir for a directory), with
-// a warning.
+// clearInTheWay removes what is at path unless it is, or links to, the
+// type want (fs.FileMode.Type: 0 for a regular file, fs.ModeDir for a
+// directory), with a warning. A link to the right type stays: an operator
+// may keep derived/transitions on another disk.
 func (s *Store) clearInTheWay(path string, want fs.FileMode) {
 	info, err := os.Lstat(path)
 	if err != nil || info.Mode().Type() == want {
+		return
+	}
+	if target, err := os.Stat(path); err == nil && target.Mode().Type() == want {
 		return
 	}
 	s.log.Warn("derive: removing what stands where the derived state's own file or directory belongs", "path", path, "mode", info.Mode().String())
@@ -349,6 +353,9 @@ func (s *Store) snapshotSizes(lists ...[]string) (map[string]int64, error) {
 	for _, list := range lists {
 		for _, f := range list {
 			info, err := os.Stat(s.snapshotPath(f))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // moved away since it was listed: not changed, gone
+			}
 			if err != nil {
 				return nil, fmt.Errorf("derive: %w", err)
 			}

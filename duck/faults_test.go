@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,18 +122,29 @@ func TestDamagedPageIsAnErrorNamingTheFile(t *testing.T) {
 	for i := range 400 {
 		evs = append(evs, alive(fmt.Sprintf("host-%03d-with-a-long-enough-name.example", i), 0))
 	}
-	for _, compression := range []string{"zstd", "uncompressed"} {
-		t.Run(compression, func(t *testing.T) {
+	for _, tc := range []struct{ compression, cause string }{
+		// DuckDB names the file itself when a page does not decompress.
+		{"zstd", "Decompression failure"},
+		{"uncompressed", "Invalid string encoding"},
+	} {
+		t.Run(tc.compression, func(t *testing.T) {
 			dir := t.TempDir()
 			s := openStore(t, dir)
+			// A sound file read before the damaged one: the blame must
+			// fall on the right one.
+			write(t, s, "a0", []ev{alive("sound.example", 0)})
+			sound, _ := filepath.Glob(filepath.Join(dir, "checks", "*", "a0-*.parquet"))
+			if len(sound) != 1 {
+				t.Fatalf("snapshot files: %v", sound)
+			}
 			writeDamaged := func() string {
 				write(t, s, "p0", evs)
-				files, _ := filepath.Glob(filepath.Join(dir, "checks", "*", "*.parquet"))
+				files, _ := filepath.Glob(filepath.Join(dir, "checks", "*", "p0-*.parquet"))
 				if len(files) != 1 {
 					t.Fatalf("snapshot files: %v", files)
 				}
-				if compression != "zstd" {
-					rewriteSnapshot(t, files[0], "* ", "COMPRESSION "+compression+", DICTIONARY_SIZE_LIMIT 1")
+				if tc.compression != "zstd" {
+					rewriteSnapshot(t, files[0], "* ", "COMPRESSION "+tc.compression+", DICTIONARY_SIZE_LIMIT 1")
 				}
 				return files[0]
 			}
@@ -140,8 +152,9 @@ func TestDamagedPageIsAnErrorNamingTheFile(t *testing.T) {
 			damagePage(t, file, "name")
 			oneLineNaming := func(what string, err error) {
 				t.Helper()
-				if err == nil || !strings.Contains(err.Error(), file) || strings.Contains(err.Error(), "\n") || len(err.Error()) > 800 {
-					t.Fatalf("%s: want one line naming %s, got %q", what, file, err)
+				if err == nil || !strings.Contains(err.Error(), file) || strings.Contains(err.Error(), sound[0]) ||
+					!strings.Contains(err.Error(), tc.cause) || strings.Contains(err.Error(), "\n") || len(err.Error()) > 800 {
+					t.Fatalf("%s: want one line naming %s and DuckDB's %q, got %q", what, file, tc.cause, err)
 				}
 			}
 			_, err := s.Derive(context.Background(), duck.DeriveOptions{})
@@ -160,10 +173,14 @@ func TestDamagedPageIsAnErrorNamingTheFile(t *testing.T) {
 			_, err = s.QueryMaps(context.Background(), "SELECT max(name) FROM checks")
 			oneLineNaming("query", err)
 			// A query's own mistake is DuckDB's message as it is, caret
-			// and all.
-			_, err = s.QueryMaps(context.Background(), "SELECT no_such_column FROM checks")
-			if err == nil || !strings.Contains(err.Error(), "no_such_column") || !strings.Contains(err.Error(), "\n") {
-				t.Fatalf("a query's mistake: %q", err)
+			// and all, even when what it quotes reads like damage.
+			for _, q := range []string{`SELECT no_such_column FROM checks`, `SELECT "Out of buffer" FROM checks`,
+				`SELECT 'Corrupted file'::INTEGER`, `SELECT * FROM read_parquet('Invalid Error: none.parquet')`} {
+				_, err = s.QueryMaps(context.Background(), q)
+				if err == nil || strings.Contains(err.Error(), " is damaged") || strings.Contains(err.Error(), "checks/") ||
+					!strings.Contains(err.Error(), "\n") {
+					t.Fatalf("%s: %q, want DuckDB's own message, with its caret", q, err)
+				}
 			}
 		})
 	}
@@ -584,8 +601,19 @@ func TestWhatStandsInTheDerivedStatesWayIsCleared(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(derived, ".lock", "inside"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A link to a directory (on another disk, say) is where it belongs.
+	elsewhere := filepath.Join(t.TempDir(), "live_events")
+	if err := os.Rename(filepath.Join(derived, "live_events"), elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(derived, "live_events")); err != nil {
+		t.Fatal(err)
+	}
 	write(t, s, "p1", []ev{fail("a.example", day)})
 	derive(t, s, config.State{}, false)
+	if info, err := os.Lstat(filepath.Join(derived, "live_events")); err != nil || info.Mode().Type() != fs.ModeSymlink {
+		t.Fatalf("the linked live_events directory: %v %v", info, err)
+	}
 	views(t, s, t0.Add(2*day))
 	if got := strings.Join(transitionsOf(t, s, "a.example"), ","); got != "discovered>live d0,live>dying d1" {
 		t.Fatalf("a.example's transitions: %s", got)

@@ -136,8 +136,9 @@ func (s *Store) createViews(ctx context.Context, vs []view) error {
 			}
 			// DuckDB follows its message with the statement and a caret:
 			// the user never wrote it. A damaged file is named.
-			msg, _, _ := strings.Cut(s.blameQuery(ctx, err).Error(), "\n")
-			return fmt.Errorf("create view %s: %s", v.name, msg)
+			err = s.blameQuery(ctx, err)
+			msg, _, _ := strings.Cut(err.Error(), "\n")
+			return fmt.Errorf("create view %s: %s%w", v.name, msg, errorsOnly{err})
 		}
 	}
 	return nil
