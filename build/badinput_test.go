@@ -239,6 +239,19 @@ func TestContentThatIsNotADirectory(t *testing.T) {
 	}
 }
 
+// Markdown under another extension than .md would be copied as an asset,
+// front matter, drafts and all: it is refused, naming it.
+func TestMarkdownNotNamedMdIsRefused(t *testing.T) {
+	for _, name := range []string{"Post.MD", "notes.markdown", "docs/x.Md"} {
+		site := t.TempDir()
+		writeTree(t, site, map[string]string{"content/" + name: "---\ntitle: secret\ndraft: true\n---\nnot yet\n"})
+		_, _, err := run(t, site, testConfig(), smallData())
+		if err == nil || !strings.Contains(err.Error(), "content/"+name) || !strings.Contains(err.Error(), ".md") {
+			t.Errorf("%s: %v, want an error naming it", name, err)
+		}
+	}
+}
+
 // CheckOutDir's error about a source it cannot resolve is a SourceError,
 // so that observer build does not report it as a bad -out; an error about
 // the output is not.

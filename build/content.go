@@ -42,26 +42,60 @@ type asset struct{ rel, src string }
 func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (*Page, []*Page, []asset, error) {
 	home := &Page{Kind: "home", Title: cfg.Title, Description: cfg.Description,
 		RelPermalink: site.relPath(""), Permalink: site.absPath(""), Params: map[string]any{}}
-	var files []string
-	var assets []asset
+	dir, err := contentRoot(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	files, assets, err := walkContent(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pages, err := parsePages(ctx, dir, files, newMarkdown(cfg.UnsafeHTML))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out, err := placePages(pages, home, site)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sortPages(out)
+	return home, out, assets, nil
+}
+
+// contentRoot returns the directory to walk for content/ at dir: dir
+// itself, or, when it is a symbolic link, what it links to. A content/
+// that is not there is left to walkContent, which takes it for an empty
+// site.
+func contentRoot(dir string) (string, error) {
 	// A content that is there but is not a directory is an error: a
 	// regular file was walked as the site's one asset, named ".", which
 	// failed as an "invalid output path".
 	present, err := inputDir(dir, "content")
+	if err != nil || !present {
+		return dir, err
+	}
+	// WalkDir does not follow a root that is a link, which would make
+	// a linked content/ an empty site without a word; links inside it
+	// are refused by walkContent, as in static/.
+	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return nil, nil, nil, err
+		return "", fmt.Errorf("content: %w", err)
 	}
-	if present {
-		// WalkDir does not follow a root that is a link, which would make
-		// a linked content/ an empty site without a word; links inside it
-		// are refused below, as in static/.
-		real, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("content: %w", err)
-		}
-		dir = real
-	}
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	return real, nil
+}
+
+// markdownExts are the extensions Markdown goes by. content/ renders only
+// .md; the others are refused rather than published as they are.
+var markdownExts = map[string]bool{".md": true, ".markdown": true, ".mdown": true, ".mkd": true, ".mkdn": true}
+
+// walkContent lists the Markdown files (paths relative to dir, with
+// slashes) and the assets under dir, in lexical order. Hidden files and
+// directories are skipped; links and other non-regular files are errors,
+// and so is Markdown under another extension than .md.
+func walkContent(dir string) ([]string, []asset, error) {
+	var files []string
+	var assets []asset
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == dir && errors.Is(err, fs.ErrNotExist) {
 				return fs.SkipAll // no content/: an empty site
@@ -85,6 +119,11 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 		if !d.Type().IsRegular() {
 			return fmt.Errorf("content/%s: not a regular file", rel)
 		}
+		if ext := path.Ext(rel); ext != ".md" && markdownExts[strings.ToLower(ext)] {
+			// Copied as an asset, its source (a draft's too) would be
+			// published as is.
+			return fmt.Errorf("content/%s: Markdown pages must end in .md (lower case): rename it, or it would be published as it is", rel)
+		}
 		if strings.HasSuffix(rel, ".md") {
 			files = append(files, rel)
 		} else {
@@ -93,10 +132,16 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 		return nil
 	})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
+	return files, assets, nil
+}
 
-	md := newMarkdown(cfg.UnsafeHTML)
+// parsePages reads and parses the Markdown files under dir, GOMAXPROCS at
+// a time. The pages are in the order of files, whatever order they finish
+// in. The first error is the one returned, and files not yet started then
+// are not read.
+func parsePages(ctx context.Context, dir string, files []string, md goldmark.Markdown) ([]*Page, error) {
 	pages := make([]*Page, len(files))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
@@ -121,23 +166,22 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
+	return pages, nil
+}
 
+// placePages gives each page other than drafts its URL and output path,
+// and returns them. content/_index.md is not a page of its own: it fills
+// in home.
+func placePages(pages []*Page, home *Page, site *Site) ([]*Page, error) {
 	var out []*Page
 	for _, p := range pages {
 		if p.Draft {
 			continue
 		}
 		if p.File == "_index.md" {
-			home.Content = p.Content
-			if p.Title != "" {
-				home.Title = p.Title
-			}
-			if p.Description != "" {
-				home.Description = p.Description
-			}
-			home.Date, home.Params, home.File, home.layout = p.Date, p.Params, p.File, p.layout
+			fillHome(home, p)
 			continue
 		}
 		dirPart, name := path.Split(strings.TrimSuffix(p.File, ".md"))
@@ -149,7 +193,7 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 			sitePath = dirPart + name + "/"
 		}
 		if sitePath == "" {
-			return nil, nil, nil, fmt.Errorf("content/%s: would replace the home page; use content/_index.md", p.File)
+			return nil, fmt.Errorf("content/%s: would replace the home page; use content/_index.md", p.File)
 		}
 		p.Kind = "page"
 		p.RelPermalink = site.relPath(sitePath)
@@ -160,8 +204,28 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 		}
 		out = append(out, p)
 	}
-	slices.SortFunc(out, func(a, b *Page) int {
-		// Hugo's order: weighted pages first by weight, then the rest.
+	return out, nil
+}
+
+// fillHome puts what content/_index.md says into the home page. Its title
+// and description override the [site] ones only when it has them; its URL
+// stays the home page's.
+func fillHome(home, index *Page) {
+	home.Content = index.Content
+	if index.Title != "" {
+		home.Title = index.Title
+	}
+	if index.Description != "" {
+		home.Description = index.Description
+	}
+	home.Date, home.Params, home.File, home.layout = index.Date, index.Params, index.File, index.layout
+}
+
+// sortPages puts pages in Hugo's order: weighted pages first by weight,
+// then the rest, each by title and then by file. The file makes the order
+// total, so the unstable sort gives the same order on every build.
+func sortPages(pages []*Page) {
+	slices.SortFunc(pages, func(a, b *Page) int {
 		aw, bw := a.Weight == 0, b.Weight == 0
 		if aw != bw {
 			if aw {
@@ -171,7 +235,6 @@ func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (
 		}
 		return cmp.Or(cmp.Compare(a.Weight, b.Weight), cmp.Compare(a.Title, b.Title), cmp.Compare(a.File, b.File))
 	})
-	return home, out, assets, nil
 }
 
 func newMarkdown(unsafe bool) goldmark.Markdown {

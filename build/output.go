@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -415,14 +416,23 @@ func (o *output) syncStage() error {
 	return nil
 }
 
-// syncPath flushes the file or directory at p to disk.
+// syncPath flushes the file or directory at p to disk. Some file systems
+// (certain network and FUSE mounts) refuse to sync a directory with EINVAL
+// or ENOTSUP; that is no reason to fail a build that worked before builds
+// synced, so a directory's refusal is taken as done.
 func syncPath(p string) error {
 	f, err := os.Open(p)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return f.Sync()
+	err = f.Sync()
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
+		if info, serr := f.Stat(); serr == nil && info.IsDir() {
+			return nil
+		}
+	}
+	return err
 }
 
 func (o *output) countRemoved() error {
