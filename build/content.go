@@ -200,7 +200,9 @@ func placePages(pages []*Page, home *Page, site *Site) ([]*Page, error) {
 		p.Permalink = site.absPath(sitePath)
 		p.outPath = sitePath + "index.html"
 		if p.Title == "" {
-			p.Title = name
+			// Untitled, a page is named after its file, and a
+			// directory's index page after its directory, not "_index".
+			p.Title = path.Base(strings.TrimSuffix(sitePath, "/"))
 		}
 		out = append(out, p)
 	}

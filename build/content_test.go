@@ -79,3 +79,20 @@ func TestSiteBaseURLEndsInASlash(t *testing.T) {
 		}
 	}
 }
+
+// A page without a title is named after its file, and a directory's index
+// page after its directory: "blog", not "_index".
+func TestUntitledPagesAreNamedAfterTheirPath(t *testing.T) {
+	site := writeTree(t, t.TempDir(), map[string]string{
+		"layouts/home.html":        `{{ range .Site.Pages }}[{{ .Title }}]{{ end }}`,
+		"content/blog/_index.md":   "blog\n",
+		"content/docs/index.md":    "docs\n",
+		"content/notes.md":         "notes\n",
+		"content/docs/guide.md":    "guide\n",
+		"content/titled/_index.md": "---\ntitle: Kept\n---\nkept\n",
+	})
+	out, _ := mustBuild(t, site, testConfig(), smallData())
+	if got, want := read(t, filepath.Join(out, "index.html")), "[Kept][blog][docs][guide][notes]"; got != want {
+		t.Errorf("titles %s, want %s", got, want)
+	}
+}
