@@ -666,27 +666,10 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 	if err := defineFoldChecks(ctx, conn, exec, full, opts); err != nil {
 		return nil, err
 	}
-	// The span of days of the new checks sizes fold_hosts' bitstring of
-	// alive days.
-	var firstDay string
-	var days int64
-	spanStart := time.Now()
-	if err := conn.QueryRowContext(ctx, `SELECT coalesce(strftime(min(checked_at)::DATE, '%Y-%m-%d'), '2000-01-01'),
-		coalesce(date_diff('day', min(checked_at)::DATE, max(checked_at)::DATE) + 1, 1) FROM fold_checks`).Scan(&firstDay, &days); err != nil {
-		return nil, fmt.Errorf("derive: span of the new checks: %w", err)
+	hostParams, err := s.hostParams(ctx, conn, opts)
+	if err != nil {
+		return nil, err
 	}
-	s.log.Debug("derive step", "step", "span", "duration", time.Since(spanStart))
-	windowless := "true"
-	if opts.windowOnly {
-		windowless = "false"
-	}
-	// NULL for other checks, so that only a host's alive checks get a
-	// bitstring (a group of NULLs gets none).
-	aliveDays := fmt.Sprintf("bitstring_agg(CASE WHEN outcome = 'alive' THEN (checked_at::DATE - DATE '%s')::INTEGER END, 0, %d)", firstDay, days-1)
-	if days > maxAliveDays {
-		aliveDays = "NULL::BITSTRING"
-	}
-	hostParams := strings.NewReplacer("{{alive_days}}", aliveDays, "{{windowless}}", windowless)
 	for _, name := range []string{"fold_hosts", "fold_edge_picks"} {
 		if err := exec(name, params.Replace(hostParams.Replace(sqlFile(name+".sql")))); err != nil {
 			return nil, err
@@ -737,6 +720,32 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 		}
 	}
 	return files, nil
+}
+
+// hostParams are the values fold_hosts and fold_windowless take beyond the
+// thresholds: the alive-days bitstring, sized by the span of days of the
+// step's checks (one query over their times), and whether the windowless
+// fold runs at all.
+func (s *Store) hostParams(ctx context.Context, conn *sql.Conn, opts DeriveOptions) (*strings.Replacer, error) {
+	var firstDay string
+	var days int64
+	spanStart := time.Now()
+	if err := conn.QueryRowContext(ctx, `SELECT coalesce(strftime(min(checked_at)::DATE, '%Y-%m-%d'), '2000-01-01'),
+		coalesce(date_diff('day', min(checked_at)::DATE, max(checked_at)::DATE) + 1, 1) FROM fold_checks`).Scan(&firstDay, &days); err != nil {
+		return nil, fmt.Errorf("derive: span of the new checks: %w", err)
+	}
+	s.log.Debug("derive step", "step", "span", "duration", time.Since(spanStart))
+	windowless := "true"
+	if opts.windowOnly {
+		windowless = "false"
+	}
+	// NULL for other checks, so that only a host's alive checks get a
+	// bitstring (a group of NULLs gets none).
+	aliveDays := fmt.Sprintf("bitstring_agg(CASE WHEN outcome = 'alive' THEN (checked_at::DATE - DATE '%s')::INTEGER END, 0, %d)", firstDay, days-1)
+	if days > maxAliveDays {
+		aliveDays = "NULL::BITSTRING"
+	}
+	return strings.NewReplacer("{{alive_days}}", aliveDays, "{{windowless}}", windowless), nil
 }
 
 // defineFoldChecks divides the new checks between fold_one and fold_hosts
