@@ -31,7 +31,7 @@ func (s *Store) instances(ctx context.Context, what, query string) iter.Seq2[obs
 	return func(yield func(observer.Instance, error) bool) {
 		rows, err := s.db.QueryContext(ctx, query)
 		if err != nil {
-			yield(observer.Instance{}, fmt.Errorf("%s instances: %w", what, err))
+			yield(observer.Instance{}, fmt.Errorf("%s instances: %w", what, s.blameQuery(ctx, err)))
 			return
 		}
 		defer rows.Close()
@@ -45,7 +45,7 @@ func (s *Store) instances(ctx context.Context, what, query string) iter.Seq2[obs
 			)
 			if err := rows.Scan(&in.Host, &state, &software, &version, &users, &activeMonth, &openReg,
 				&name, &descr, &discovered, &firstAlive, &lastAlive); err != nil {
-				yield(observer.Instance{}, fmt.Errorf("%s instances: %w", what, err))
+				yield(observer.Instance{}, fmt.Errorf("%s instances: %w", what, s.blameQuery(ctx, err)))
 				return
 			}
 			in.State = observer.State(state.String)
@@ -57,7 +57,7 @@ func (s *Store) instances(ctx context.Context, what, query string) iter.Seq2[obs
 			}
 		}
 		if err := rows.Err(); err != nil {
-			yield(observer.Instance{}, fmt.Errorf("%s instances: %w", what, err))
+			yield(observer.Instance{}, fmt.Errorf("%s instances: %w", what, s.blameQuery(ctx, err)))
 		}
 	}
 }
@@ -67,39 +67,39 @@ func (s *Store) instances(ctx context.Context, what, query string) iter.Seq2[obs
 func (s *Store) Stats(ctx context.Context) (observer.Stats, error) {
 	var st observer.Stats
 	if err := s.db.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM live), (SELECT count(*) FROM new)").Scan(&st.Live, &st.New); err != nil {
-		return st, fmt.Errorf("stats: %w", err)
+		return st, fmt.Errorf("stats: %w", s.blameQuery(ctx, err))
 	}
 	rows, err := s.db.QueryContext(ctx, "SELECT software, live FROM stats_software ORDER BY live DESC, software")
 	if err != nil {
-		return st, fmt.Errorf("stats by software: %w", err)
+		return st, fmt.Errorf("stats by software: %w", s.blameQuery(ctx, err))
 	}
 	for rows.Next() {
 		var c observer.SoftwareCount
 		if err := rows.Scan(&c.Software, &c.Live); err != nil {
 			rows.Close()
-			return st, fmt.Errorf("stats by software: %w", err)
+			return st, fmt.Errorf("stats by software: %w", s.blameQuery(ctx, err))
 		}
 		st.BySoftware = append(st.BySoftware, c)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return st, fmt.Errorf("stats by software: %w", err)
+		return st, fmt.Errorf("stats by software: %w", s.blameQuery(ctx, err))
 	}
 	rows, err = s.db.QueryContext(ctx, "SELECT day, live, new FROM stats_daily ORDER BY day")
 	if err != nil {
-		return st, fmt.Errorf("daily stats: %w", err)
+		return st, fmt.Errorf("daily stats: %w", s.blameQuery(ctx, err))
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var d observer.DayCount
 		if err := rows.Scan(&d.Day, &d.Live, &d.New); err != nil {
-			return st, fmt.Errorf("daily stats: %w", err)
+			return st, fmt.Errorf("daily stats: %w", s.blameQuery(ctx, err))
 		}
 		d.Day = d.Day.UTC()
 		st.Days = append(st.Days, d)
 	}
 	if err := rows.Err(); err != nil {
-		return st, fmt.Errorf("daily stats: %w", err)
+		return st, fmt.Errorf("daily stats: %w", s.blameQuery(ctx, err))
 	}
 	return st, nil
 }
@@ -110,7 +110,7 @@ func (s *Store) Stats(ctx context.Context) (observer.Stats, error) {
 func (s *Store) RecentTransitions(ctx context.Context, now time.Time, limit int) ([]observer.Transition, error) {
 	rows, err := s.db.QueryContext(ctx, sqlFile("recent_transitions.sql"), max(limit, 0), now.UTC())
 	if err != nil {
-		return nil, fmt.Errorf("recent transitions: %w", err)
+		return nil, fmt.Errorf("recent transitions: %w", s.blameQuery(ctx, err))
 	}
 	defer rows.Close()
 	var out []observer.Transition
@@ -118,13 +118,13 @@ func (s *Store) RecentTransitions(ctx context.Context, now time.Time, limit int)
 		var t observer.Transition
 		var from, to, movedTo sql.NullString
 		if err := rows.Scan(&t.Host, &from, &to, &t.At, &movedTo); err != nil {
-			return nil, fmt.Errorf("recent transitions: %w", err)
+			return nil, fmt.Errorf("recent transitions: %w", s.blameQuery(ctx, err))
 		}
 		t.From, t.To, t.MovedTo, t.At = observer.State(from.String), observer.State(to.String), movedTo.String, t.At.UTC()
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("recent transitions: %w", err)
+		return nil, fmt.Errorf("recent transitions: %w", s.blameQuery(ctx, err))
 	}
 	return out, nil
 }

@@ -436,6 +436,10 @@ func TestRetiredFilesOutliveDerivations(t *testing.T) {
 	if err := readAll(); err == nil || !strings.Contains(err.Error(), "newer derivations") || !strings.Contains(err.Error(), "run it again") {
 		t.Fatalf("the reader of generation 1 after its files were collected: %v", err)
 	}
+	// So do the build's own reads.
+	if _, err := reader.Stats(context.Background()); err == nil || !strings.Contains(err.Error(), "newer derivations") {
+		t.Fatalf("Stats of the reader of generation 1 after its files were collected: %v", err)
+	}
 }
 
 // data/derived is a cache of the snapshots: a damaged file in it is rebuilt
