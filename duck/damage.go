@@ -39,11 +39,12 @@ type rowQueryer interface {
 }
 
 // readsWhole decodes every column of every row of the Parquet file at path
-// (hashing each whole row keeps DuckDB from skipping any column), which
-// fails for a damaged page.
+// (hashing all its columns, as hash's arguments, keeps DuckDB from skipping
+// any; a table alias would lose to a column of the same name), which fails
+// for a damaged page.
 func readsWhole(ctx context.Context, q rowQueryer, path string) error {
-	var ok bool
-	return q.QueryRowContext(ctx, "SELECT max(hash(f)) IS NOT NULL FROM read_parquet("+sqlString(path)+") f").Scan(&ok)
+	var h any
+	return q.QueryRowContext(ctx, "SELECT max(hash(*COLUMNS(*))) FROM read_parquet("+sqlString(path)+")").Scan(&h)
 }
 
 // damagedFileError is a Parquet file of the data directory that cannot be
@@ -157,10 +158,16 @@ func (s *Store) blameQuery(ctx context.Context, err error) error {
 	return blameDamaged(ctx, s.db, s.parquetInUse(), err)
 }
 
-// parquetInUse lists, as absolute paths, every snapshot file and the
-// derived files of the manifest in force: what the views read.
+// parquetInUse lists, as absolute paths, the derived files of the manifest
+// in force and every snapshot file: what the views read. The derived files
+// come first: few, and what most of a build reads.
 func (s *Store) parquetInUse() []string {
 	var out []string
+	if m, err := s.readManifest(); err == nil && m != nil {
+		for _, f := range m.files() {
+			out = append(out, s.derivedPath(f))
+		}
+	}
 	for _, kind := range []string{ChecksDir, DiscoveriesDir, PassesDir} {
 		files, err := s.listSnapshots(kind)
 		if err != nil {
@@ -168,11 +175,6 @@ func (s *Store) parquetInUse() []string {
 		}
 		for _, f := range files {
 			out = append(out, s.snapshotPath(f))
-		}
-	}
-	if m, err := s.readManifest(); err == nil && m != nil {
-		for _, f := range m.files() {
-			out = append(out, s.derivedPath(f))
 		}
 	}
 	return out

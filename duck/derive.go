@@ -217,16 +217,18 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	return rep, nil
 }
 
-// clearInTheWay removes what is at path unless it is, or links to, the
-// type want (fs.FileMode.Type: 0 for a regular file, fs.ModeDir for a
-// directory), with a warning. A link to the right type stays: an operator
+// clearInTheWay removes what is at path unless it is the type want
+// (fs.FileMode.Type: 0 for a regular file, fs.ModeDir for a directory), or
+// a link to a directory where one is wanted, with a warning: an operator
 // may keep derived/transitions on another disk.
 func (s *Store) clearInTheWay(path string, want fs.FileMode) {
 	info, err := os.Lstat(path)
 	if err != nil || info.Mode().Type() == want {
 		return
 	}
-	if target, err := os.Stat(path); err == nil && target.Mode().Type() == want {
+	// Not the lock file's: locking it writes into it, which through a
+	// link would be into whatever file it names.
+	if target, err := os.Stat(path); err == nil && want == fs.ModeDir && target.Mode().Type() == want {
 		return
 	}
 	s.log.Warn("derive: removing what stands where the derived state's own file or directory belongs", "path", path, "mode", info.Mode().String())
@@ -320,6 +322,10 @@ func (s *Store) planDerivation(ctx context.Context, st config.State, wantFull bo
 	}
 	if plan.sizes, err = s.snapshotSizes(plan.checks, plan.discoveries, plan.passes); err != nil {
 		return plan, err
+	}
+	// A file moved away since it was listed is not part of this step.
+	for _, list := range []*[]string{&plan.checks, &plan.discoveries, &plan.passes} {
+		*list = slices.DeleteFunc(*list, func(f string) bool { _, ok := plan.sizes[f]; return !ok })
 	}
 	switch {
 	case plan.full:

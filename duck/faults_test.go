@@ -618,7 +618,24 @@ func TestWhatStandsInTheDerivedStatesWayIsCleared(t *testing.T) {
 	if info, err := os.Lstat(filepath.Join(derived, "live_events")); err != nil || info.Mode().Type() != fs.ModeSymlink {
 		t.Fatalf("the linked live_events directory: %v %v", info, err)
 	}
-	views(t, s, t0.Add(2*day))
+	// A link where the lock file belongs is removed, not locked: taking
+	// the lock writes the pid into the file, which would be the link's.
+	precious := filepath.Join(t.TempDir(), "precious")
+	if err := os.WriteFile(precious, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(derived, ".lock")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(precious, filepath.Join(derived, ".lock")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s, "p2", []ev{fail("a.example", 2*day)})
+	derive(t, s, config.State{}, false)
+	if b, err := os.ReadFile(precious); err != nil || string(b) != "keep me\n" {
+		t.Fatalf("the file a link at .lock named: %q %v", b, err)
+	}
+	views(t, s, t0.Add(3*day))
 	if got := strings.Join(transitionsOf(t, s, "a.example"), ","); got != "discovered>live d0,live>dying d1" {
 		t.Fatalf("a.example's transitions: %s", got)
 	}
