@@ -90,9 +90,10 @@ func TestUntitledPagesAreNamedAfterTheirPath(t *testing.T) {
 		"content/notes.md":         "notes\n",
 		"content/docs/guide.md":    "guide\n",
 		"content/titled/_index.md": "---\ntitle: Kept\n---\nkept\n",
+		"content/a/b/_index.md":    "nested\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
-	if got, want := read(t, filepath.Join(out, "index.html")), "[Kept][blog][docs][guide][notes]"; got != want {
+	if got, want := read(t, filepath.Join(out, "index.html")), "[Kept][b][blog][docs][guide][notes]"; got != want {
 		t.Errorf("titles %s, want %s", got, want)
 	}
 }

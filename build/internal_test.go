@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -545,6 +546,27 @@ func TestMostGivenBreaksTiesWithoutMapOrder(t *testing.T) {
 				t.Errorf("mostGiven(%v) = %q, want %q", c.counts, got, c.want)
 				break
 			}
+		}
+	}
+}
+
+// Only a directory's EINVAL or ENOTSUP (file systems that cannot sync
+// directories) is taken as synced; a file's, or another error, fails the
+// build before the swap.
+func TestSyncRefusalIsDoneOnlyForDirectories(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		isDir bool
+		want  bool
+	}{
+		{&os.PathError{Op: "sync", Path: "d", Err: syscall.EINVAL}, true, true},
+		{&os.PathError{Op: "sync", Path: "d", Err: syscall.ENOTSUP}, true, true},
+		{&os.PathError{Op: "sync", Path: "f", Err: syscall.EINVAL}, false, false},
+		{&os.PathError{Op: "sync", Path: "d", Err: syscall.EIO}, true, false},
+		{nil, true, false},
+	} {
+		if got := syncRefusalIsDone(c.err, c.isDir); got != c.want {
+			t.Errorf("syncRefusalIsDone(%v, dir %v) = %v, want %v", c.err, c.isDir, got, c.want)
 		}
 	}
 }

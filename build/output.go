@@ -427,12 +427,16 @@ func syncPath(p string) error {
 	}
 	defer f.Close()
 	err = f.Sync()
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
-		if info, serr := f.Stat(); serr == nil && info.IsDir() {
-			return nil
-		}
+	if info, serr := f.Stat(); serr == nil && syncRefusalIsDone(err, info.IsDir()) {
+		return nil
 	}
 	return err
+}
+
+// syncRefusalIsDone reports whether err, from syncing a directory (isDir)
+// or a file, is a file system's refusal to sync directories at all.
+func syncRefusalIsDone(err error, isDir bool) bool {
+	return isDir && (errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP))
 }
 
 func (o *output) countRemoved() error {
