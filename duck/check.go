@@ -279,20 +279,33 @@ func nullsError(file, column string, n int64) error {
 // directory of hundreds of snapshots says nothing of which to remove. It
 // reads each footer alone until one fails.
 func blameFile(ctx context.Context, conn *sql.Conn, abs []string, err error) error {
-	msg := err.Error()
-	for _, f := range abs {
-		if strings.Contains(msg, f) {
-			return err
-		}
-	}
-	for _, f := range abs {
-		if ctx.Err() != nil {
-			return err
-		}
+	f, ferr := firstFailing(ctx, abs, err.Error(), func(f string) error {
 		var n int64
-		if ferr := conn.QueryRowContext(ctx, "SELECT count(*) FROM parquet_schema("+sqlString(f)+")").Scan(&n); ferr != nil {
-			return fmt.Errorf("%s: %w", f, ferr)
-		}
+		return conn.QueryRowContext(ctx, "SELECT count(*) FROM parquet_schema("+sqlString(f)+")").Scan(&n)
+	})
+	if f != "" {
+		return fmt.Errorf("%s: %w", f, ferr)
 	}
 	return err
+}
+
+// firstFailing is the first of paths for which try fails, with try's error,
+// trying them one at a time: the file behind an error from reading them all
+// at once. It is "" when msg, that error's message, names one of them
+// already (DuckDB named it), when ctx is done, or when none fails alone.
+func firstFailing(ctx context.Context, paths []string, msg string, try func(path string) error) (string, error) {
+	for _, p := range paths {
+		if strings.Contains(msg, p) {
+			return "", nil
+		}
+	}
+	for _, p := range paths {
+		if ctx.Err() != nil {
+			return "", nil
+		}
+		if err := try(p); err != nil {
+			return p, err
+		}
+	}
+	return "", nil
 }

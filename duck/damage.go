@@ -70,26 +70,16 @@ func blameDamaged(ctx context.Context, q rowQueryer, paths []string, err error) 
 		return nil
 	}
 	short := shortText(err)
-	keep := fmt.Errorf("%s%w", short, errorsOnly{err})
-	if ctx.Err() != nil {
-		return keep
-	}
-	for _, p := range paths {
-		if strings.Contains(short, p) {
-			return keep
+	p, ferr := firstFailing(ctx, paths, short, func(p string) error {
+		if err := readsWhole(ctx, q, p); err != nil && ctx.Err() == nil && looksDamaged(err) {
+			return err
 		}
+		return nil
+	})
+	if p != "" {
+		return &damagedFileError{path: p, cause: shortText(ferr)}
 	}
-	for _, p := range paths {
-		if ferr := readsWhole(ctx, q, p); ferr != nil {
-			if ctx.Err() != nil {
-				return keep
-			}
-			if looksDamaged(ferr) {
-				return &damagedFileError{path: p, cause: shortText(ferr)}
-			}
-		}
-	}
-	return keep
+	return fmt.Errorf("%s%w", short, errorsOnly{err})
 }
 
 // errorsOnly wraps an error for errors.Is and errors.As without adding to

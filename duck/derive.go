@@ -327,6 +327,10 @@ func (s *Store) planDerivation(ctx context.Context, st config.State, wantFull bo
 	for _, list := range []*[]string{&plan.checks, &plan.discoveries, &plan.passes} {
 		*list = slices.DeleteFunc(*list, func(f string) bool { _, ok := plan.sizes[f]; return !ok })
 	}
+	var changed string
+	if old != nil {
+		changed = changedSnapshot(old, plan.sizes)
+	}
 	switch {
 	case plan.full:
 	case old == nil && rep.FullReason != "":
@@ -335,8 +339,8 @@ func (s *Store) planDerivation(ctx context.Context, st config.State, wantFull bo
 		plan.full, rep.FullReason = true, "no previous derivation"
 	case old.Rules != plan.rules:
 		plan.full, rep.FullReason = true, "state thresholds or the state's schema changed"
-	case changedSnapshot(old, plan.sizes) != "":
-		plan.full, rep.FullReason = true, changedSnapshot(old, plan.sizes)
+	case changed != "":
+		plan.full, rep.FullReason = true, changed
 		s.log.Warn("derive: rebuilding the derived state from the snapshots", "reason", rep.FullReason)
 	default:
 		// data/derived is a cache of the snapshots: a damaged file of it (a
