@@ -55,3 +55,10 @@ func WindowByHost(o DeriveOptions) DeriveOptions {
 	o.windowByHost = true
 	return o
 }
+
+// AliveDaysAsBitstring makes fold_hosts keep each host's alive days as a
+// bitstring, as it does when a step's checks span more than 63 days.
+func AliveDaysAsBitstring(o DeriveOptions) DeriveOptions {
+	o.aliveDaysBitstring = true
+	return o
+}

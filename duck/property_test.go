@@ -219,6 +219,10 @@ func TestIncrementalEqualsFull(t *testing.T) {
 					// fold the same.
 					deriveWith(s, duck.WindowByHost(duck.WindowOnly(duck.DeriveOptions{State: tc.st, Full: true})))
 					compareDumps(t, fmt.Sprintf("after day %d, every host windowed by host name", d), full, dump(t, s, dir))
+					// The alive days as a bitstring, as for a step of more
+					// than 63 days, must fold the same as a BIGINT's bits.
+					deriveWith(s, duck.AliveDaysAsBitstring(duck.DeriveOptions{State: tc.st, Full: true}))
+					compareDumps(t, fmt.Sprintf("after day %d, alive days as a bitstring", d), full, dump(t, s, dir))
 				}
 			}
 			// Both folds must have had hosts to agree on.
@@ -254,4 +258,47 @@ func TestChecksSpanningYears(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareDumps(t, "spanning years", got, dump(t, s, dir))
+}
+
+// TestAliveDaysOverSpans: the alive days are a BIGINT's bits up to 63 days
+// and a bitstring beyond (or when a test asks for one); both must find the
+// gap in the live list that sends a host to the windowed fold, and must
+// fold as the windowed fold does. A 63-day span sets bit 62, the highest
+// the BIGINT has.
+func TestAliveDaysOverSpans(t *testing.T) {
+	st := config.Default().State
+	for _, tc := range []struct {
+		days      int
+		bitstring bool
+	}{{63, false}, {63, true}, {64, false}, {400, false}} {
+		t.Run(fmt.Sprintf("%d_days_bitstring_%v", tc.days, tc.bitstring), func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir)
+			// gapped is alive on days 0-2, then not until day 11: eight
+			// days after day 2, past the seven-day live window.
+			gapAfter := 3
+			write(t, s, "p0", concat(
+				[]ev{discover("steady.example", 0), discover("gapped.example", 0)},
+				series(alive, "steady.example", 12*time.Hour, day, tc.days),
+				series(alive, "gapped.example", 12*time.Hour, day, gapAfter),
+				series(alive, "gapped.example", time.Duration(gapAfter+8-1)*day+12*time.Hour, day, tc.days-(gapAfter+8-1)),
+			))
+			o := duck.DeriveOptions{State: st, Full: true}
+			if tc.bitstring {
+				o = duck.AliveDaysAsBitstring(o)
+			}
+			rep, err := s.Derive(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Windowless != 1 || rep.Windowed != 1 {
+				t.Fatalf("windowless %d, windowed %d; want steady.example without windows and gapped.example with", rep.Windowless, rep.Windowed)
+			}
+			got := dump(t, s, dir)
+			if _, err := s.Derive(context.Background(), duck.WindowOnly(duck.DeriveOptions{State: st, Full: true})); err != nil {
+				t.Fatal(err)
+			}
+			compareDumps(t, "every host windowed", got, dump(t, s, dir))
+		})
+	}
 }

@@ -10,8 +10,9 @@
 --
 -- alive_days has a bit per day of the step's checks, set on the days with an
 -- alive check, so a gap of more than live_days days between two alive checks
--- shows as a run of zeros without ordering the checks. Derive makes it NULL
--- when the checks span years (a bit per day per host would not fit in
+-- shows as a run of zeros without ordering the checks. It is a BIGINT's bits
+-- when the checks span at most 63 days, a bitstring up to a few years
+-- (hostParams), and NULL beyond (a bit per day per host would not fit in
 -- memory), which sends every alive host with a long run to the windowed
 -- fold instead.
 --

@@ -51,7 +51,7 @@ WITH classed AS (
         END AS crossed_at,
         class = 'A' AND opens_live_stretch(first_checked_at, prev_alive) AS first_breaks,
         class = 'A' AND last_alive_at::DATE - first_alive_at::DATE > {{live_days}}
-            AND contains(trim(alive_days::VARCHAR, '0'), repeat('0', {{live_days}})) AS gap_inside
+            AND contains(trim({{alive_bits}}, '0'), repeat('0', {{live_days}})) AS gap_inside
     FROM placed
 ), r AS (
     SELECT *,
