@@ -706,15 +706,16 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 			return nil, err
 		}
 	}
-	for _, name := range []string{"fold_edges", "fold_windowless"} {
-		if err := exec(name, params.Replace(hostParams.Replace(sqlFile(name+".sql")))); err != nil {
-			return nil, err
-		}
+	if err := exec("fold_edges", sqlFile("fold_edges.sql")); err != nil {
+		return nil, err
 	}
 	// From here on fold_edges stands in for fold_hosts (it repeats its rows),
 	// and a million hosts' aggregates held while the state is written are
 	// what pushed the full derivation's peak over 1.5 GiB.
 	if err := exec("free fold_hosts", "DROP TABLE fold_hosts"); err != nil {
+		return nil, err
+	}
+	if err := exec("fold_windowless", params.Replace(hostParams.Replace(sqlFile("fold_windowless.sql")))); err != nil {
 		return nil, err
 	}
 

@@ -19,14 +19,15 @@
 -- The checks are aggregated by host and outcome first, with plain
 -- aggregates, and those few rows per host by host: over every check of the
 -- benchmark's full derivation the FILTERed aggregates cost a third more
--- than this.
+-- than this. (The one FILTER left over every check, for the peers fetches,
+-- took 0.06 s less than the same as a CASE.)
 CREATE OR REPLACE TEMP TABLE fold_hosts AS
 WITH by_outcome AS (
     SELECT host, outcome,
         count(*) AS checks,
         min(checked_at) AS first_at,
         max(checked_at) AS last_at,
-        max(CASE WHEN peers_fetched OR coalesce(peers_not_modified, false) THEN checked_at END) AS last_peers_at,
+        max(checked_at) FILTER (WHERE peers_fetched OR peers_not_modified) AS last_peers_at,
         {{alive_days}} AS alive_days
     FROM fold_checks
     GROUP BY host, outcome

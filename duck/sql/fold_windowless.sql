@@ -80,5 +80,5 @@ SELECT host,
 FROM r;
 
 CREATE OR REPLACE TEMP TABLE fold_window_hosts AS
-SELECT host FROM fold_hosts
+SELECT host FROM fold_edges
 WHERE host NOT IN (SELECT host FROM fold_windowless_runs)
