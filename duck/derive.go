@@ -759,9 +759,9 @@ func (s *Store) hostParams(ctx context.Context, conn *sql.Conn, opts DeriveOptio
 		windowless = "false"
 	}
 	// Day i of the span (from its first midnight, so never negative) is
-	// bit i. A host's non-alive checks get bits too; fold_hosts keeps only
-	// its alive checks' (a FILTER on the outcome there is cheaper than a
-	// CASE on every check here).
+	// bit i. A host's non-alive checks get bits too: fold_hosts keeps only
+	// its alive checks' by a FILTER on its few rows per host, where a CASE
+	// here would be evaluated on every check.
 	day := fmt.Sprintf("((epoch_us(checked_at) - %d) // %d)", firstDayUs, (24 * time.Hour).Microseconds())
 	aliveDays, aliveBits := "bit_or(1::BIGINT << "+day+")", "bin(alive_days)"
 	switch {
