@@ -823,58 +823,66 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 	if err != nil {
 		return files, err
 	}
+	// foldBucket folds the checks view selects into fold_window_states.
+	foldBucket := func(view string) error {
+		if err := exec("bucket", "CREATE OR REPLACE TEMP VIEW bucket_checks AS "+view); err != nil {
+			return err
+		}
+		if err := exec("fold_runs", windowKey.Replace(params.Replace(sqlFile("fold_runs.sql")))); err != nil {
+			return err
+		}
+		if err := exec("fold_runs", "CREATE OR REPLACE TEMP TABLE fold_bucket_runs AS SELECT * FROM fold_runs"); err != nil {
+			return err
+		}
+		return exec("window_states", sqlFile("window_states.sql"))
+	}
 	perBucket := opts.foldBucketChecks
 	if perBucket <= 0 {
 		perBucket = defaultFoldBucketChecks
 	}
-	buckets := max(1, (windowChecks+perBucket-1)/perBucket)
-	var split string
-	if buckets > 1 {
-		split = s.path(TmpDir, fmt.Sprintf("%d-split-window-checks", os.Getpid()))
-		files = append(files, split)
-		os.RemoveAll(split)
-		query := strings.NewReplacer("{{input}}", "window_checks_all", "{{buckets}}", strconv.FormatInt(buckets, 10)).Replace(sqlFile("fold_bucket.sql"))
-		// Uncompressed: the parts are read back once, soon.
-		if err := exec("bucket split", fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION uncompressed, PARTITION_BY (bucket))",
-			query, sqlString(filepath.ToSlash(split)))); err != nil {
+	if buckets := (windowChecks + perBucket - 1) / perBucket; buckets > 1 {
+		files, err = s.foldWindowedBuckets(exec, foldBucket, buckets)
+		if err != nil {
+			return files, err
+		}
+	} else {
+		if err := foldBucket("SELECT * FROM window_checks_all"); err != nil {
+			return files, err
+		}
+		if err := exec("window_states", "CREATE OR REPLACE TEMP TABLE fold_window_run_states AS SELECT * FROM fold_window_states"); err != nil {
 			return files, err
 		}
 	}
+	// The last bucket's runs are in fold_window_run_states now.
+	if err := exec("free fold_bucket_runs", "DROP TABLE fold_bucket_runs"); err != nil {
+		return files, err
+	}
+	return files, nil
+}
+
+// foldWindowedBuckets splits the windowed fold's checks into buckets of
+// hosts (files under data/tmp), folds each with foldBucket, keeps each
+// bucket's run states in a file of its own and defines
+// fold_window_run_states over them. It returns the temporary files it wrote.
+func (s *Store) foldWindowedBuckets(exec func(what, query string) error, foldBucket func(view string) error,
+	buckets int64) (files []string, err error) {
+	split := s.path(TmpDir, fmt.Sprintf("%d-split-window-checks", os.Getpid()))
+	files = append(files, split)
+	os.RemoveAll(split)
+	query := strings.NewReplacer("{{input}}", "window_checks_all", "{{buckets}}", strconv.FormatInt(buckets, 10)).Replace(sqlFile("fold_bucket.sql"))
+	// Uncompressed: the parts are read back once, soon.
+	if err := exec("bucket split", fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION uncompressed, PARTITION_BY (bucket))",
+		query, sqlString(filepath.ToSlash(split)))); err != nil {
+		return files, err
+	}
 	var parts []string
 	for b := range buckets {
-		view := "SELECT * FROM window_checks_all"
-		if buckets > 1 {
-			view = "SELECT * FROM window_checks_all WHERE false" // an empty bucket has no files
-			bucket := filepath.Join(split, fmt.Sprintf("bucket=%d", b))
-			names, err := parquetFiles(bucket)
-			if err != nil {
-				return files, fmt.Errorf("derive (bucket): %w", err)
-			}
-			if len(names) > 0 {
-				paths := make([]string, len(names))
-				for i, n := range names {
-					paths[i] = filepath.ToSlash(filepath.Join(bucket, n))
-				}
-				view = fmt.Sprintf("SELECT * FROM read_parquet(%s, hive_partitioning = false)", sqlList(paths))
-			}
-		}
-		if err := exec("bucket", "CREATE OR REPLACE TEMP VIEW bucket_checks AS "+view); err != nil {
+		view, err := bucketView(filepath.Join(split, fmt.Sprintf("bucket=%d", b)))
+		if err != nil {
 			return files, err
 		}
-		if err := exec("fold_runs", windowKey.Replace(params.Replace(sqlFile("fold_runs.sql")))); err != nil {
+		if err := foldBucket(view); err != nil {
 			return files, err
-		}
-		if err := exec("fold_runs", "CREATE OR REPLACE TEMP TABLE fold_bucket_runs AS SELECT * FROM fold_runs"); err != nil {
-			return files, err
-		}
-		if err := exec("window_states", sqlFile("window_states.sql")); err != nil {
-			return files, err
-		}
-		if buckets == 1 {
-			if err := exec("window_states", "CREATE OR REPLACE TEMP TABLE fold_window_run_states AS SELECT * FROM fold_window_states"); err != nil {
-				return files, err
-			}
-			break
 		}
 		part := s.path(TmpDir, fmt.Sprintf("%d-part-runs-%04d.parquet", os.Getpid(), b))
 		files = append(files, part)
@@ -885,17 +893,25 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 		}
 		parts = append(parts, filepath.ToSlash(part))
 	}
-	if buckets > 1 {
-		if err := exec("window_states", fmt.Sprintf("CREATE OR REPLACE TEMP VIEW fold_window_run_states AS SELECT * FROM read_parquet(%s)",
-			sqlList(parts))); err != nil {
-			return files, err
-		}
+	return files, exec("window_states", fmt.Sprintf("CREATE OR REPLACE TEMP VIEW fold_window_run_states AS SELECT * FROM read_parquet(%s)",
+		sqlList(parts)))
+}
+
+// bucketView selects the checks of the bucket written under dir, or none
+// when the bucket is empty (no host hashed to it, so no file).
+func bucketView(dir string) (string, error) {
+	names, err := parquetFiles(dir)
+	if err != nil {
+		return "", fmt.Errorf("derive (bucket): %w", err)
 	}
-	// The last bucket's runs are in fold_window_run_states now.
-	if err := exec("free fold_bucket_runs", "DROP TABLE fold_bucket_runs"); err != nil {
-		return files, err
+	if len(names) == 0 {
+		return "SELECT * FROM window_checks_all WHERE false", nil
 	}
-	return files, nil
+	paths := make([]string, len(names))
+	for i, n := range names {
+		paths[i] = filepath.ToSlash(filepath.Join(dir, n))
+	}
+	return fmt.Sprintf("SELECT * FROM read_parquet(%s, hive_partitioning = false)", sqlList(paths)), nil
 }
 
 // windowKey chooses what the windowed fold partitions its checks by: a
