@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fediverse-observer/observer/build"
+	"github.com/fediverse-observer/observer/build/buildtest"
 )
 
 // A partial that includes itself, directly or through another, fails the
@@ -25,7 +26,7 @@ func TestRecursivePartialIsAnError(t *testing.T) {
 		for k, v := range partials {
 			files[k] = v
 		}
-		_, _, err := run(t, writeTree(t, t.TempDir(), files), testConfig(), smallData())
+		_, _, err := run(t, buildtest.WriteTree(t, t.TempDir(), files), testConfig(), smallData())
 		if err == nil {
 			t.Fatalf("%s: built", name)
 		}
@@ -39,7 +40,7 @@ func TestRecursivePartialIsAnError(t *testing.T) {
 		}
 	}
 	// Nesting that ends is fine.
-	site := writeTree(t, t.TempDir(), map[string]string{
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"layouts/page.html":            `<p>{{ partial "count.html" 50 }}</p>`,
 		"layouts/_partials/count.html": `{{ if gt . 0 }}{{ partial "count.html" (sub . 1) }}{{ else }}bottom{{ end }}`,
 		"content/a.md":                 "---\ntitle: A\n---\na\n",
@@ -70,7 +71,7 @@ func TestFrontMatterErrorsNameTheLine(t *testing.T) {
 		{"+++\ntitle = \"A\"\n\"weight\" = 1.5\n+++\n", "content/x.md:3: front matter weight: want a whole number, got 1.5"},
 		{"+++\ntitle = \"A\"\nsite.weight = 1\n\"draft\" = \"no\"\n+++\n", `content/x.md:4: front matter draft: want true or false, got "no"`},
 	} {
-		_, _, err := run(t, writeTree(t, t.TempDir(), map[string]string{"content/x.md": c.src}), testConfig(), smallData())
+		_, _, err := run(t, buildtest.WriteTree(t, t.TempDir(), map[string]string{"content/x.md": c.src}), testConfig(), smallData())
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.ContainsAny(err.Error(), "\r\n") {
 			t.Errorf("%q: %q, want one line with %q", c.src, err, c.want)
 		}
@@ -101,16 +102,18 @@ func TestInputDirectoriesThatAreNotDirectories(t *testing.T) {
 		setup       func(t *testing.T, site string)
 		want        string
 	}{
-		{"layouts file", "default", func(t *testing.T, site string) { writeTree(t, site, map[string]string{"layouts": "x"}) }, "layouts: not a directory"},
-		{"static file", "default", func(t *testing.T, site string) { writeTree(t, site, map[string]string{"static": "x"}) }, "static: not a directory"},
+		{"layouts file", "default", func(t *testing.T, site string) { buildtest.WriteTree(t, site, map[string]string{"layouts": "x"}) }, "layouts: not a directory"},
+		{"static file", "default", func(t *testing.T, site string) { buildtest.WriteTree(t, site, map[string]string{"static": "x"}) }, "static: not a directory"},
 		{"theme layouts file", "default", func(t *testing.T, site string) {
-			writeTree(t, site, map[string]string{"themes/default/static/x.css": "x", "themes/default/layouts": "x"})
+			buildtest.WriteTree(t, site, map[string]string{"themes/default/static/x.css": "x", "themes/default/layouts": "x"})
 		}, "themes/default/layouts: not a directory"},
 		{"theme static file", "mine", func(t *testing.T, site string) {
-			writeTree(t, site, mine)
-			writeTree(t, site, map[string]string{"themes/mine/static": "x"})
+			buildtest.WriteTree(t, site, mine)
+			buildtest.WriteTree(t, site, map[string]string{"themes/mine/static": "x"})
 		}, "themes/mine/static: not a directory"},
-		{"theme file", "default", func(t *testing.T, site string) { writeTree(t, site, map[string]string{"themes/default": "x"}) }, "themes/default: not a directory"},
+		{"theme file", "default", func(t *testing.T, site string) {
+			buildtest.WriteTree(t, site, map[string]string{"themes/default": "x"})
+		}, "themes/default: not a directory"},
 		{"dangling layouts link", "default", func(t *testing.T, site string) {
 			symlink(t, filepath.Join(site, "nowhere"), filepath.Join(site, "layouts"))
 		}, "layouts: a symbolic link to something that does not exist"},
@@ -141,7 +144,7 @@ func TestLinksInsideInputsAreRefused(t *testing.T) {
 		{"themes/default/layouts/page.html", "other/page.html"},
 		{"themes/default/static/x.css", "other/page.html"},
 	} {
-		site := writeTree(t, t.TempDir(), map[string]string{
+		site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 			"other/page.html": "<p>linked</p>", "other/about.md": "about",
 			"content/a.md": "a", "layouts/404.html": "404", "static/s.txt": "s",
 			"themes/default/layouts/live.html": "live", "themes/default/static/y.css": "y",
@@ -158,7 +161,7 @@ func TestLinksInsideInputsAreRefused(t *testing.T) {
 	}
 	// Hidden entries stay ignored, links among them: editors leave lock
 	// files such as .#page.html that are links to nowhere.
-	site := writeTree(t, t.TempDir(), map[string]string{"content/a.md": "a"})
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{"content/a.md": "a"})
 	symlink(t, "user@host.1234", filepath.Join(site, "layouts", ".#page.html"))
 	symlink(t, "user@host.1234", filepath.Join(site, "content", ".#a.md"))
 	mustBuild(t, site, testConfig(), smallData())
@@ -176,14 +179,14 @@ func TestPageLayoutErrors(t *testing.T) {
 		{"layout: baseof", `build: content/bad.md: front matter layout "baseof": baseof.html is the frame`},
 		{"layout: _partials/footer.html", `build: content/bad.md: front matter layout "_partials/footer.html": a layout is a file directly in layouts/`},
 	} {
-		site := writeTree(t, t.TempDir(), map[string]string{"content/bad.md": "---\n" + c.fm + "\n---\nbad\n"})
+		site := buildtest.WriteTree(t, t.TempDir(), map[string]string{"content/bad.md": "---\n" + c.fm + "\n---\nbad\n"})
 		if _, _, err := run(t, site, testConfig(), smallData()); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.fm, err, c.want)
 		}
 	}
 	// "wide" names layouts/wide.html, as in Hugo, and the key is
 	// case-insensitive like the other known keys.
-	site := writeTree(t, t.TempDir(), map[string]string{
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"layouts/wide.html": "<p>wide {{ .Page.Title }}</p>",
 		"content/a.md":      "---\ntitle: A\nlayout: wide\n---\na\n",
 		"content/b.md":      "---\ntitle: B\nLayout: wide.html\n---\nb\n",
@@ -196,14 +199,14 @@ func TestPageLayoutErrors(t *testing.T) {
 // The home page's layout can be named in content/_index.md like any
 // page's (it was ignored), and a missing one is reported as for any page.
 func TestHomePageLayout(t *testing.T) {
-	site := writeTree(t, t.TempDir(), map[string]string{
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"layouts/landing.html": "<p>landing {{ .Page.Title }}</p>",
 		"content/_index.md":    "---\ntitle: Hello\nlayout: landing\n---\nintro\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	assertContains(t, "index.html", read(t, filepath.Join(out, "index.html")), "<p>landing Hello</p>")
 
-	site = writeTree(t, t.TempDir(), map[string]string{"content/_index.md": "---\nlayout: nope\n---\nintro\n"})
+	site = buildtest.WriteTree(t, t.TempDir(), map[string]string{"content/_index.md": "---\nlayout: nope\n---\nintro\n"})
 	want := `build: content/_index.md: front matter layout "nope": no layouts/nope.html in the site or theme`
 	if _, _, err := run(t, site, testConfig(), smallData()); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("%v, want %q", err, want)
@@ -219,7 +222,7 @@ func TestContentThatIsNotADirectory(t *testing.T) {
 		setup func(t *testing.T, site string)
 		want  string
 	}{
-		{"file", func(t *testing.T, site string) { writeTree(t, site, map[string]string{"content": "x"}) }, "build: content: not a directory"},
+		{"file", func(t *testing.T, site string) { buildtest.WriteTree(t, site, map[string]string{"content": "x"}) }, "build: content: not a directory"},
 		{"dangling link", func(t *testing.T, site string) {
 			symlink(t, filepath.Join(site, "nowhere"), filepath.Join(site, "content"))
 		}, "build: content: a symbolic link to something that does not exist"},
@@ -244,7 +247,7 @@ func TestContentThatIsNotADirectory(t *testing.T) {
 func TestMarkdownNotNamedMdIsRefused(t *testing.T) {
 	for _, name := range []string{"Post.MD", "notes.markdown", "docs/x.Md"} {
 		site := t.TempDir()
-		writeTree(t, site, map[string]string{"content/" + name: "---\ntitle: secret\ndraft: true\n---\nnot yet\n"})
+		buildtest.WriteTree(t, site, map[string]string{"content/" + name: "---\ntitle: secret\ndraft: true\n---\nnot yet\n"})
 		_, _, err := run(t, site, testConfig(), smallData())
 		if err == nil || !strings.Contains(err.Error(), "content/"+name) || !strings.Contains(err.Error(), ".md") {
 			t.Errorf("%s: %v, want an error naming it", name, err)
@@ -283,12 +286,12 @@ func TestMainWithoutBaseofIsAnError(t *testing.T) {
 	cfg := testConfig()
 	cfg.Site.Theme = "mine"
 	want := `build: themes/mine/layouts/home.html defines "main", but there is no baseof.html to wrap it in (looked in themes/mine/layouts)`
-	if _, _, err := run(t, writeTree(t, t.TempDir(), files), cfg, smallData()); err == nil || err.Error() != want {
+	if _, _, err := run(t, buildtest.WriteTree(t, t.TempDir(), files), cfg, smallData()); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
 	}
 	// A baseof.html in the site's layouts/ does wrap it.
 	files["layouts/baseof.html"] = `<main>{{ block "main" . }}{{ end }}</main>`
-	out, _ := mustBuild(t, writeTree(t, t.TempDir(), files), cfg, smallData())
+	out, _ := mustBuild(t, buildtest.WriteTree(t, t.TempDir(), files), cfg, smallData())
 	if got := read(t, filepath.Join(out, "index.html")); got != "<main>home</main>" {
 		t.Errorf("index.html = %q", got)
 	}
@@ -297,7 +300,7 @@ func TestMainWithoutBaseofIsAnError(t *testing.T) {
 // A theme directory without layouts/ is named in the error about a missing
 // layout, which used to name only the site's layouts/.
 func TestThemeWithoutLayoutsFolder(t *testing.T) {
-	site := writeTree(t, t.TempDir(), map[string]string{
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"themes/mine/static/style.css": "body{}",
 		"layouts/page.html":            "page",
 	})
@@ -325,7 +328,7 @@ func TestLayoutSubfoldersAreRefused(t *testing.T) {
 		{"mine", "themes/mine/layouts/_default/baseof.html", "build: themes/mine/layouts/_default: layouts are files directly in layouts/"},
 		{"default", "layouts/shortcodes/x.txt", "build: layouts/shortcodes: layouts are files directly in layouts/"},
 	} {
-		site := writeTree(t, writeTree(t, t.TempDir(), theme), map[string]string{c.file: "x"})
+		site := buildtest.WriteTree(t, buildtest.WriteTree(t, t.TempDir(), theme), map[string]string{c.file: "x"})
 		cfg := testConfig()
 		cfg.Site.Theme = c.theme
 		if _, _, err := run(t, site, cfg, smallData()); err == nil || !strings.HasPrefix(err.Error(), c.want) {
@@ -334,7 +337,7 @@ func TestLayoutSubfoldersAreRefused(t *testing.T) {
 	}
 	// Subfolders of _partials are fine, and a partial call may name
 	// "partials/x.html" as in Hugo: it is _partials/x.html.
-	site := writeTree(t, t.TempDir(), map[string]string{
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"layouts/page.html":            `<p>{{ partial "partials/sub/x.html" . }}</p>`,
 		"layouts/_partials/sub/x.html": `sub {{ .Page.Title }}`,
 		"content/a.md":                 "---\ntitle: A\n---\na\n",

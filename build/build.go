@@ -2,9 +2,8 @@
 // own Markdown content, through a Hugo-like theme, into a directory of plain
 // files (public/) that any web server can serve. It never talks to the
 // crawler or the database directly; it reads the data through the Data
-// interface, which the caller implements. Serve (serve.go) is the live
-// preview around it: it watches the site's inputs, rebuilds through a
-// callback and serves the output to the operator's browser on loopback.
+// interface, which the caller implements. The live preview around it is
+// package preview.
 package build
 
 import (

@@ -26,21 +26,6 @@ import (
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
-// writeTree writes files (slash paths relative to dir) and returns dir.
-func writeTree(t *testing.T, dir string, files map[string]string) string {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 func testConfig() config.Config {
 	cfg := config.Default()
 	cfg.Site.BaseURL = "https://observer.example.org/"
@@ -111,7 +96,7 @@ func smallData() *buildtest.Fake {
 }
 
 func smallSite(t *testing.T) string {
-	return writeTree(t, t.TempDir(), map[string]string{
+	return buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"content/_index.md": "---\ntitle: Welcome home\n---\nIntro text for **everyone**.\n",
 		"content/about.md": "+++\ntitle = \"About us\"\nweight = 2\nmenu = \"main\"\ncolour = \"blue\"\ndate = 2024-05-01\n+++\n" +
 			"# Big heading\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nSee https://example.org and ~~old~~.[^n]\n\n[^n]: A note.\n\n<div class=\"raw\">raw html</div>\n",
@@ -214,7 +199,7 @@ func readCSV(t *testing.T, path string) [][]string {
 }
 
 func TestUnsafeHTMLAllowed(t *testing.T) {
-	site := writeTree(t, t.TempDir(), map[string]string{"content/raw.md": "<div class=\"raw\">raw html</div>\n"})
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{"content/raw.md": "<div class=\"raw\">raw html</div>\n"})
 	cfg := testConfig()
 	cfg.Site.UnsafeHTML = true
 	out, _ := mustBuild(t, site, cfg, smallData())
@@ -689,25 +674,25 @@ func TestFailedBuildLeavesSiteUntouched(t *testing.T) {
 	}{{
 		name: "execution error in a layout",
 		setup: func() func() {
-			writeTree(t, site, map[string]string{"layouts/home.html": "{{ define \"main\" }}\n<p>ok</p>\n<p>{{ .Page.Nope }}</p>\n{{ end }}\n"})
+			buildtest.WriteTree(t, site, map[string]string{"layouts/home.html": "{{ define \"main\" }}\n<p>ok</p>\n<p>{{ .Page.Nope }}</p>\n{{ end }}\n"})
 			return func() { os.Remove(filepath.Join(site, "layouts", "home.html")) }
 		},
 		want: []string{"layouts/home.html:3:", "<.Page.Nope>"},
 	}, {
 		name: "parse error in a partial",
 		setup: func() func() {
-			writeTree(t, site, map[string]string{"layouts/_partials/footer.html": "<footer>\n{{ if }}\n</footer>"})
+			buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/footer.html": "<footer>\n{{ if }}\n</footer>"})
 			return func() {
-				writeTree(t, site, map[string]string{"layouts/_partials/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`})
+				buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`})
 			}
 		},
 		want: []string{"layouts/_partials/footer.html:2", "missing value for if"},
 	}, {
 		name: "error inside a partial",
 		setup: func() func() {
-			writeTree(t, site, map[string]string{"layouts/_partials/footer.html": "<footer>\n\n{{ index .Site.Pages 99 }}</footer>"})
+			buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/footer.html": "<footer>\n\n{{ index .Site.Pages 99 }}</footer>"})
 			return func() {
-				writeTree(t, site, map[string]string{"layouts/_partials/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`})
+				buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`})
 			}
 		},
 		want: []string{"layouts/_partials/footer.html:3:", "<index .Site.Pages 99>", "index out of range", "baseof.html:"},
@@ -721,14 +706,14 @@ func TestFailedBuildLeavesSiteUntouched(t *testing.T) {
 	}, {
 		name: "bad front matter",
 		setup: func() func() {
-			writeTree(t, site, map[string]string{"content/bad.md": "---\ntitle: [unclosed\n---\nbody"})
+			buildtest.WriteTree(t, site, map[string]string{"content/bad.md": "---\ntitle: [unclosed\n---\nbody"})
 			return func() { os.Remove(filepath.Join(site, "content", "bad.md")) }
 		},
 		want: []string{"content/bad.md", "front matter"},
 	}, {
 		name: "two sources for one file",
 		setup: func() func() {
-			writeTree(t, site, map[string]string{"content/live.md": "clash"})
+			buildtest.WriteTree(t, site, map[string]string{"content/live.md": "clash"})
 			return func() { os.Remove(filepath.Join(site, "content", "live.md")) }
 		},
 		want: []string{"two sources produce live/index.html: ", "content/live.md"},
@@ -786,7 +771,7 @@ func TestThemes(t *testing.T) {
 		"content/about.md":                        "---\ntitle: About\ncolour: green\n---\n",
 		"content/stats.md":                        "---\ntitle: Stats\nlayout: stats.html\n---\n",
 	}
-	site := writeTree(t, t.TempDir(), theme)
+	site := buildtest.WriteTree(t, t.TempDir(), theme)
 	data := smallData()
 	var gotQuery string
 	var gotArgs []any
@@ -831,7 +816,7 @@ func TestThemes(t *testing.T) {
 		t.Errorf("missing layout: err = %v", err)
 	}
 	data.QueryFunc = func(string, ...any) ([]map[string]any, error) { return nil, errors.New("no such table counts") }
-	writeTree(t, site, map[string]string{"themes/plain/layouts/live.html": `{{ define "main" }}{{ end }}`})
+	buildtest.WriteTree(t, site, map[string]string{"themes/plain/layouts/live.html": `{{ define "main" }}{{ end }}`})
 	if _, _, err := run(t, site, cfg, data); err == nil || !strings.Contains(err.Error(), "no such table counts") ||
 		!strings.Contains(err.Error(), "themes/plain/layouts/stats.html:1") {
 		t.Errorf("sql error: err = %v", err)
@@ -840,7 +825,7 @@ func TestThemes(t *testing.T) {
 
 func TestDefaultThemeOverride(t *testing.T) {
 	// A project-level layout replaces one file of the embedded default theme.
-	site := writeTree(t, t.TempDir(), map[string]string{
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"layouts/_partials/instance.html": `<li class="mine">{{ .Host }}</li>`,
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
@@ -888,7 +873,7 @@ func TestWorkedExample(t *testing.T) {
 		t.Fatalf("the worked example has %d code blocks, want 3", len(blocks))
 	}
 	unindent := func(s string) string { return regexp.MustCompile("(?m)^   ").ReplaceAllString(s, "") + "\n" }
-	site := writeTree(t, t.TempDir(), map[string]string{
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"content/top.md":                unindent(blocks[0][1]),
 		"layouts/top.html":              unindent(blocks[1][1]),
 		"layouts/_partials/footer.html": unindent(blocks[2][1]),
@@ -981,14 +966,14 @@ func TestSoftwareFeedIsNamedByMostHosts(t *testing.T) {
 // add, sub and percent work on the data's numbers (int64) and len's (int)
 // alike; add and sub refused int64 and percent refused int.
 func TestArithmeticOnTheData(t *testing.T) {
-	site := writeTree(t, t.TempDir(), map[string]string{
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"layouts/page.html": `<p>{{ add .Data.Stats.Live 1 }} {{ sub .Data.Stats.Live (len .Data.New) }} {{ percent (len .Data.New) .Data.Stats.Live }} {{ formatInt (add .Data.Stats.Live 12344) }}</p>`,
 		"content/a.md":      "---\ntitle: A\n---\na\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	assertContains(t, "a/index.html", read(t, filepath.Join(out, "a", "index.html")), "<p>4 1 66.6 12\u202f347</p>")
 
-	writeTree(t, site, map[string]string{"layouts/page.html": `{{ add .Data.Stats.Live 0.5 }}`})
+	buildtest.WriteTree(t, site, map[string]string{"layouts/page.html": `{{ add .Data.Stats.Live 0.5 }}`})
 	_, _, err := run(t, site, testConfig(), smallData())
 	if err == nil || !strings.Contains(err.Error(), "layouts/page.html:1") || !strings.Contains(err.Error(), "add: want whole numbers, got 0.5 (float64)") {
 		t.Errorf("add of a float: %v", err)
@@ -1000,7 +985,7 @@ func TestArithmeticOnTheData(t *testing.T) {
 // TOML's [menu.main] left it out without a word. The key is
 // case-insensitive like the other known keys.
 func TestMenuForms(t *testing.T) {
-	site := writeTree(t, t.TempDir(), map[string]string{
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"layouts/home.html": `{{ range .Site.Menu }}[{{ .Title }}]{{ end }}`,
 		"content/string.md": "---\ntitle: a-string\nmenu: main\n---\n",
 		"content/list.md":   "---\ntitle: b-list\nmenu: [footer, main]\n---\n",
@@ -1022,7 +1007,7 @@ func TestMenuForms(t *testing.T) {
 		{"menu: 3", "build: content/bad.md:2: front matter menu: want a menu name such as main, a list such as [main] or a table such as {main: {}}, got 3"},
 		{"menu: main\nMenu: main", "build: content/bad.md:2: front matter has both Menu and menu: keys are case-insensitive"},
 	} {
-		site := writeTree(t, t.TempDir(), map[string]string{"content/bad.md": "---\n" + c.fm + "\n---\n"})
+		site := buildtest.WriteTree(t, t.TempDir(), map[string]string{"content/bad.md": "---\n" + c.fm + "\n---\n"})
 		if _, _, err := run(t, site, testConfig(), smallData()); err == nil || err.Error() != c.want {
 			t.Errorf("%q: %v, want %q", c.fm, err, c.want)
 		}
@@ -1032,14 +1017,14 @@ func TestMenuForms(t *testing.T) {
 // docs/theming.md says how to take the first N of the streamed .Data.Live:
 // one range variable, a counter and {{ break }}.
 func TestFirstLiveInstances(t *testing.T) {
-	site := writeTree(t, t.TempDir(), map[string]string{
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"layouts/home.html": `{{ $n := 0 }}{{ range $x := .Data.Live }}{{ if ge $n 2 }}{{ break }}{{ end }}{{ $n = add $n 1 }}[{{ $x.Host }}]{{ end }}`,
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	if got, want := read(t, filepath.Join(out, "index.html")), "[alpha.example][beta.example]"; got != want {
 		t.Errorf("index.html = %q, want %q", got, want)
 	}
-	writeTree(t, site, map[string]string{"layouts/home.html": `{{ range $i, $x := .Data.Live }}{{ end }}`})
+	buildtest.WriteTree(t, site, map[string]string{"layouts/home.html": `{{ range $i, $x := .Data.Live }}{{ end }}`})
 	if _, _, err := run(t, site, testConfig(), smallData()); err == nil || !strings.Contains(err.Error(), "iterate over more than one variable") {
 		t.Errorf("two range variables: %v, want the error the docs describe", err)
 	}

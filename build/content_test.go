@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fediverse-observer/observer/build/buildtest"
 )
 
 // A content/ that is a link (to a checkout elsewhere, say) builds like the
 // directory it points at; it used to build a site without pages.
 func TestLinkedContentDirectoryBuilds(t *testing.T) {
-	real := writeTree(t, t.TempDir(), map[string]string{
+	real := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"about.md":       "---\ntitle: About\n---\nabout\n",
 		"docs/guide.md":  "---\ntitle: Guide\n---\nguide\n",
 		"docs/image.txt": "an asset",
@@ -30,7 +32,7 @@ func TestLinkedContentDirectoryBuilds(t *testing.T) {
 // A page's links are escaped as its address is: content/what?.md is at
 // /what%3F/, which a link to /what?/ would miss (it names /what).
 func TestPageLinksAreEscaped(t *testing.T) {
-	site := writeTree(t, t.TempDir(), map[string]string{
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"content/what?.md":   "---\ntitle: What\nmenu: main\n---\nwhat\n",
 		"content/c#sharp.md": "---\ntitle: Sharp\nmenu: main\n---\nsharp\n",
 	})
@@ -63,7 +65,7 @@ func TestBadBaseURLIsRefused(t *testing.T) {
 // can append paths to it; without the slash, "{{ .Site.BaseURL }}style.css"
 // made https://example.org/obsstyle.css.
 func TestSiteBaseURLEndsInASlash(t *testing.T) {
-	site := writeTree(t, t.TempDir(), map[string]string{"layouts/home.html": `{{ .Site.BaseURL }}style.css`})
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{"layouts/home.html": `{{ .Site.BaseURL }}style.css`})
 	for base, want := range map[string]string{
 		"https://example.org/obs":   "https://example.org/obs/style.css",
 		"https://example.org/obs/":  "https://example.org/obs/style.css",
@@ -83,7 +85,7 @@ func TestSiteBaseURLEndsInASlash(t *testing.T) {
 // A page without a title is named after its file, and a directory's index
 // page after its directory: "blog", not "_index".
 func TestUntitledPagesAreNamedAfterTheirPath(t *testing.T) {
-	site := writeTree(t, t.TempDir(), map[string]string{
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"layouts/home.html":        `{{ range .Site.Pages }}[{{ .Title }}]{{ end }}`,
 		"content/blog/_index.md":   "blog\n",
 		"content/docs/index.md":    "docs\n",

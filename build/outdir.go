@@ -174,3 +174,19 @@ func within(p, dir string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
+
+// WatchPaths lists what `observer serve` watches for a site: its content,
+// layouts, static files and themes, the config file and the data directory.
+func WatchPaths(siteDir, configFile, dataDir string) []string {
+	var p []string
+	for _, s := range siteSources {
+		p = append(p, filepath.Join(siteDir, s))
+	}
+	if configFile != "" {
+		p = append(p, configFile)
+	}
+	if dataDir != "" {
+		p = append(p, dataDir)
+	}
+	return p
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fediverse-observer/observer/build"
+	"github.com/fediverse-observer/observer/build/buildtest"
 )
 
 // An output directory is replaced as a whole, so one that is, holds or sits
@@ -22,10 +23,10 @@ func TestOutputThatWouldDestroyInputsIsRefused(t *testing.T) {
 	}
 	site = filepath.Join(root, "site")
 	data := filepath.Join(site, "data")
-	writeTree(t, data, map[string]string{"checks/date=2026-11-21/a.parquet": "snapshot"})
+	buildtest.WriteTree(t, data, map[string]string{"checks/date=2026-11-21/a.parquet": "snapshot"})
 	config := filepath.Join(site, "observer.toml")
-	writeTree(t, site, map[string]string{"observer.toml": "# config\n"})
-	writeTree(t, root, map[string]string{"notes.txt": "not a site"})
+	buildtest.WriteTree(t, site, map[string]string{"observer.toml": "# config\n"})
+	buildtest.WriteTree(t, root, map[string]string{"notes.txt": "not a site"})
 	link := filepath.Join(root, "link-to-content")
 	if err := os.Symlink(filepath.Join(site, "content"), link); err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestOutputHoldingOtherFilesIsRefused(t *testing.T) {
 		return build.Options{Config: testConfig(), SiteDir: site, OutDir: out, Data: smallData(), Now: now}
 	}
 	notes := filepath.Join(t.TempDir(), "notes")
-	writeTree(t, notes, map[string]string{"todo.txt": "precious", "sub/more.txt": "more"})
+	buildtest.WriteTree(t, notes, map[string]string{"todo.txt": "precious", "sub/more.txt": "more"})
 	_, err := build.Build(context.Background(), opts(notes))
 	if err == nil || !strings.Contains(err.Error(), "was not built by observer") {
 		t.Fatalf("build into a folder of notes: %v", err)

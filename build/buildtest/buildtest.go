@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/fediverse-observer/observer"
@@ -249,4 +250,20 @@ func WritePages(dir string, n int) error {
 		}
 	}
 	return nil
+}
+
+// WriteTree writes files (slash paths relative to dir, with their contents)
+// and returns dir, for tests that make a site on disk.
+func WriteTree(t testing.TB, dir string, files map[string]string) string {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

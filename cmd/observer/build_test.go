@@ -10,22 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fediverse-observer/observer/build/buildtest"
 	"github.com/fediverse-observer/observer/lockfile"
 )
-
-// writeFiles writes files (relative path -> content) under dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for rel, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // build runs `observer build` over the site at asOf into out.
 func (s *simSite) build(t *testing.T, out string) (int, string, string) {
@@ -62,7 +49,7 @@ func TestBuildRendersTheSiteFromACrawl(t *testing.T) {
 	// DuckDB's types as the templates get them: sum gives a HUGEINT
 	// (*big.Int), avg a DOUBLE, and a DECIMAL is duckdb.Decimal.
 	const numbersQuery = "select sum(x) as h, 1234567.5::DECIMAL(10,1) as d, avg(x) as f, 12::TINYINT as t from (values (1000000::BIGINT), (234567)) v(x)"
-	writeFiles(t, s.dir, map[string]string{
+	buildtest.WriteTree(t, s.dir, map[string]string{
 		"observer.toml": "[site]\ntitle = \"Test Observer\"\nbase_url = \"https://observer.example/\"\n" +
 			"[crawl]\nseeds = \"seeds.txt\"\nblocklist = \"blocklist.txt\"\n",
 		"blocklist.txt":  blocked + "\n",
@@ -135,7 +122,7 @@ func bareSite(t *testing.T) *simSite {
 	t.Helper()
 	dir := t.TempDir()
 	s := &simSite{dir: dir, config: filepath.Join(dir, "observer.toml")}
-	writeFiles(t, dir, map[string]string{"observer.toml": "[site]\ntitle = \"Bare\"\n"})
+	buildtest.WriteTree(t, dir, map[string]string{"observer.toml": "[site]\ntitle = \"Bare\"\n"})
 	os.MkdirAll(s.data(), 0o755)
 	return s
 }
@@ -154,7 +141,7 @@ func TestBuildTemplateErrorLeavesThePublishedSiteAlone(t *testing.T) {
 		{`{{ define "main" }}{{ range sql "CREATE TABLE x AS SELECT 1" }}{{ end }}{{ end }}`, "only read-only"},
 		{`{{ define "main" }}{{ range sql "SELECT nope FROM live" }}{{ end }}{{ end }}`, "nope"},
 	} {
-		writeFiles(t, s.dir, map[string]string{"layouts/home.html": tc.layout})
+		buildtest.WriteTree(t, s.dir, map[string]string{"layouts/home.html": tc.layout})
 		code, _, errs := s.build(t, out)
 		if code != exitFailure || !strings.Contains(errs, "home.html") || !strings.Contains(errs, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q; want a failure naming home.html and %s", tc.layout, code, errs, tc.want)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fediverse-observer/observer/build/buildtest"
 	"github.com/fediverse-observer/observer/fedisim"
 )
 
@@ -27,7 +28,7 @@ import (
 // killed (24 by default), as for the crawl.
 func TestKilledBuildLeavesTheOldSiteOrTheNew(t *testing.T) {
 	s := newSimSite(t, fedisim.Config{})
-	writeFiles(t, s.dir, map[string]string{
+	buildtest.WriteTree(t, s.dir, map[string]string{
 		// A short warmup, so that the new list (home page, feeds, new.csv)
 		// is not empty on the first simulated day.
 		"observer.toml":    "[site]\ntitle = \"Kill Test\"\n[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 8\n[state]\nwarmup = \"1h\"\n",
@@ -58,7 +59,7 @@ func TestKilledBuildLeavesTheOldSiteOrTheNew(t *testing.T) {
 	if code, out, errs := s.crawl(t, "2026-01-01T14:00:00Z", "--isolation", "none"); code != exitOK && code != exitCutShort {
 		t.Fatalf("third crawl: exit %d\n%s\n%s", code, out, errs)
 	}
-	writeFiles(t, s.dir, map[string]string{
+	buildtest.WriteTree(t, s.dir, map[string]string{
 		"content/about.md": "---\ntitle: About\n---\nThe new about page.\n",
 		"static/added.txt": "only in the new site\n",
 	})

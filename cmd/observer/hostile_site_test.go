@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/mmcdole/gofeed"
+
+	"github.com/fediverse-observer/observer/build/buildtest"
 )
 
 // hostileTexts are the hostile hosts whose name and description carry
@@ -37,7 +39,7 @@ func checkHostileSite(t *testing.T, s *simSite, now string) {
 	// crawl's config stays as it was (the warmup also decides when new
 	// hosts are first checked).
 	cfg := filepath.Join(s.dir, "build.toml")
-	writeFiles(t, s.dir, map[string]string{"build.toml": "[site]\ntitle = \"Hostile\"\n[state]\nwarmup = \"0s\"\n"})
+	buildtest.WriteTree(t, s.dir, map[string]string{"build.toml": "[site]\ntitle = \"Hostile\"\n[state]\nwarmup = \"0s\"\n"})
 	data := s.data()
 
 	// What the crawler recorded, read through the new list: it must still

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fediverse-observer/observer/build/buildtest"
 )
 
 // build and serve replace --out as a whole: pointed at the data, the site's
@@ -12,14 +14,14 @@ import (
 // lock files included.
 func TestOutputOverInputsIsRefused(t *testing.T) {
 	s := bareSite(t)
-	writeFiles(t, s.dir, map[string]string{
+	buildtest.WriteTree(t, s.dir, map[string]string{
 		"content/about.md":                      "---\ntitle: About\n---\nText\n",
 		"data/checks/date=2026-11-21/a.parquet": "snapshot",
 	})
 	// And a directory the build did not write: a mistyped --out (/etc, the
 	// simulated fediverse's folder of seeds and CA) would be deleted.
 	notes := filepath.Join(t.TempDir(), "notes")
-	writeFiles(t, notes, map[string]string{"seeds.txt": "a.example\n"})
+	buildtest.WriteTree(t, notes, map[string]string{"seeds.txt": "a.example\n"})
 	for _, out := range []string{s.data(), filepath.Join(s.dir, "content"), s.dir, filepath.Dir(s.dir), s.config, notes} {
 		for _, cmd := range []string{"build", "serve"} {
 			code, _, errs := runObserver(t, cmd, "--config", s.config, "--data", s.data(), "--out", out, "--now", asOf)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fediverse-observer/observer/build"
 	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/preview"
 )
 
 // runServe is the live preview: it builds the site with the preview's own
@@ -58,7 +59,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if cfg.Crawl.Blocklist != "" {
 		watch = append(watch, relativeToConfig(cfg.Crawl.Blocklist, c.config))
 	}
-	return build.Serve(ctx, build.ServeOptions{
+	return preview.Serve(ctx, preview.Options{
 		Port:   *port,
 		OutDir: dir,
 		Watch:  watch,

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fediverse-observer/observer/build/buildtest"
 )
 
 // syncBuffer is a bytes.Buffer a running command writes while the test
@@ -109,12 +111,12 @@ func TestServeBuildsServesAndRebuildsOnChanges(t *testing.T) {
 	}
 
 	// A new page and a changed config are rebuilt in.
-	writeFiles(t, s.dir, map[string]string{"content/about.md": "---\ntitle: About this preview\n---\nHello.\n"})
+	buildtest.WriteTree(t, s.dir, map[string]string{"content/about.md": "---\ntitle: About this preview\n---\nHello.\n"})
 	eventually(t, "the new page", 30*time.Second, func() (bool, string) {
 		code, body := fetch(url + "about/")
 		return code == http.StatusOK && strings.Contains(body, "About this preview"), body
 	})
-	writeFiles(t, s.dir, map[string]string{"observer.toml": "[site]\ntitle = \"Renamed\"\n"})
+	buildtest.WriteTree(t, s.dir, map[string]string{"observer.toml": "[site]\ntitle = \"Renamed\"\n"})
 	eventually(t, "the new title", 30*time.Second, func() (bool, string) {
 		_, body := fetch(url)
 		return strings.Contains(body, "<title>Renamed"), body

@@ -1,4 +1,4 @@
-package build_test
+package preview_test
 
 import (
 	"bufio"
@@ -17,7 +17,39 @@ import (
 
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/build"
+	"github.com/fediverse-observer/observer/build/buildtest"
+	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/preview"
 )
+
+var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// previewSite writes a small site: a home page, a guide under docs/, a
+// partial of its own under layouts/ (the test breaks a template there) and a
+// static file.
+func previewSite(t *testing.T) string {
+	return buildtest.WriteTree(t, t.TempDir(), map[string]string{
+		"content/_index.md":             "---\ntitle: Welcome home\n---\nIntro text.\n",
+		"content/docs/guide.md":         "---\ntitle: Guide\n---\nGuide body\n",
+		"layouts/_partials/footer.html": `<footer>Footer {{ .Site.Title }}</footer>`,
+		"static/extra.txt":              "static file\n",
+	})
+}
+
+// previewData is three live instances.
+func previewData() *buildtest.Fake {
+	var live []observer.Instance
+	for _, h := range []string{"alpha.example", "beta.example", "gamma.example"} {
+		live = append(live, observer.Instance{Host: h, State: observer.StateLive, Software: "mastodon", FirstAliveAt: now.Add(-time.Hour)})
+	}
+	return &buildtest.Fake{NewList: live, LiveList: live, StatsValue: observer.Stats{Live: 3, New: 3}}
+}
+
+func previewConfig() config.Config {
+	cfg := config.Default()
+	cfg.Site.Title = "Preview test"
+	return cfg
+}
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
@@ -31,6 +63,15 @@ func get(t *testing.T, url string) (int, string) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, string(b)
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // replaceFile writes like an editor that saves atomically: one rename.
@@ -76,16 +117,16 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	site := smallSite(t)
+	site := previewSite(t)
 	// Without static/ at the start: it is created below, after Serve
 	// started, and must be watched from then on.
 	if err := os.RemoveAll(filepath.Join(site, "static")); err != nil {
 		t.Fatal(err)
 	}
 	cfgFile := filepath.Join(site, "observer.toml")
-	writeTree(t, site, map[string]string{"observer.toml": "[site]\ntitle = \"Preview\"\n"})
+	buildtest.WriteTree(t, site, map[string]string{"observer.toml": "[site]\ntitle = \"Preview\"\n"})
 	out := filepath.Join(t.TempDir(), "public")
-	data := smallData()
+	data := previewData()
 	dataDir := filepath.Join(t.TempDir(), "data")
 	derived := filepath.Join(dataDir, "derived")
 	if err := os.MkdirAll(derived, 0o755); err != nil {
@@ -103,7 +144,7 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	failed := make(chan error, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- build.Serve(ctx, build.ServeOptions{
+		done <- preview.Serve(ctx, preview.Options{
 			Port:   0,
 			OutDir: out,
 			Watch:  build.WatchPaths(site, cfgFile, dataDir),
@@ -114,7 +155,7 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 				if err := os.WriteFile(filepath.Join(derived, "state.db"), []byte(baseURL), 0o644); err != nil {
 					return err
 				}
-				cfg := testConfig()
+				cfg := previewConfig()
 				cfg.Site.BaseURL = baseURL
 				_, err := build.Build(ctx, build.Options{Config: cfg, SiteDir: site, OutDir: out, Data: data, Now: now})
 				return err
@@ -148,7 +189,7 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 		t.Fatalf("GET docs/guide/: %d %s", status, page)
 	}
 	// The reload script is only in the served copy, not in public/.
-	if onDisk := read(t, filepath.Join(out, "docs", "guide", "index.html")); strings.Contains(onDisk, "__reload") {
+	if onDisk := readFile(t, filepath.Join(out, "docs", "guide", "index.html")); strings.Contains(onDisk, "__reload") {
 		t.Error("public/ contains the reload script")
 	}
 	// Links use the preview's own address.

@@ -1,4 +1,8 @@
-package build
+// Package preview serves a site's output directory on loopback while the
+// operator edits it: it builds once, watches the site's inputs, rebuilds
+// through a callback after each batch of changes and tells open pages to
+// reload. It knows nothing of how a site is built (the callback does that).
+package preview
 
 import (
 	"bytes"
@@ -21,14 +25,15 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// ServeOptions configures the live preview.
-type ServeOptions struct {
+// Options configures the live preview.
+type Options struct {
 	// Port to listen on at 127.0.0.1; 0 picks a free port.
 	Port int
 	// OutDir is the directory Rebuild writes and the server serves.
 	OutDir string
 	// Watch lists the files and directories whose changes trigger a rebuild
-	// (directories with all their subdirectories); see WatchPaths. Paths
+	// (directories with all their subdirectories); build.WatchPaths lists a
+	// site's. Paths
 	// that do not exist yet are skipped.
 	Watch []string
 	// Ignore lists files and directories under Watch whose changes never
@@ -53,22 +58,6 @@ type ServeOptions struct {
 	Rebuilt func(error)
 }
 
-// WatchPaths lists what `observer serve` watches for a site: its content,
-// layouts, static files and themes, the config file and the data directory.
-func WatchPaths(siteDir, configFile, dataDir string) []string {
-	var p []string
-	for _, s := range siteSources {
-		p = append(p, filepath.Join(siteDir, s))
-	}
-	if configFile != "" {
-		p = append(p, configFile)
-	}
-	if dataDir != "" {
-		p = append(p, dataDir)
-	}
-	return p
-}
-
 // reloadPath is the server-sent events endpoint the preview's pages listen
 // on. The script is added to HTML responses by the server only; the files in
 // OutDir never contain it.
@@ -79,7 +68,7 @@ const reloadScript = `<script>new EventSource("` + reloadPath + `").onmessage = 
 // Serve builds the site, serves OutDir on 127.0.0.1 and rebuilds on changes,
 // telling open pages to reload after each successful rebuild. A failed build
 // is logged and the previous site stays up. Serve returns when ctx ends.
-func Serve(ctx context.Context, opts ServeOptions) error {
+func Serve(ctx context.Context, opts Options) error {
 	if opts.Rebuild == nil || opts.OutDir == "" {
 		return errors.New("serve: need OutDir and Rebuild")
 	}
