@@ -984,3 +984,25 @@ func TestPagedPeersFailures(t *testing.T) {
 		}
 	})
 }
+
+// A peers list cut off by the check's deadline is recorded as a timeout,
+// not as whatever the parser made of the part it got; the host stays alive.
+func TestPeersCutByDeadline(t *testing.T) {
+	e := newEnv(t, func(o *crawl.Options) { o.CheckTimeout = 300 * time.Millisecond })
+	release := make(chan struct{})
+	defer close(release)
+	rt := instance("slow.social", "mastodon", `[]`)
+	rt["/api/v1/instance/peers"] = func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`["a.example", "b.exa`))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}
+	e.host("slow.social", rt)
+	r, _ := e.check("slow.social", crawl.CheckOptions{FetchPeers: true})
+	if r.Check.Outcome != observer.OutcomeAlive || r.Check.Error != "peers: timeout" || r.Check.PeersFetched {
+		t.Fatalf("outcome %s, error %q, peers fetched %v; want alive, %q, false", r.Check.Outcome, r.Check.Error, r.Check.PeersFetched, "peers: timeout")
+	}
+}

@@ -311,9 +311,10 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 		return resp.StatusCode, "", nil
 	}
 	err = read(cr)
-	if err == nil && ctx.Err() != nil {
+	if ctx.Err() != nil {
 		// A body cut off by the deadline can end in what looks like a clean
-		// EOF; never take it for the whole document.
+		// EOF: never take it for the whole document, nor take what the
+		// reader made of its first part (a parse error) for the cause.
 		err = context.Cause(ctx)
 	}
 	if err != nil {
