@@ -50,6 +50,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	control := fs.String("control", "", "plain-HTTP control address (loopback only), e.g. 127.0.0.1:8444")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // the usage was asked for, and printed
+		}
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -115,7 +118,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "listening: %s\nconnect-to: %s\n", sim.Addr(), sim.ConnectTo())
 	ca := *caOut
 	if ca == "" {
-		ca = "CA.pem"
+		// No file was written to name: say how to get one.
+		ca = "FILE (none written: start fedisim with --ca-out FILE)"
 	}
 	fmt.Fprintf(stdout, "crawler flags: --connect-to '%s' --allow-addr 127.0.0.0/8 --ca-cert %s\n", sim.ConnectTo(), ca)
 	logger.Info("fedisim running", "addr", sim.Addr(), "instances", *instances, "seed", *seed, "day", sim.Day(), "hostile", *hostile)

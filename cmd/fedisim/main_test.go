@@ -29,6 +29,20 @@ func TestRefusesNonLoopback(t *testing.T) {
 	}
 }
 
+// -h prints the usage and is no failure; an unknown flag is one.
+func TestHelpIsNoFailure(t *testing.T) {
+	var usage strings.Builder
+	if err := run([]string{"-h"}, io.Discard, &usage); err != nil {
+		t.Fatalf("-h: %v", err)
+	}
+	if !strings.Contains(usage.String(), "-ca-out") {
+		t.Errorf("-h printed no usage: %q", usage.String())
+	}
+	if err := run([]string{"--no-such-flag"}, io.Discard, io.Discard); err == nil {
+		t.Error("an unknown flag was accepted")
+	}
+}
+
 func TestControl(t *testing.T) {
 	sim, err := fedisim.New(fedisim.Config{Seed: 1, Instances: 100})
 	if err != nil {
@@ -83,10 +97,13 @@ func TestRunWritesFilesAndStopsOnSignal(t *testing.T) {
 		pw.Close()
 	}()
 	sc := bufio.NewScanner(pr)
-	connectTo := ""
+	connectTo, flags := "", ""
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), "connect-to: "); ok {
 			connectTo = v
+		}
+		if v, ok := strings.CutPrefix(sc.Text(), "crawler flags: "); ok {
+			flags = v
 			break
 		}
 	}
@@ -94,11 +111,48 @@ func TestRunWritesFilesAndStopsOnSignal(t *testing.T) {
 	if !strings.HasPrefix(connectTo, "*:443:127.0.0.1:") {
 		t.Fatalf("connect-to %q", connectTo)
 	}
+	if !strings.HasSuffix(flags, "--ca-cert "+ca) {
+		t.Errorf("crawler flags %q do not name the CA file written", flags)
+	}
 	if b, err := os.ReadFile(ca); err != nil || !strings.Contains(string(b), "BEGIN CERTIFICATE") {
 		t.Fatalf("CA file: %v", err)
 	}
 	if b, err := os.ReadFile(seeds); err != nil || len(strings.Fields(string(b))) != 4 {
 		t.Fatalf("seeds file %q: %v", b, err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("fedisim did not stop on SIGINT")
+	}
+}
+
+// Without --ca-out no CA file is written, and the crawler flags fedisim
+// prints say so instead of naming one that does not exist.
+func TestCrawlerFlagsWithoutCAFile(t *testing.T) {
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run([]string{"--listen", "127.0.0.1:0", "--instances", "50"}, pw, io.Discard)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	flags := ""
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "crawler flags: "); ok {
+			flags = v
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	if !strings.Contains(flags, "--ca-cert FILE (none written: start fedisim with --ca-out FILE)") {
+		t.Errorf("crawler flags %q", flags)
 	}
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
