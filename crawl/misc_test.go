@@ -116,6 +116,20 @@ func TestWriteTextAndReport(t *testing.T) {
 	if strings.ContainsAny(out, "\x1b\x07") {
 		t.Errorf("control characters reached the terminal:\n%q", out)
 	}
+	// A hub's thousands of discoveries: the first twenty are listed, then
+	// how many more there are.
+	for i := range 25 {
+		r.Discoveries = append(r.Discoveries, observer.Discovery{Host: fmt.Sprintf("n%02d.social", i), Via: "alpha.social"})
+	}
+	b.Reset()
+	if err := crawl.WriteText(&b, r, tr); err != nil {
+		t.Fatal(err)
+	}
+	hub := b.String()
+	if n := strings.Count(hub, "  new: "); n != 20 || !strings.Contains(hub, "new: n18.social") || strings.Contains(hub, "new: n19.social") ||
+		!strings.Contains(hub, "… and 6 more new (observer check --json lists them all)") {
+		t.Errorf("%d discoveries listed of 26:\n%s", n, hub)
+	}
 	js, err := json.Marshal(crawl.Report{Result: r, Steps: tr.Steps})
 	if err != nil || !strings.Contains(string(js), `"outcome":"alive"`) || !strings.Contains(string(js), `"steps":[{"method":"GET"`) {
 		t.Errorf("report JSON = %s, %v", js, err)

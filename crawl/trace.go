@@ -33,7 +33,13 @@ type Report struct {
 	Steps  []Step          `json:"steps"`
 }
 
-// WriteText writes a check's trace and result for a person. Texts that came
+// maxDiscoveriesShown is how many of a check's discoveries WriteText lists:
+// a hub's peers list names thousands of hosts, all new to `observer check`,
+// which reads no data directory, and they buried the rest of the text.
+const maxDiscoveriesShown = 20
+
+// WriteText writes a check's trace and result for a person (`observer
+// check`). Texts that came
 // from the host are shown quoted with control characters escaped, so a
 // hostile name cannot rewrite the terminal.
 func WriteText(w io.Writer, r observer.Result, t Trace) error {
@@ -86,7 +92,11 @@ func WriteText(w io.Writer, r observer.Result, t Trace) error {
 	if c.PeersNotModified {
 		b.WriteString("peers: not modified since the last fetch (304)\n")
 	}
-	for _, d := range r.Discoveries {
+	for i, d := range r.Discoveries {
+		if i == maxDiscoveriesShown {
+			fmt.Fprintf(&b, "  … and %d more new (observer check --json lists them all)\n", len(r.Discoveries)-i)
+			break
+		}
 		fmt.Fprintf(&b, "  new: %s (via %s)\n", safe(d.Host), safe(d.Via))
 	}
 	fmt.Fprintf(&b, "took %d ms, %d bytes\n", c.DurationMS, r.Bytes)
