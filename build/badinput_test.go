@@ -172,12 +172,12 @@ func TestLinksInsideInputsAreRefused(t *testing.T) {
 // content/ prefix or where it was looked for.
 func TestPageLayoutErrors(t *testing.T) {
 	for _, c := range []struct{ fm, want string }{
-		{"layout: nonexistent", `build: content/bad.md: front matter layout "nonexistent": no layouts/nonexistent.html in the site or theme`},
-		{"layout: x.html", `build: content/bad.md: front matter layout "x.html": no layouts/x.html in the site or theme`},
-		{"layout: 3", "build: content/bad.md:2: front matter layout: want the name of a layout such as wide.html, got 3"},
-		{"Layout: [wide.html]", "build: content/bad.md:2: front matter Layout: want the name of a layout such as wide.html, got [wide.html]"},
-		{"layout: baseof", `build: content/bad.md: front matter layout "baseof": baseof.html is the frame`},
-		{"layout: _partials/footer.html", `build: content/bad.md: front matter layout "_partials/footer.html": a layout is a file directly in layouts/`},
+		{"layout: nonexistent", `content/bad.md: front matter layout "nonexistent": no layouts/nonexistent.html in the site or theme`},
+		{"layout: x.html", `content/bad.md: front matter layout "x.html": no layouts/x.html in the site or theme`},
+		{"layout: 3", "content/bad.md:2: front matter layout: want the name of a layout such as wide.html, got 3"},
+		{"Layout: [wide.html]", "content/bad.md:2: front matter Layout: want the name of a layout such as wide.html, got [wide.html]"},
+		{"layout: baseof", `content/bad.md: front matter layout "baseof": baseof.html is the frame`},
+		{"layout: _partials/footer.html", `content/bad.md: front matter layout "_partials/footer.html": a layout is a file directly in layouts/`},
 	} {
 		site := buildtest.WriteTree(t, t.TempDir(), map[string]string{"content/bad.md": "---\n" + c.fm + "\n---\nbad\n"})
 		if _, _, err := run(t, site, testConfig(), smallData()); err == nil || !strings.HasPrefix(err.Error(), c.want) {
@@ -207,7 +207,7 @@ func TestHomePageLayout(t *testing.T) {
 	assertContains(t, "index.html", read(t, filepath.Join(out, "index.html")), "<p>landing Hello</p>")
 
 	site = buildtest.WriteTree(t, t.TempDir(), map[string]string{"content/_index.md": "---\nlayout: nope\n---\nintro\n"})
-	want := `build: content/_index.md: front matter layout "nope": no layouts/nope.html in the site or theme`
+	want := `content/_index.md: front matter layout "nope": no layouts/nope.html in the site or theme`
 	if _, _, err := run(t, site, testConfig(), smallData()); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("%v, want %q", err, want)
 	}
@@ -222,10 +222,10 @@ func TestContentThatIsNotADirectory(t *testing.T) {
 		setup func(t *testing.T, site string)
 		want  string
 	}{
-		{"file", func(t *testing.T, site string) { buildtest.WriteTree(t, site, map[string]string{"content": "x"}) }, "build: content: not a directory"},
+		{"file", func(t *testing.T, site string) { buildtest.WriteTree(t, site, map[string]string{"content": "x"}) }, "content: not a directory"},
 		{"dangling link", func(t *testing.T, site string) {
 			symlink(t, filepath.Join(site, "nowhere"), filepath.Join(site, "content"))
-		}, "build: content: a symbolic link to something that does not exist"},
+		}, "content: a symbolic link to something that does not exist"},
 		{"looping link", func(t *testing.T, site string) {
 			symlink(t, filepath.Join(site, "content"), filepath.Join(site, "content"))
 		}, "content: too many levels of symbolic links"},
@@ -285,7 +285,7 @@ func TestMainWithoutBaseofIsAnError(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.Site.Theme = "mine"
-	want := `build: themes/mine/layouts/home.html defines "main", but there is no baseof.html to wrap it in (looked in themes/mine/layouts)`
+	want := `themes/mine/layouts/home.html defines "main", but there is no baseof.html to wrap it in (looked in themes/mine/layouts)`
 	if _, _, err := run(t, buildtest.WriteTree(t, t.TempDir(), files), cfg, smallData()); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
 	}
@@ -306,7 +306,7 @@ func TestThemeWithoutLayoutsFolder(t *testing.T) {
 	})
 	cfg := testConfig()
 	cfg.Site.Theme = "mine"
-	want := `build: theme "mine" has no layout home.html (looked in layouts; there is no themes/mine/layouts)`
+	want := `theme "mine" has no layout home.html (looked in layouts; there is no themes/mine/layouts)`
 	if _, _, err := run(t, site, cfg, smallData()); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
 	}
@@ -322,11 +322,11 @@ func TestLayoutSubfoldersAreRefused(t *testing.T) {
 		"themes/mine/layouts/404.html":  `404`,
 	}
 	for _, c := range []struct{ theme, file, want string }{
-		{"default", "layouts/partials/footer.html", "build: layouts/partials: partials go in layouts/_partials"},
-		{"mine", "themes/mine/layouts/partials/footer.html", "build: themes/mine/layouts/partials: partials go in layouts/_partials"},
-		{"default", "layouts/_default/single.html", "build: layouts/_default: layouts are files directly in layouts/ (home.html, page.html, live.html, 404.html, baseof.html, or a name given by front matter layout)"},
-		{"mine", "themes/mine/layouts/_default/baseof.html", "build: themes/mine/layouts/_default: layouts are files directly in layouts/"},
-		{"default", "layouts/shortcodes/x.txt", "build: layouts/shortcodes: layouts are files directly in layouts/"},
+		{"default", "layouts/partials/footer.html", "layouts/partials: partials go in layouts/_partials"},
+		{"mine", "themes/mine/layouts/partials/footer.html", "themes/mine/layouts/partials: partials go in layouts/_partials"},
+		{"default", "layouts/_default/single.html", "layouts/_default: layouts are files directly in layouts/ (home.html, page.html, live.html, 404.html, baseof.html, or a name given by front matter layout)"},
+		{"mine", "themes/mine/layouts/_default/baseof.html", "themes/mine/layouts/_default: layouts are files directly in layouts/"},
+		{"default", "layouts/shortcodes/x.txt", "layouts/shortcodes: layouts are files directly in layouts/"},
 	} {
 		site := buildtest.WriteTree(t, buildtest.WriteTree(t, t.TempDir(), theme), map[string]string{c.file: "x"})
 		cfg := testConfig()

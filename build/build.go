@@ -109,27 +109,27 @@ func Build(ctx context.Context, opts Options) (Report, error) {
 		opts.SiteDir = "."
 	}
 	if err := opts.Config.Validate(); err != nil {
-		return rep, fmt.Errorf("build: config: %w", err)
+		return rep, fmt.Errorf("config: %w", err)
 	}
 	if err := CheckOutDir(opts.OutDir, opts.SiteDir); err != nil {
-		return rep, fmt.Errorf("build: %w", err)
+		return rep, err
 	}
 
 	th, err := openTheme(opts.SiteDir, opts.Config.Site.Theme)
 	if err != nil {
-		return rep, fmt.Errorf("build: %w", err)
+		return rep, err
 	}
 	tpl, err := loadTemplates(th)
 	if err != nil {
-		return rep, fmt.Errorf("build: %w", err)
+		return rep, err
 	}
 	site, err := newSite(opts)
 	if err != nil {
-		return rep, fmt.Errorf("build: %w", err)
+		return rep, err
 	}
 	home, pages, assets, err := loadContent(ctx, filepath.Join(opts.SiteDir, "content"), opts.Config.Site, site)
 	if err != nil {
-		return rep, fmt.Errorf("build: %w", err)
+		return rep, err
 	}
 	site.Pages = pages
 	for _, p := range pages {
@@ -141,17 +141,17 @@ func Build(ctx context.Context, opts Options) (Report, error) {
 
 	out, err := newOutput(opts.OutDir, opts.OutputLocked)
 	if err != nil {
-		return rep, fmt.Errorf("build: %w", err)
+		return rep, err
 	}
 	defer out.discard()
 
 	b := &builder{opts: opts, site: site, tpl: tpl, out: out, theme: th}
 	if err := b.run(ctx, home, pages, assets, &rep); err != nil {
-		return rep, fmt.Errorf("build: %w", err)
+		return rep, err
 	}
 	leftover, err := out.commit()
 	if err != nil {
-		return rep, fmt.Errorf("build: %w", err)
+		return rep, err
 	}
 	if leftover != nil {
 		opts.Logger.Warn("site built, but the previous site is left beside it; a later build removes it", "err", leftover)

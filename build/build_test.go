@@ -1004,8 +1004,8 @@ func TestMenuForms(t *testing.T) {
 		t.Errorf("menu = %s, want %s", got, want)
 	}
 	for _, c := range []struct{ fm, want string }{
-		{"menu: 3", "build: content/bad.md:2: front matter menu: want a menu name such as main, a list such as [main] or a table such as {main: {}}, got 3"},
-		{"menu: main\nMenu: main", "build: content/bad.md:2: front matter has both Menu and menu: keys are case-insensitive"},
+		{"menu: 3", "content/bad.md:2: front matter menu: want a menu name such as main, a list such as [main] or a table such as {main: {}}, got 3"},
+		{"menu: main\nMenu: main", "content/bad.md:2: front matter has both Menu and menu: keys are case-insensitive"},
 	} {
 		site := buildtest.WriteTree(t, t.TempDir(), map[string]string{"content/bad.md": "---\n" + c.fm + "\n---\n"})
 		if _, _, err := run(t, site, testConfig(), smallData()); err == nil || err.Error() != c.want {

@@ -903,7 +903,10 @@ func TestUntrustedCertificate(t *testing.T) {
 	e := newEnv(t, func(o *crawl.Options) { o.RootCAs = nil; o.CAFiles = nil })
 	e.host("alpha.social", instance("alpha.social", "mastodon", `[]`))
 	r, _ := e.check("alpha.social", crawl.CheckOptions{})
-	wantOutcome(t, r, observer.OutcomeUnreachable, "tls:")
+	wantOutcome(t, r, observer.OutcomeUnreachable, "tls: failed to verify certificate")
+	if strings.Contains(r.Check.Error, "tls: tls:") {
+		t.Errorf("error %q says tls twice", r.Check.Error)
+	}
 }
 
 func TestCAFile(t *testing.T) {

@@ -388,7 +388,8 @@ func classify(err error) (outcome observer.Outcome, text string) {
 		return observer.OutcomeUnreachable, "dns: " + clip(dnsErr.Err, 100)
 	case errors.As(err, &certErr), errors.As(err, &hostErr), errors.As(err, &authErr),
 		errors.As(err, &invalidErr), errors.As(err, &alertErr), errors.As(err, &recordErr):
-		return observer.OutcomeUnreachable, "tls: " + clip(innermost(err), 150)
+		// crypto/tls's own errors already say "tls: ".
+		return observer.OutcomeUnreachable, "tls: " + clip(strings.TrimPrefix(innermost(err), "tls: "), 150)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return observer.OutcomeUnreachable, "connection refused"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):

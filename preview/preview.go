@@ -70,7 +70,7 @@ const reloadScript = `<script>new EventSource("` + reloadPath + `").onmessage = 
 // is logged and the previous site stays up. Serve returns when ctx ends.
 func Serve(ctx context.Context, opts Options) error {
 	if opts.Rebuild == nil || opts.OutDir == "" {
-		return errors.New("serve: need OutDir and Rebuild")
+		return errors.New("preview: need OutDir and Rebuild")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -80,14 +80,14 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.Port)))
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return err
 	}
 	baseURL := "http://" + ln.Addr().String() + "/"
 
 	w, err := newWatcher(opts.Watch, append([]string{opts.OutDir}, opts.Ignore...), opts.Logger)
 	if err != nil {
 		ln.Close()
-		return fmt.Errorf("serve: %w", err)
+		return err
 	}
 	defer w.close()
 
@@ -116,10 +116,10 @@ func Serve(ctx context.Context, opts Options) error {
 			srv.Shutdown(shutCtx)
 			return nil
 		case err := <-srvErr:
-			return fmt.Errorf("serve: %w", err)
+			return fmt.Errorf("preview server: %w", err)
 		case ev, ok := <-w.events():
 			if !ok {
-				return errors.New("serve: file watcher stopped")
+				return errors.New("the file watcher stopped")
 			}
 			if !w.relevant(ev) {
 				continue

@@ -146,6 +146,10 @@ func TestBuildTemplateErrorLeavesThePublishedSiteAlone(t *testing.T) {
 		if code != exitFailure || !strings.Contains(errs, "home.html") || !strings.Contains(errs, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q; want a failure naming home.html and %s", tc.layout, code, errs, tc.want)
 		}
+		// One prefix: the command's.
+		if !strings.HasPrefix(errs, "observer build: ") || strings.Contains(errs, "build: build:") {
+			t.Errorf("%s: stderr %q", tc.layout, errs)
+		}
 		if after := stampTree(t, out); len(after) != len(before) {
 			t.Errorf("%s: the published site changed: %d files, was %d", tc.layout, len(after), len(before))
 		} else {

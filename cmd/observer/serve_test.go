@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -157,5 +159,21 @@ func TestServeRefusesBadFlagsAndAMissingDataDir(t *testing.T) {
 		if code != tc.code || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d naming %s", tc.args, code, errs, tc.code, tc.want)
 		}
+	}
+}
+
+// A port already taken fails at once, in one line with one prefix.
+func TestServeOnATakenPort(t *testing.T) {
+	s := bareSite(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	code, _, errs := runObserver(t, "serve", "--config", s.config, "--data", s.data(), "--port", port)
+	if code != exitFailure || !strings.HasPrefix(errs, "observer serve: listen tcp 127.0.0.1:"+port+": ") ||
+		!strings.Contains(errs, "address already in use") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want one line naming the port", code, errs)
 	}
 }
