@@ -755,6 +755,36 @@ func TestUnsortedLiveListIsAnError(t *testing.T) {
 	}
 }
 
+// A host listed twice is a broken data source too: live.txt and the CSV
+// would count it twice.
+func TestDuplicateLiveHostIsAnError(t *testing.T) {
+	data := smallData()
+	data.LiveList = append(data.LiveList[:2:2], data.LiveList[1], data.LiveList[2])
+	_, _, err := run(t, t.TempDir(), testConfig(), data)
+	if err == nil || !strings.Contains(err.Error(), "not sorted by host") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// A data source that yields the new list out of order still gets feeds
+// newest first, with the newest entry's time as the feed's.
+func TestMisorderedNewListIsSorted(t *testing.T) {
+	data := buildtest.Sample(5, now)
+	slices.Reverse(data.NewList) // oldest first
+	out, _ := mustBuild(t, t.TempDir(), testConfig(), data)
+	feed := parseFeed(t, filepath.Join(out, "new.atom"))
+	if len(feed.Items) != 5 || feed.Items[0].Title != "new000.example.net" || feed.Items[4].Title != "new004.example.net" {
+		var got []string
+		for _, it := range feed.Items {
+			got = append(got, it.Title)
+		}
+		t.Fatalf("new.atom entries %v, want newest first", got)
+	}
+	if newest := data.NewList[4].FirstAliveAt; !feed.UpdatedParsed.Equal(newest) {
+		t.Errorf("feed updated %v, want the newest entry's %v", feed.UpdatedParsed, newest)
+	}
+}
+
 func TestThemes(t *testing.T) {
 	theme := map[string]string{
 		"themes/plain/layouts/baseof.html":        `<html><body>{{ partial "nav.html" . }}<main>{{ block "main" . }}{{ end }}</main></body></html>`,

@@ -1,7 +1,9 @@
 package build
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fediverse-observer/observer/build/buildtest"
 	"github.com/fediverse-observer/observer/config"
 )
 
@@ -526,5 +529,48 @@ func TestSyncRefusalIsDoneOnlyForDirectories(t *testing.T) {
 		if got := syncRefusalIsDone(c.err, c.isDir); got != c.want {
 			t.Errorf("syncRefusalIsDone(%v, dir %v) = %v, want %v", c.err, c.isDir, got, c.want)
 		}
+	}
+}
+
+// The fallback swap (file systems without RENAME_EXCHANGE): when the new
+// site cannot be moved in, the published one is put back, not left aside
+// under a staging name with nothing at the output path.
+func TestSwapByRenameRestoresTheSiteOnFailure(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "public")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("published"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := swapByRename(filepath.Join(parent, ".public.build-gone"), dir); err == nil {
+		t.Fatal("swap with a missing stage succeeded")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "index.html")); err != nil || string(b) != "published" {
+		t.Fatalf("after a failed swap the site holds %q, %v", b, err)
+	}
+}
+
+// An Atom feed holds at most feedLimit entries, the newest.
+func TestFeedIsCapped(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	data := buildtest.Sample(feedLimit+3, now)
+	out := filepath.Join(t.TempDir(), "public")
+	cfg := config.Default()
+	cfg.Site.BaseURL = "https://observer.example.org/"
+	if _, err := Build(context.Background(), Options{Config: cfg, SiteDir: t.TempDir(), OutDir: out, Data: data, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "new.atom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "<entry>"); n != feedLimit {
+		t.Errorf("new.atom has %d entries, want %d", n, feedLimit)
+	}
+	last := fmt.Sprintf("new%03d.example.net", feedLimit-1)
+	if !strings.Contains(string(b), ":new/"+last+"<") || strings.Contains(string(b), fmt.Sprintf("new%03d.example.net", feedLimit)) {
+		t.Errorf("new.atom does not end at entry %s", last)
 	}
 }

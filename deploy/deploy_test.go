@@ -816,3 +816,213 @@ func TestWorkflowSaveStepRebasesOnARejectedPush(t *testing.T) {
 		t.Errorf("the data branch holds %v, want the compaction and the run's checks", files)
 	}
 }
+
+// The crawler and the build may write only the directories they need: a
+// writable site directory would let a compromised crawl replace
+// bin/observer or observer.toml, which the next run executes.
+func TestSystemdWritablePathsAreExact(t *testing.T) {
+	for _, name := range []string{"observer-crawl.service", "observer-site.service"} {
+		u := parseUnit(t, filepath.Join("systemd", name))
+		exec := u.one(t, "Service", "ExecStart")
+		want := []string{flagValue(exec, "data")}
+		if out := flagValue(exec, "out"); out != "" {
+			want = append(want, filepath.Dir(out))
+		}
+		rw := u.words("Service", "ReadWritePaths")
+		slices.Sort(rw)
+		slices.Sort(want)
+		if !slices.Equal(rw, want) {
+			t.Errorf("%s: ReadWritePaths=%q, want exactly %q", name, rw, want)
+		}
+	}
+}
+
+// Every sandboxing setting the units rely on, each a line systemd would
+// silently run without if it were dropped or turned off.
+func TestSystemdSandboxSettings(t *testing.T) {
+	want := map[string]string{
+		"PrivateDevices": "yes", "PrivateMounts": "yes", "PrivateUsers": "yes",
+		"RestrictNamespaces": "yes", "MemoryDenyWriteExecute": "yes", "LockPersonality": "yes",
+		"RestrictRealtime": "yes", "ProtectKernelTunables": "yes", "ProtectKernelModules": "yes",
+		"ProtectKernelLogs": "yes", "ProtectControlGroups": "yes", "ProtectClock": "yes",
+		"ProtectHostname": "yes", "ProtectProc": "invisible", "ProcSubset": "pid",
+		"AmbientCapabilities": "", "RemoveIPC": "yes",
+	}
+	for _, name := range []string{"observer-crawl.service", "observer-site.service"} {
+		u := parseUnit(t, filepath.Join("systemd", name))
+		for k, v := range want {
+			if got := u.one(t, "Service", k); got != v {
+				t.Errorf("%s: %s=%q, want %q", name, k, got, v)
+			}
+		}
+	}
+}
+
+// NAT64 prefixes reach IPv4 space through a translator: 64:ff9b::a00:1 is
+// 10.0.0.1 on a network that has one.
+func TestCrawlServiceDeniesNAT64(t *testing.T) {
+	u := parseUnit(t, filepath.Join("systemd", "observer-crawl.service"))
+	var prefixes []netip.Prefix
+	for _, d := range u.words("Service", "IPAddressDeny") {
+		if p, err := netip.ParsePrefix(d); err == nil {
+			prefixes = append(prefixes, p)
+		}
+	}
+	for _, s := range []string{"64:ff9b::a00:1", "64:ff9b::7f00:1", "64:ff9b:1::a00:1"} {
+		a := netip.MustParseAddr(s)
+		if !slices.ContainsFunc(prefixes, func(p netip.Prefix) bool { return p.Contains(a) }) {
+			t.Errorf("IPAddressDeny does not cover %s", s)
+		}
+	}
+}
+
+// A finished pass rebuilds the site at once, not at the next hourly build.
+func TestCrawlServiceTriggersSiteBuild(t *testing.T) {
+	u := parseUnit(t, filepath.Join("systemd", "observer-crawl.service"))
+	if got := u.one(t, "Unit", "OnSuccess"); got != "observer-site.service" {
+		t.Errorf("OnSuccess=%q, want observer-site.service", got)
+	}
+}
+
+func TestNginxSecurityAndRedirect(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("nginx", "observer.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := parseNginx(string(src))
+	var plain, site *nginxBlock
+	for _, s := range root.children {
+		if s.head != "server" {
+			continue
+		}
+		if slices.ContainsFunc(s.directive("listen"), func(l string) bool { return strings.Contains(l, "ssl") }) {
+			site = s
+		} else {
+			plain = s
+		}
+	}
+	if plain == nil || site == nil {
+		t.Fatal("want a plain HTTP and a TLS server block")
+	}
+	// Plain HTTP serves nothing of the site: it only redirects.
+	if len(plain.directive("root")) != 0 {
+		t.Errorf("the plain HTTP server has a root %q", plain.directive("root"))
+	}
+	for _, loc := range plain.children {
+		if loc.head == "location /" {
+			if r := loc.directive("return"); len(r) != 1 || !strings.HasPrefix(r[0], "301 https://") || len(loc.directive("root")) != 0 {
+				t.Errorf("plain HTTP location / returns %q: want a 301 to https and nothing served", r)
+			}
+		}
+	}
+	headers := strings.Join(site.directive("add_header"), "\n")
+	for _, h := range []string{"Strict-Transport-Security", "X-Frame-Options"} {
+		if !strings.Contains(headers, h) {
+			t.Errorf("no %s header", h)
+		}
+	}
+	// Only reads: anything but GET and HEAD is refused.
+	refused := false
+	for _, b := range site.children {
+		if strings.HasPrefix(b.head, "if ($request_method !~") && strings.Contains(b.head, "GET|HEAD") &&
+			slices.Equal(b.directive("return"), []string{"405"}) {
+			refused = true
+		}
+	}
+	if !refused {
+		t.Error("the TLS server does not refuse methods other than GET and HEAD")
+	}
+}
+
+// workflowStep returns the run script of the crawl job's step with that name.
+func workflowStep(t *testing.T, name string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", ".github", "workflows", "observer.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w workflow
+	if err := yaml.Unmarshal(src, &w); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range w.Jobs["crawl"].Steps {
+		if s.Name == name {
+			return s.Run
+		}
+	}
+	t.Fatalf("no step %q", name)
+	return ""
+}
+
+// The crawl step, run with a stand-in observer: exit 3 (cut short by the
+// budget) lets the job go on to build and publish the site; any other
+// failure fails the step.
+func TestWorkflowCrawlStepExitCodes(t *testing.T) {
+	script := workflowStep(t, "Crawl")
+	for rc, wantOK := range map[int]bool{0: true, 3: true, 1: false, 2: false} {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, "bin", "observer"), []byte(fmt.Sprintf("#!/bin/sh\nexit %d\n", rc)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "CRAWL_DURATION=1m")
+		out, err := cmd.CombinedOutput()
+		if (err == nil) != wantOK {
+			t.Errorf("observer exiting %d: step error %v, want success %v\n%s", rc, err, wantOK, out)
+		}
+	}
+}
+
+// The restore step: an origin with no data branch starts one (with the
+// derived state ignored); an origin that cannot be read fails the step
+// rather than crawling from the seeds alone.
+func TestWorkflowRestoreStep(t *testing.T) {
+	script := workflowStep(t, "Restore data/ from the data branch")
+	git := func(in string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = in
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	setup := func(origin string) string {
+		dir := t.TempDir()
+		work := filepath.Join(dir, "work")
+		os.MkdirAll(filepath.Join(work, "data"), 0o755)
+		os.WriteFile(filepath.Join(work, "data", "seeds.txt"), []byte("mastodon.social\n"), 0o644)
+		git(work, "init", "-q")
+		git(work, "add", "-A")
+		git(work, "commit", "-q", "-m", "main")
+		git(work, "remote", "add", "origin", origin)
+		return work
+	}
+	run := func(work string) ([]byte, error) {
+		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
+		cmd.Dir = work
+		return cmd.CombinedOutput()
+	}
+
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	git(filepath.Dir(origin), "init", "-q", "--bare", origin)
+	work := setup(origin)
+	if out, err := run(work); err != nil {
+		t.Fatalf("restore with no data branch: %v\n%s", err, out)
+	}
+	ignore, _ := os.ReadFile(filepath.Join(work, "data", ".gitignore"))
+	for _, p := range []string{"derived/", "tmp/", ".lock", "seeds.txt", "blocklist.txt"} {
+		if !slices.Contains(strings.Fields(string(ignore)), p) {
+			t.Errorf("data/.gitignore %q lacks %s: it would be committed to the data branch", ignore, p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "data", "seeds.txt")); err != nil {
+		t.Errorf("the seed list was not copied into data/: %v", err)
+	}
+
+	work = setup(filepath.Join(t.TempDir(), "no-such-origin.git"))
+	if out, err := run(work); err == nil {
+		t.Errorf("restore from an unreadable origin succeeded:\n%s", out)
+	}
+}

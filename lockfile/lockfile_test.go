@@ -86,11 +86,29 @@ func TestReleaseThenReacquire(t *testing.T) {
 		t.Fatalf("lock file holds %q, want our pid", b)
 	}
 	l.Release()
+	// A released lock must not keep naming this process: a later reader
+	// (or an operator's cat) would take a dead run for the holder.
+	if b, err := os.ReadFile(path); err != nil || len(b) != 0 {
+		t.Fatalf("released lock file holds %q (%v), want it empty", b, err)
+	}
 	l2, err := lockfile.Acquire(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l2.Release()
+}
+
+// TestHeldErrorWithoutPID: a holder whose pid could not be read (not yet
+// written, or the file emptied) is not reported as "process 0".
+func TestHeldErrorWithoutPID(t *testing.T) {
+	msg := (&lockfile.HeldError{Path: "/data/.lock"}).Error()
+	if strings.Contains(msg, "process 0") || !strings.Contains(msg, "/data/.lock") {
+		t.Fatalf("HeldError without a pid says %q", msg)
+	}
+	msg = (&lockfile.HeldError{Path: "/data/.lock", PID: 4242}).Error()
+	if !strings.Contains(msg, "process 4242") {
+		t.Fatalf("HeldError with pid 4242 says %q", msg)
+	}
 }
 
 func TestUnwritableDirectoryIsAnError(t *testing.T) {

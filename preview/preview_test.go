@@ -237,6 +237,22 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 	if status, body := get(t, base+"live.txt"); status != 200 || body != "alpha.example\nbeta.example\ngamma.example\n" || strings.Contains(body, "script") {
 		t.Errorf("live.txt: %d %q", status, body)
 	}
+	// Nothing outside the output directory is served, however the path
+	// climbs out of it.
+	if err := os.WriteFile(filepath.Join(filepath.Dir(out), "secret.html"), []byte("not for the preview"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"../secret.html", "%2e%2e/secret.html", "docs/../../secret.html"} {
+		if status, body := get(t, base+p); status != http.StatusNotFound || strings.Contains(body, "not for the preview") {
+			t.Errorf("GET %s: %d %q, want the site's 404", p, status, body)
+		}
+	}
+	// A static preview takes only reads.
+	if resp, err := http.Post(base+"live.txt", "text/plain", strings.NewReader("x")); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST live.txt: %d, want 405", resp.StatusCode)
+	}
 
 	// Listen for reloads like the page's script does.
 	req, _ := http.NewRequestWithContext(ctx, "GET", base+"__reload", nil)

@@ -282,6 +282,32 @@ func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (ob
 		r.Check.HTTPStatus = 70000
 	case "slowclaim.social":
 		r.Check.DurationMS = int64(time.Hour / time.Millisecond)
+	case "unix.social":
+		// A socket outside IP: the way to a local daemon's socket.
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		report(err)
+	case "rdwr.social":
+		// Opening an existing file for reading and writing.
+		f, err := os.OpenFile(os.Getenv(envWrite), os.O_RDWR, 0)
+		if err == nil {
+			f.Close()
+		}
+		report(err)
+	case "limits.social":
+		var fsize, data unix.Rlimit
+		unix.Getrlimit(unix.RLIMIT_FSIZE, &fsize)
+		unix.Getrlimit(unix.RLIMIT_DATA, &data)
+		r.Check.Outcome = observer.OutcomeError
+		r.Check.Error = fmt.Sprintf("fsize %d/%d data %d/%d", fsize.Cur, fsize.Max, data.Cur, data.Max)
+	case "env.social":
+		r.Check.Outcome = observer.OutcomeError
+		r.Check.Error = "env: secret=" + os.Getenv("OBSERVER_TEST_SECRET")
+	case "burn.social":
+		for start := time.Now(); time.Since(start) < 300*time.Millisecond; {
+		}
 	case "badmoved.social":
 		r.Check.Outcome = observer.OutcomeMoved
 		r.Check.MovedTo = "Not a host"

@@ -30,6 +30,15 @@ func TestOutputOverInputsIsRefused(t *testing.T) {
 			}
 		}
 	}
+	// Inside the data directory too: the site would be mixed into the data.
+	inData := filepath.Join(s.data(), "site")
+	code, _, errs := runObserver(t, "build", "--config", s.config, "--data", s.data(), "--out", inData, "--now", asOf)
+	if code != exitUsage || !strings.Contains(errs, "-out") || !strings.Contains(errs, inData) {
+		t.Errorf("build --out %s: exit %d, stderr %q; want a usage error naming it", inData, code, errs)
+	}
+	if _, err := os.Stat(inData); err == nil {
+		t.Errorf("a refused build wrote %s", inData)
+	}
 	if _, err := os.Stat(filepath.Join(notes, "seeds.txt")); err != nil {
 		t.Errorf("the notes: %v", err)
 	}

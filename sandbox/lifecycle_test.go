@@ -1,0 +1,132 @@
+package sandbox_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl"
+	"github.com/fediverse-observer/observer/sandbox"
+)
+
+// Seccomp refuses what Landlock may not (a Unix socket) and what it also
+// refuses (a write open of a file), with its own EPERM/EAFNOSUPPORT, so
+// each wall is tested on its own.
+func TestConfinedSeccompSocketsAndRDWR(t *testing.T) {
+	if runtime.GOOS != "linux" || !kernelSeccomp() {
+		t.Skip("needs seccomp")
+	}
+	target := filepath.Join(t.TempDir(), "existing")
+	if err := os.WriteFile(target, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, confine := range []bool{false, true} {
+		p, _ := newPool(t, confine, func(o *sandbox.PoolOptions) { o.Env = append(o.Env, envWrite+"="+target) })
+		want := map[string]string{"unix.social": "address family not supported", "rdwr.social": "operation not permitted"}
+		for h, msg := range want {
+			r := check(t, p, h)
+			if confine && !strings.Contains(r.Check.Error, msg) {
+				t.Errorf("confined %s: %s %q, want %q", h, r.Check.Outcome, r.Check.Error, msg)
+			}
+			if !confine && r.Check.Error != "ok" {
+				t.Errorf("unconfined %s: %q (the fake is broken)", h, r.Check.Error)
+			}
+		}
+		p.Close()
+	}
+}
+
+// The limits a confined checker reports as applied are the ones in force.
+func TestConfinedLimitValues(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only")
+	}
+	p, _ := newPool(t, true, nil)
+	data := uint64(256 << 20)
+	if raceEnabled {
+		data = 64 << 30
+	}
+	want := fmt.Sprintf("fsize 0/0 data %d/%d", data, data)
+	if r := check(t, p, "limits.social"); r.Check.Error != want {
+		t.Errorf("confined limits %q, want %q", r.Check.Error, want)
+	}
+}
+
+// A checker gets only the environment it needs: none of the
+// orchestrator's variables (credentials, tokens) reach untrusted code.
+func TestCheckerEnvironmentIsMinimal(t *testing.T) {
+	t.Setenv("OBSERVER_TEST_SECRET", "hunter2")
+	p, _ := newPool(t, false, nil)
+	r := check(t, p, "env.social")
+	if r.Check.Error != "env: secret=" {
+		t.Errorf("checker environment: %q", r.Check.Error)
+	}
+}
+
+// A checker whose CPU time reaches RetireCPUSeconds is replaced.
+func TestPoolRetiresOnCPUTime(t *testing.T) {
+	p, _ := newPool(t, false, func(o *sandbox.PoolOptions) { o.RetireCPUSeconds = 0.1 })
+	a := pidOf(t, p)
+	if r := check(t, p, "burn.social"); r.Check.Outcome != observer.OutcomeAlive {
+		t.Fatalf("burn.social: %s %q", r.Check.Outcome, r.Check.Error)
+	}
+	if b := pidOf(t, p); a == b {
+		t.Errorf("a checker past its CPU budget was reused (pid %d)", a)
+	}
+	waitGone(t, a)
+}
+
+const envOrphan = "SANDBOX_TEST_ORPHAN"
+
+// TestOrphanHelper is no test: with envOrphan set, it is an orchestrator
+// that starts a checker, wedges it in sleep.social, prints its pid and
+// waits to be killed.
+func TestOrphanHelper(t *testing.T) {
+	if os.Getenv(envOrphan) == "" {
+		return
+	}
+	p, err := sandbox.NewPool(context.Background(), sandbox.PoolOptions{
+		Args: []string{"-test.run=^$"}, Env: []string{envChild + "=1"}, Size: 1,
+		CheckTimeout: time.Hour, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := p.Check(context.Background(), "pid.social", crawl.CheckOptions{CheckedAt: at})
+	fmt.Printf("%s\n", r.Check.Name)
+	go p.Check(context.Background(), "sleep.social", crawl.CheckOptions{CheckedAt: at})
+	time.Sleep(time.Hour)
+}
+
+// A checker wedged in a check dies with its orchestrator, even one killed
+// by SIGKILL that had no chance to kill its checkers.
+func TestCheckerDiesWithOrchestrator(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOrphanHelper$")
+	cmd.Env = append(os.Environ(), envOrphan+"=1")
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	pid, perr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || perr != nil {
+		t.Fatalf("orchestrator said %q: %v %v", line, err, perr)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	time.Sleep(300 * time.Millisecond) // the checker is in sleep.social
+	cmd.Process.Kill()
+	cmd.Wait()
+	waitGone(t, pid)
+}
