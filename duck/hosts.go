@@ -2,6 +2,7 @@ package duck
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -62,4 +63,14 @@ func (s *Store) DueHosts(ctx context.Context, now time.Time, peersInterval time.
 		return fmt.Errorf("due hosts: %w", err)
 	}
 	return nil
+}
+
+// LatestCheck is the time of the latest check the derived state holds
+// (through the views CreateViews defines), and false when it holds none.
+func (s *Store) LatestCheck(ctx context.Context) (time.Time, bool, error) {
+	var latest sql.NullTime
+	if err := s.db.QueryRowContext(ctx, "SELECT max(last_checked_at) FROM state").Scan(&latest); err != nil {
+		return time.Time{}, false, fmt.Errorf("latest check: %w", s.blameQuery(ctx, err))
+	}
+	return latest.Time, latest.Valid, nil
 }

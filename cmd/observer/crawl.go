@@ -249,6 +249,18 @@ func (r *crawlRun) readDueHosts(ctx context.Context) (*crawl.DueList, error) {
 	if err := r.store.CreateViews(ctx, duck.ViewParams{Now: r.now, State: r.cfg.State, Blocklist: r.blocked.Entries()}); err != nil {
 		return nil, err
 	}
+	if r.flags.common.now.set {
+		latest, ok, err := r.store.LatestCheck(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if ok && latest.After(r.now) {
+			// Not an error (a test of the schedule may go back), but a
+			// pass that checks little or nothing should say why.
+			r.log.Warn("--now is before the latest recorded check: hosts are due by their schedule from their last check, so few or none are",
+				"now", r.now.UTC().Format(time.RFC3339), "latest_check", latest.UTC().Format(time.RFC3339))
+		}
+	}
 	due := crawl.NewDueList(r.blocked.Blocked, r.cfg.Crawl.DomainBudget)
 	if err := r.store.DueHosts(ctx, r.now, r.cfg.Crawl.PeersInterval.D(), func(d duck.DueHost) {
 		due.Offer(d.Host, d.New, crawl.PeersDue{Fetch: d.FetchPeers, ETag: d.PeersETag, LastModified: d.PeersLastModified})

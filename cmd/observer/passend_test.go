@@ -99,3 +99,22 @@ func TestFailedFinalSnapshotWriteIsAFailure(t *testing.T) {
 		t.Fatalf("exit %d, want %d naming the write\n%s\n%s", code, exitFailure, out, errs)
 	}
 }
+
+// A --now before the latest recorded check is allowed (a test of the
+// schedule may go back), but the pass says why it finds little or nothing
+// due; a later --now says nothing of the kind.
+func TestCrawlWarnsOfANowBeforeTheData(t *testing.T) {
+	s := newSimSite(t, fedisim.Config{})
+	const warning = "--now is before the latest recorded check"
+	if code, _, errs := s.crawl(t, "2026-01-02T12:00:00Z"); code != exitOK || strings.Contains(errs, warning) {
+		t.Fatalf("first pass: exit %d: %s", code, errs)
+	}
+	code, _, errs := s.crawl(t, "2026-01-01T00:00:00Z")
+	if code != exitOK || !strings.Contains(errs, warning) || !strings.Contains(errs, "now=2026-01-01T00:00:00Z") ||
+		!strings.Contains(errs, "latest_check=2026-01-02T12:") {
+		t.Errorf("pass at an earlier --now: exit %d, stderr %q; want a warning naming both times", code, errs)
+	}
+	if code, _, errs := s.crawl(t, "2026-01-03T12:00:00Z"); code != exitOK || strings.Contains(errs, warning) {
+		t.Errorf("pass at a later --now: exit %d, stderr %q", code, errs)
+	}
+}
