@@ -557,17 +557,36 @@ type workflow struct {
 	} `yaml:"jobs"`
 }
 
-func TestWorkflow(t *testing.T) {
+// readWorkflow parses the GitHub workflow. Strict: a key the workflow
+// struct does not know is a typo until the struct learns it.
+func readWorkflow(t *testing.T) workflow {
+	t.Helper()
 	src, err := os.ReadFile(filepath.Join("..", ".github", "workflows", "observer.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var w workflow
 	if err := yaml.UnmarshalWithOptions(src, &w, yaml.Strict()); err != nil {
-		// Strict: a key this struct does not know is a typo until the
-		// struct learns it.
 		t.Fatalf("observer.yml: %v", err)
 	}
+	return w
+}
+
+// gitIn runs git in dir, with an identity and a default branch of its own,
+// and returns its output; a failure fails the test.
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func TestWorkflow(t *testing.T) {
+	w := readWorkflow(t)
 	if len(w.On.Schedule) == 0 || len(strings.Fields(w.On.Schedule[0].Cron)) != 5 {
 		t.Errorf("schedule %+v: want one five-field cron entry", w.On.Schedule)
 	}
@@ -747,14 +766,7 @@ func TestWorkflowSaveStepRebasesOnARejectedPush(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("git is needed to run the workflow's save step")
 	}
-	src, err := os.ReadFile(filepath.Join("..", ".github", "workflows", "observer.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w workflow
-	if err := yaml.Unmarshal(src, &w); err != nil {
-		t.Fatal(err)
-	}
+	w := readWorkflow(t)
 	var save string
 	for _, s := range w.Jobs["crawl"].Steps {
 		if strings.Contains(s.Run, "git push origin HEAD:refs/heads/data") {
@@ -765,16 +777,7 @@ func TestWorkflowSaveStepRebasesOnARejectedPush(t *testing.T) {
 		t.Fatal("no save step")
 	}
 	dir := t.TempDir()
-	git := func(in string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "init.defaultBranch=main"}, args...)...)
-		cmd.Dir = in
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
+	git := func(in string, args ...string) string { t.Helper(); return gitIn(t, in, args...) }
 	write := func(path, body string) {
 		t.Helper()
 		os.MkdirAll(filepath.Dir(path), 0o755)
@@ -937,15 +940,7 @@ func TestNginxSecurityAndRedirect(t *testing.T) {
 // workflowStep returns the run script of the crawl job's step with that name.
 func workflowStep(t *testing.T, name string) string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("..", ".github", "workflows", "observer.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w workflow
-	if err := yaml.Unmarshal(src, &w); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range w.Jobs["crawl"].Steps {
+	for _, s := range readWorkflow(t).Jobs["crawl"].Steps {
 		if s.Name == name {
 			return s.Run
 		}
@@ -980,14 +975,7 @@ func TestWorkflowCrawlStepExitCodes(t *testing.T) {
 // rather than crawling from the seeds alone.
 func TestWorkflowRestoreStep(t *testing.T) {
 	script := workflowStep(t, "Restore data/ from the data branch")
-	git := func(in string, args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "init.defaultBranch=main"}, args...)...)
-		cmd.Dir = in
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	git := func(in string, args ...string) { t.Helper(); gitIn(t, in, args...) }
 	setup := func(origin string) string {
 		dir := t.TempDir()
 		work := filepath.Join(dir, "work")

@@ -120,17 +120,7 @@ func TestRunWritesFilesAndStopsOnSignal(t *testing.T) {
 	if b, err := os.ReadFile(seeds); err != nil || len(strings.Fields(string(b))) != 4 {
 		t.Fatalf("seeds file %q: %v", b, err)
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("fedisim did not stop on SIGINT")
-	}
+	interrupt(t, done)
 }
 
 // Without --ca-out no CA file is written, and the crawler flags fedisim
@@ -154,6 +144,13 @@ func TestCrawlerFlagsWithoutCAFile(t *testing.T) {
 	if !strings.Contains(flags, "--ca-cert FILE (none written: start fedisim with --ca-out FILE)") {
 		t.Errorf("crawler flags %q", flags)
 	}
+	interrupt(t, done)
+}
+
+// interrupt sends this process SIGINT and waits for run, whose result done
+// delivers, to end without error.
+func interrupt(t *testing.T, done <-chan error) {
+	t.Helper()
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

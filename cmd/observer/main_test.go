@@ -169,20 +169,29 @@ func TestCrawlBudgetCutsShortWithItsOwnExitCode(t *testing.T) {
 	}
 }
 
+// siteWithDayBlocked is a simulated site after a first pass on 2026-01-01,
+// with a file where 2026-01-02's checks directory goes, so that no snapshot
+// of a pass that day can be written; blocker is that file.
+func siteWithDayBlocked(t *testing.T) (s *simSite, blocker string) {
+	t.Helper()
+	s = newSimSite(t, fedisim.Config{})
+	if code, _, errs := s.crawl(t, "2026-01-01T12:00:00Z"); code != exitOK {
+		t.Fatalf("first pass: exit %d: %s", code, errs)
+	}
+	blocker = filepath.Join(s.dir, "data", "checks", "date=2026-01-02")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return s, blocker
+}
+
 // A pass whose snapshots cannot be written (here a file stands where the
 // day's directory goes) fails, and its passes row counts only the checks in
 // files: the others, recorded but never written, are abandoned, and the
 // row says why. It used to count every check recorded, none of which was
 // on disk.
 func TestFailedSnapshotWriteIsRecordedAsSuch(t *testing.T) {
-	s := newSimSite(t, fedisim.Config{})
-	if code, _, errs := s.crawl(t, "2026-01-01T12:00:00Z"); code != exitOK {
-		t.Fatalf("first pass: exit %d: %s", code, errs)
-	}
-	blocker := filepath.Join(s.dir, "data", "checks", "date=2026-01-02")
-	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s, blocker := siteWithDayBlocked(t)
 	code, out, errs := s.crawl(t, "2026-01-02T00:00:00Z", "--flush-checks", "20", "--isolation", "none")
 	if code != exitFailure || !strings.Contains(errs, "write snapshots") && !strings.Contains(errs, "record check") {
 		t.Fatalf("exit %d, want %d naming the write\n%s\n%s", code, exitFailure, out, errs)

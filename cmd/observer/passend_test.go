@@ -85,14 +85,7 @@ func TestCrawlInterruptedDuringChecksIsCutShort(t *testing.T) {
 // writer's final one is the first to fail) is a failure (exit 1), not a
 // pass cut short (exit 3, which systemd counts as success).
 func TestFailedFinalSnapshotWriteIsAFailure(t *testing.T) {
-	s := newSimSite(t, fedisim.Config{})
-	if code, _, errs := s.crawl(t, "2026-01-01T12:00:00Z"); code != exitOK {
-		t.Fatalf("first pass: exit %d: %s", code, errs)
-	}
-	blocker := filepath.Join(s.dir, "data", "checks", "date=2026-01-02")
-	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s, blocker := siteWithDayBlocked(t)
 	defer os.Remove(blocker)
 	code, out, errs := s.crawl(t, "2026-01-02T00:00:00Z", "--isolation", "none")
 	if code != exitFailure || !strings.Contains(errs, "write snapshots") {
