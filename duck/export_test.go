@@ -49,10 +49,10 @@ func WithSeveralInMemory(o DeriveOptions, checks int64) DeriveOptions {
 	return o
 }
 
-// WindowByHost makes the windowed fold partition by host name, as it does
-// when two of its hosts' hashes collide.
-func WindowByHost(o DeriveOptions) DeriveOptions {
-	o.windowByHost = true
+// KeyByHostName makes the edge picks and the windowed fold key hosts by
+// name, as they do when two of the checked hosts' hashes collide.
+func KeyByHostName(o DeriveOptions) DeriveOptions {
+	o.keyByHostName = true
 	return o
 }
 

@@ -102,11 +102,14 @@ func TestChecksAtTheSameInstant(t *testing.T) {
 		name        string
 		tied        []tieCheck
 		incremental bool
+		byHostName  bool // as when two hosts' hashes collide
 	}{
-		{"full", tied, false},
-		{"full, files written in the other order", reversed, false},
-		{"incremental", tied, true},
-		{"incremental, files written in the other order", reversed, true},
+		{"full", tied, false, false},
+		{"full, files written in the other order", reversed, false, false},
+		{"incremental", tied, true, false},
+		{"incremental, files written in the other order", reversed, true, false},
+		{"full, hosts keyed by name", tied, false, true},
+		{"incremental, hosts keyed by name", reversed, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openStore(t, t.TempDir())
@@ -115,7 +118,15 @@ func TestChecksAtTheSameInstant(t *testing.T) {
 				derive(t, s, config.State{}, false)
 			}
 			writeTieChecks(t, s, tc.tied)
-			if rep := derive(t, s, config.State{}, false); rep.Full == tc.incremental {
+			opts := duck.DeriveOptions{}
+			if tc.byHostName {
+				opts = duck.KeyByHostName(opts)
+			}
+			rep, err := s.Derive(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Full == tc.incremental {
 				t.Fatalf("derivation = %+v, want full %v", rep, !tc.incremental)
 			}
 			views(t, s, t0.Add(2*day))

@@ -12,8 +12,13 @@
 -- the edges it is. The checks are joined to it on (host, checked_at), so
 -- that only the few at an edge come out of the join. An edge a host lacks
 -- (no alive check, say) is NULL and gives no row.
+--
+-- The host is there as its host_key: {{host_key}}, a 64-bit hash of its
+-- name when no two of fold_hosts' hosts share one, or the name itself
+-- (Store.hostKey). Joining and grouping by an integer rather than a name
+-- took a fifth less time and held less memory here.
 CREATE OR REPLACE TEMP TABLE fold_edge_times AS
-SELECT host, edge_at,
+SELECT {{host_key}} AS host_key, edge_at,
     edge_at IS NOT DISTINCT FROM first_checked_at AS is_first,
     edge_at IS NOT DISTINCT FROM last_checked_at AS is_last,
     edge_at IS NOT DISTINCT FROM last_alive_at AS is_last_alive,
@@ -36,7 +41,7 @@ FROM (
 -- more than the join), and it is a table of its own, since the aggregate and
 -- that join in one query held more than the benchmark's memory limit.
 CREATE OR REPLACE TEMP VIEW fold_edge_checks AS
-SELECT n.host, n.pass_id, n.outcome, n.moved_to, n.peers_etag, n.peers_last_modified,
+SELECT e.host_key, n.pass_id, n.outcome, n.moved_to, n.peers_etag, n.peers_last_modified,
     n.software, n.version, n.name,
     e.is_first, e.is_last,
     e.is_last_alive AND n.outcome = 'alive' AS is_facts,
@@ -47,10 +52,10 @@ SELECT n.host, n.pass_id, n.outcome, n.moved_to, n.peers_etag, n.peers_last_modi
     {'software': n.software, 'version': n.version, 'users': n.users, 'active_month': n.active_month,
      'open_registrations': n.open_registrations, 'name': n.name, 'description': n.description} AS check_facts
 FROM fold_checks n
-JOIN fold_edge_times e ON n.host = e.host AND n.checked_at = e.edge_at;
+JOIN fold_edge_times e ON e.host_key = {{host_key}} AND n.checked_at = e.edge_at;
 
 CREATE OR REPLACE TEMP TABLE fold_edge_picks AS
-SELECT host,
+SELECT host_key,
     any_value(check_row) FILTER (WHERE is_first) AS first_new,
     any_value(check_row) FILTER (WHERE is_last) AS last_new,
     any_value(check_facts) FILTER (WHERE is_facts) AS facts,
@@ -59,7 +64,7 @@ SELECT host,
     greatest(count(*) FILTER (WHERE is_first), count(*) FILTER (WHERE is_last), count(*) FILTER (WHERE is_facts),
              count(*) FILTER (WHERE is_peers), count(*) FILTER (WHERE is_redirect)) > 1 AS tied
 FROM fold_edge_checks
-GROUP BY host;
+GROUP BY host_key;
 
 CREATE OR REPLACE TEMP TABLE fold_tied_hosts AS
-SELECT host FROM fold_edge_picks WHERE tied;
+SELECT host_key FROM fold_edge_picks WHERE tied;

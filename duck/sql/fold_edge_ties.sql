@@ -6,7 +6,7 @@
 -- Derive runs it only when there are such hosts: it reads every new check
 -- again.
 CREATE OR REPLACE TEMP TABLE fold_edge_tie_picks AS
-SELECT host,
+SELECT host_key,
     arg_min(check_row, row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_first) AS first_new,
     arg_max(check_row, row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_last) AS last_new,
     arg_max(check_facts, row(pass_id, software, version, name)) FILTER (WHERE is_facts) AS facts,
@@ -14,8 +14,8 @@ SELECT host,
     arg_max({'target': moved_to}, row(pass_id, moved_to)) FILTER (WHERE is_redirect) AS redirect,
     true AS tied
 FROM fold_edge_checks
-WHERE host IN (SELECT host FROM fold_tied_hosts)
-GROUP BY host;
+WHERE host_key IN (SELECT host_key FROM fold_tied_hosts)
+GROUP BY host_key;
 
 DELETE FROM fold_edge_picks WHERE tied;
 

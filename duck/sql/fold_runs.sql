@@ -7,9 +7,9 @@
 -- check's position n in its run, the run's start and the state before the
 -- run, so the fold is window functions, not recursion.
 --
--- The windows partition by {{window_key}}: a hash of the host, which sorts
+-- The windows partition by {{host_key}}: a hash of the host, which sorts
 -- faster than its name, or the name itself when two of the hosts' hashes
--- collide (Store.windowKey); a run's host is any_value(host) of its rows.
+-- collide (Store.hostKey); a run's host is any_value(host) of its rows.
 --
 -- Incremental and full derivation are the same SQL: the carry holds one
 -- row per host summarising its past (its current run's class, length n and
@@ -28,13 +28,13 @@
 -- check, which fold_edges has.
 CREATE OR REPLACE TEMP VIEW fold_runs AS
 WITH src AS (
-    SELECT host, {{window_key}} AS window_key, last_checked_at AS ts, last_pass_id AS pass_id, run_class AS class,
+    SELECT host, {{host_key}} AS window_key, last_checked_at AS ts, last_pass_id AS pass_id, run_class AS class,
            last_outcome AS outcome, NULL::VARCHAR AS moved_to,
            true AS is_carry, run_n AS base_n, run_start AS base_start, last_alive_at AS alive_ts
     FROM carry_all
     WHERE checks > 0 AND host IN (SELECT host FROM bucket_checks)
     UNION ALL
-    SELECT host, {{window_key}}, checked_at, pass_id,
+    SELECT host, {{host_key}}, checked_at, pass_id,
            check_class(outcome),
            outcome, moved_to,
            false, 1, checked_at, CASE WHEN outcome = 'alive' THEN checked_at END
