@@ -535,7 +535,10 @@ func (s *Store) writeDerived(ctx context.Context, conn *sql.Conn, next *manifest
 		// merge gives the rows of one file from those of several (%s).
 		merge string
 	}{
-		{"fold_transitions", transitionsDir, "checked_at, host, to_state", &next.Transitions, &rep.Transitions,
+		// By time alone, so that a reader of recent changes skips the older
+		// row groups; ordering ties by host too cost 0.1 s over the
+		// benchmark's 1.9 million transitions.
+		{"fold_transitions", transitionsDir, "checked_at", &next.Transitions, &rep.Transitions,
 			"SELECT * FROM %s"},
 		{"fold_live_events", liveEventsDir, "host, day", &next.LiveEvents, nil,
 			"SELECT host, day, sum(delta)::BIGINT AS delta FROM %s GROUP BY host, day HAVING sum(delta) <> 0"},
