@@ -34,10 +34,12 @@ WITH by_outcome AS (
 )
 SELECT host,
     sum(checks)::BIGINT AS checks,
-    coalesce(sum(checks) FILTER (WHERE outcome = 'alive'), 0)::BIGINT AS alive_checks,
-    coalesce(sum(checks) FILTER (WHERE outcome = 'opted_out'), 0)::BIGINT AS opted_out_checks,
-    coalesce(sum(checks) FILTER (WHERE outcome = 'moved'), 0)::BIGINT AS moved_checks,
-    coalesce(sum(checks) FILTER (WHERE outcome = 'moving'), 0)::BIGINT AS moving_checks,
+    -- One row per outcome: its count needs no sum (DuckDB sums a BIGINT
+    -- into a HUGEINT, whose state costs more).
+    coalesce(any_value(checks) FILTER (WHERE outcome = 'alive'), 0) AS alive_checks,
+    coalesce(any_value(checks) FILTER (WHERE outcome = 'opted_out'), 0) AS opted_out_checks,
+    coalesce(any_value(checks) FILTER (WHERE outcome = 'moved'), 0) AS moved_checks,
+    coalesce(any_value(checks) FILTER (WHERE outcome = 'moving'), 0) AS moving_checks,
     min(first_at) AS first_checked_at,
     max(last_at) AS last_checked_at,
     max(last_peers_at) AS last_peers_at,
