@@ -59,6 +59,7 @@ type DeriveReport struct {
 	Hosts       int64  // hosts in the derived state
 	Transitions int64  // transitions found by this step
 	Windowed    int64  // hosts with new checks folded with windows (fold_runs)
+	Sparse      int64  // of those, hosts folded from a few of their checks (fold_window_hosts)
 	Windowless  int64  // hosts with new checks folded without (fold_windowless)
 	OneCheck    int64  // hosts whose one new check was folded onto their carried state (fold_one)
 	Duration    time.Duration
@@ -215,7 +216,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	}
 	rep.Duration = time.Since(start)
 	s.log.Info("derived", "generation", rep.Generation, "full", rep.Full, "files", rep.Files,
-		"hosts", rep.Hosts, "transitions", rep.Transitions, "windowed", rep.Windowed, "windowless", rep.Windowless, "one_check", rep.OneCheck,
+		"hosts", rep.Hosts, "transitions", rep.Transitions, "windowed", rep.Windowed, "sparse", rep.Sparse, "windowless", rep.Windowless, "one_check", rep.OneCheck,
 		"duration", rep.Duration)
 	return rep, nil
 }
@@ -750,10 +751,10 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 	return files, nil
 }
 
-// hostParams are the values fold_hosts and fold_windowless take beyond the
-// thresholds: the alive-days bits, sized by the span of days of the step's
-// checks (one query over their times), and whether the windowless fold runs
-// at all.
+// hostParams are the values fold_hosts, fold_windowless and window_checks
+// take beyond the thresholds: the first day of the step's checks and the
+// days bits, sized by the span of days of those checks (one query over their
+// times), and whether the windowless fold runs at all.
 func (s *Store) hostParams(ctx context.Context, conn *sql.Conn, opts DeriveOptions) (*strings.Replacer, error) {
 	var firstDayUs, days int64
 	spanStart := time.Now()
@@ -766,19 +767,18 @@ func (s *Store) hostParams(ctx context.Context, conn *sql.Conn, opts DeriveOptio
 	if opts.windowOnly {
 		windowless = "false"
 	}
-	// Day i of the span (from its first midnight, so never negative) is
-	// bit i. A host's non-alive checks get bits too: fold_hosts keeps only
-	// its alive checks' by a FILTER on its few rows per host, where a CASE
-	// here would be evaluated on every check.
-	day := fmt.Sprintf("((epoch_us(checked_at) - %d) // %d)", firstDayUs, (24 * time.Hour).Microseconds())
-	aliveDays, aliveBits := "bit_or(1::BIGINT << "+day+")", "bin(alive_days)"
+	// Day i of the span (step_day, from its first midnight, so never
+	// negative for a check) is bit i. dayBit tests day d of check_days.
+	dayBits, aliveBits, dayBit := "bit_or(1::BIGINT << step_day(checked_at))", "bin(alive_days)", "((check_days >> d) & 1) = 1"
 	switch {
 	case days > maxAliveDays:
-		aliveDays, aliveBits = "NULL::BITSTRING", "NULL::VARCHAR"
+		dayBits, aliveBits, dayBit = "NULL::BITSTRING", "NULL::VARCHAR", "false"
 	case opts.aliveDaysBitstring || days > maxAliveDaysInt:
-		aliveDays, aliveBits = fmt.Sprintf("bitstring_agg(%s::INTEGER, 0, %d)", day, days-1), "alive_days::VARCHAR"
+		dayBits, aliveBits = fmt.Sprintf("bitstring_agg(step_day(checked_at)::INTEGER, 0, %d)", days-1), "alive_days::VARCHAR"
+		dayBit = "get_bit(check_days, d::INTEGER) = 1"
 	}
-	return strings.NewReplacer("{{alive_days}}", aliveDays, "{{alive_bits}}", aliveBits, "{{windowless}}", windowless), nil
+	return strings.NewReplacer("{{first_day_us}}", strconv.FormatInt(firstDayUs, 10), "{{span_days}}", strconv.FormatInt(days, 10),
+		"{{day_bits}}", dayBits, "{{alive_bits}}", aliveBits, "{{day_bit}}", dayBit, "{{windowless}}", windowless), nil
 }
 
 // defineFoldChecks divides the new checks between fold_one and fold_hosts
@@ -820,11 +820,13 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 	}
 	var windowChecks int64
 	// fold_edges knows each host's count of new checks, so counting the
-	// windowed fold's checks needs no pass over them.
+	// windowed fold's checks needs no pass over them (at most a sparse
+	// host's sparse_days, which may fall on days without a check).
 	if err := conn.QueryRowContext(ctx, `SELECT
-		(SELECT coalesce(sum(e.checks), 0) FROM fold_edges e SEMI JOIN fold_window_hosts w ON w.host = e.host),
-		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_windowless_runs)`).Scan(
-		&windowChecks, &rep.Windowed, &rep.Windowless); err != nil {
+		(SELECT coalesce(sum(coalesce(len(w.sparse_days), e.checks)), 0) FROM fold_edges e JOIN fold_window_hosts w ON w.host = e.host),
+		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_window_hosts WHERE sparse_days IS NOT NULL),
+		(SELECT count(*) FROM fold_windowless_runs)`).Scan(
+		&windowChecks, &rep.Windowed, &rep.Sparse, &rep.Windowless); err != nil {
 		return files, fmt.Errorf("derive: count checks to fold with windows: %w", err)
 	}
 	// foldBucket folds the checks view selects into fold_window_states.
@@ -953,7 +955,7 @@ func dropFoldTables(conn *sql.Conn) {
 		"DROP VIEW IF EXISTS window_checks_all", "DROP TABLE IF EXISTS fold_hosts",
 		"DROP TABLE IF EXISTS fold_edges", "DROP TABLE IF EXISTS fold_edge_picks", "DROP TABLE IF EXISTS fold_edge_tie_picks",
 		"DROP TABLE IF EXISTS fold_tied_hosts", "DROP VIEW IF EXISTS fold_edge_checks", "DROP TABLE IF EXISTS fold_edge_times",
-		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_windowless_runs",
+		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_windowless_runs", "DROP VIEW IF EXISTS fold_host_runs",
 		"DROP VIEW IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
 		"DROP TABLE IF EXISTS fold_transitions", "DROP VIEW IF EXISTS fold_run_states",
 		"DROP TABLE IF EXISTS fold_one_events", "DROP VIEW IF EXISTS fold_one",

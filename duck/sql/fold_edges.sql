@@ -10,7 +10,7 @@ DROP TABLE fold_tied_hosts;
 
 CREATE OR REPLACE TEMP TABLE fold_edges AS
 SELECT h.host, h.checks, h.alive_checks, h.opted_out_checks, h.moved_checks, h.moving_checks,
-    h.first_checked_at, h.last_checked_at, h.last_peers_at, h.first_alive_at, h.last_alive_at, h.alive_days,
+    h.first_checked_at, h.last_checked_at, h.last_peers_at, h.first_alive_at, h.last_alive_at, h.alive_days, h.check_days,
     e.first_new, e.last_new, e.facts, e.peers_validators, e.redirect
 FROM fold_hosts h
 JOIN fold_edge_picks e ON e.host_key = {{host_key}};

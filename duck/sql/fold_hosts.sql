@@ -8,19 +8,25 @@
 -- fold_windowless decides from it which hosts need the windowed fold
 -- (fold_runs) and which are folded without windows.
 --
--- alive_days has a bit per day of the step's checks, set on the days with an
--- alive check, so a gap of more than live_days days between two alive checks
--- shows as a run of zeros without ordering the checks. It is a BIGINT's bits
--- when the checks span at most 63 days, a bitstring up to a few years
--- (hostParams), and NULL beyond (a bit per day per host would not fit in
--- memory), which sends every alive host with a long run to the windowed
--- fold instead.
+-- alive_days has a bit per day of the step's checks (step_day), set on the
+-- days with an alive check, so a gap of more than live_days days between two
+-- alive checks shows as a run of zeros without ordering the checks;
+-- check_days has the days with any check, which place a run's threshold
+-- crossing for window_checks.sql when no two checks share a day. They are
+-- a BIGINT's bits when the checks span at most 63 days, a bitstring up to a
+-- few years (hostParams), and NULL beyond (a bit per day per host would not
+-- fit in memory), which sends every such host to the windowed fold with all
+-- its checks instead.
 --
 -- The checks are aggregated by host and outcome first, with plain
 -- aggregates, and those few rows per host by host: over every check of the
 -- benchmark's full derivation the FILTERed aggregates cost a third more
 -- than this. (The one FILTER left over every check, for the peers fetches,
 -- took 0.06 s less than the same as a CASE.)
+-- step_day: the day of the step a time falls on, from 0 (the step's first
+-- check's midnight); negative before it.
+CREATE OR REPLACE TEMP MACRO step_day(ts) AS (epoch_us(ts) - {{first_day_us}}) // 86400000000;
+
 CREATE OR REPLACE TEMP TABLE fold_hosts AS
 WITH by_outcome AS (
     SELECT host, outcome,
@@ -28,7 +34,7 @@ WITH by_outcome AS (
         min(checked_at) AS first_at,
         max(checked_at) AS last_at,
         max(checked_at) FILTER (WHERE peers_fetched OR peers_not_modified) AS last_peers_at,
-        {{alive_days}} AS alive_days
+        {{day_bits}} AS days
     FROM fold_checks
     GROUP BY host, outcome
 )
@@ -46,6 +52,7 @@ SELECT host,
     min(first_at) FILTER (WHERE outcome = 'alive') AS first_alive_at,
     max(last_at) FILTER (WHERE outcome = 'alive') AS last_alive_at,
     max(last_at) FILTER (WHERE outcome IN ('moving', 'moved')) AS last_redirect_at,
-    any_value(alive_days) FILTER (WHERE outcome = 'alive') AS alive_days
+    any_value(days) FILTER (WHERE outcome = 'alive') AS alive_days,
+    bit_or(days) AS check_days
 FROM by_outcome
 GROUP BY host

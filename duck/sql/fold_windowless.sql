@@ -18,10 +18,13 @@
 --   O, M: they have no threshold.
 -- Every field means what it means in fold_runs; the property test folds the
 -- same histories both ways.
-CREATE OR REPLACE TEMP TABLE fold_windowless_runs AS
+--
+-- fold_host_runs places each host's new checks so (read twice: by
+-- fold_windowless_runs, and by fold_window_hosts for the hosts it leaves).
+CREATE OR REPLACE TEMP VIEW fold_host_runs AS
 WITH classed AS (
     SELECT e.host, e.checks, e.first_checked_at, e.last_checked_at, e.first_alive_at, e.last_alive_at,
-        e.alive_days, e.first_new,
+        e.alive_days, e.check_days, e.first_new,
         CASE WHEN e.alive_checks = e.checks THEN 'A'
              WHEN e.opted_out_checks = e.checks THEN 'O'
              WHEN e.moved_checks = e.checks THEN 'M'
@@ -35,13 +38,13 @@ WITH classed AS (
     LEFT JOIN carry_all c ON c.host = e.host
 ), placed AS (
     SELECT *,
+        class IS NOT NULL AND (NOT carry_run OR carry_class = class) AS one_run,
         CASE WHEN carry_run THEN carry_n ELSE 0 END AS base_n,
         CASE WHEN carry_run THEN carry_start ELSE first_checked_at END AS run_start,
         CASE WHEN carry_run THEN carry_alive_at END AS prev_alive,
         -- A run of alive checks only has a threshold when it follows dead.
         class IN ('F', 'T') OR (class = 'A' AND carry_run AND carry_pre = 'dead') AS has_threshold
     FROM classed
-    WHERE class IS NOT NULL AND (NOT carry_run OR carry_class = class)
 ), crossing AS (
     SELECT *,
         CASE WHEN NOT has_threshold THEN 'none'
@@ -53,7 +56,13 @@ WITH classed AS (
         class = 'A' AND last_alive_at::DATE - first_alive_at::DATE > {{live_days}}
             AND contains(trim({{alive_bits}}, '0'), repeat('0', {{live_days}})) AS gap_inside
     FROM placed
-), r AS (
+)
+-- (gap_inside is NULL when the step spans too many days for alive_days.)
+SELECT *, coalesce(one_run AND crossed_at IS NOT NULL AND NOT gap_inside, false) AND {{windowless}} AS windowless
+FROM crossing;
+
+CREATE OR REPLACE TEMP TABLE fold_windowless_runs AS
+WITH r AS (
     SELECT *,
         {'rn': 1::BIGINT, 'ts': carry_ts, 'pass_id': carry_pass_id, 'moved_to': NULL::VARCHAR,
          'is_carry': true, 'ever_alive': carry_alive_at IS NOT NULL,
@@ -61,8 +70,8 @@ WITH classed AS (
         {'rn': 1 + carry_run::BIGINT, 'ts': first_new.ts, 'pass_id': first_new.pass_id, 'moved_to': first_new.moved_to,
          'is_carry': false, 'ever_alive': prev_alive IS NOT NULL,
          'alive_before': prev_alive} AS first_new_row
-    FROM crossing
-    WHERE crossed_at IS NOT NULL AND NOT gap_inside AND {{windowless}}
+    FROM fold_host_runs
+    WHERE windowless
 )
 SELECT host,
     1::BIGINT AS run_id,
@@ -79,6 +88,32 @@ SELECT host,
     CASE WHEN carry_run THEN carry_pre END AS carry_pre
 FROM r;
 
+-- fold_window_hosts: the hosts left to the windowed fold. A host whose run
+-- is one class of failure (F or T) crossing its threshold after its first
+-- new check, with no two new checks on one day (check_days has a bit for
+-- each), is folded there from five of its checks alone, by day of the step
+-- (sparse_days; window_checks.sql fetches them, with each one's place in the
+-- run): its first and last, the check_pos-th (the first whose n is past
+-- failures_to_dead), and the first at or after dead_after since the run
+-- began, on that day (cross_day) or the next with a check. The crossing is
+-- the first of these past both thresholds, as it is the first of all the
+-- checks: the check_pos-th if it is late enough, else the first late
+-- enough. Most hosts ever discovered never answer, and a month of their
+-- checks was half of the windowed fold's rows.
 CREATE OR REPLACE TEMP TABLE fold_window_hosts AS
-SELECT host FROM fold_edges
-WHERE host NOT IN (SELECT host FROM fold_windowless_runs)
+WITH sparse AS (
+    SELECT host, carry_run,
+        list_filter(range(0, {{span_days}}), d -> {{day_bit}}) AS set_days,
+        greatest({{failures_to_dead}} + 1 - base_n, 1) AS cross_pos,
+        greatest(step_day(run_start + to_microseconds({{dead_after_us}})), 0) AS cross_day,
+        coalesce(one_run AND class IN ('F', 'T') AND crossed_at IS NULL AND bit_count(check_days) = checks, false)
+            AND {{windowless}} AS is_sparse
+    FROM fold_host_runs
+    WHERE NOT windowless
+)
+SELECT host,
+    CASE WHEN is_sparse THEN set_days END AS set_days,
+    CASE WHEN is_sparse THEN list_distinct([set_days[1], set_days[-1], set_days[cross_pos], cross_day,
+        list_filter(set_days, d -> d > cross_day)[1]]) END AS sparse_days,
+    carry_run::BIGINT AS rn_offset
+FROM sparse
