@@ -17,8 +17,8 @@ import (
 // check the fold of every check finds: whether the count or the time
 // decides it, whether the check on the threshold's day comes before or
 // after the threshold or there is none that day, and from a carried run.
-// Every case is compared with the fold of every check, and the crossing is
-// pinned by hand.
+// Every case is compared with the fold of every check and with the days as
+// a bitstring, and the crossing is pinned by hand.
 func TestSparseCrossing(t *testing.T) {
 	const h = "a.example"
 	redirect := func(host string, at time.Duration) ev { return moving(host, at, "b.example") }
@@ -69,6 +69,16 @@ func TestSparseCrossing(t *testing.T) {
 				t.Fatal(err)
 			}
 			compareDumps(t, "every check folded", got, dump(t, s, dir))
+			// The days as a bitstring (a step of more than 63 days) find the
+			// same few checks.
+			rep, err := s.Derive(context.Background(), duck.AliveDaysAsBitstring(duck.DeriveOptions{Full: true}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Sparse != tc.sparse {
+				t.Fatalf("days as a bitstring: %d hosts folded sparsely, want %d", rep.Sparse, tc.sparse)
+			}
+			compareDumps(t, "days as a bitstring", got, dump(t, s, dir))
 		})
 	}
 }

@@ -23,6 +23,7 @@
 -- benchmark's full derivation the FILTERed aggregates cost a third more
 -- than this. (The one FILTER left over every check, for the peers fetches,
 -- took 0.06 s less than the same as a CASE.)
+
 -- step_day: the day of the step a time falls on, from 0 (the step's first
 -- check's midnight); negative before it.
 CREATE OR REPLACE TEMP MACRO step_day(ts) AS (epoch_us(ts) - {{first_day_us}}) // 86400000000;

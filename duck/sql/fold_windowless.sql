@@ -101,19 +101,23 @@ FROM r;
 -- enough. Most hosts ever discovered never answer, and a month of their
 -- checks was half of the windowed fold's rows.
 CREATE OR REPLACE TEMP TABLE fold_window_hosts AS
-WITH sparse AS (
-    SELECT host, carry_run,
-        list_filter(range(0, {{span_days}}), d -> {{day_bit}}) AS set_days,
-        greatest({{failures_to_dead}} + 1 - base_n, 1) AS cross_pos,
-        greatest(step_day(run_start + to_microseconds({{dead_after_us}})), 0) AS cross_day,
+WITH left_hosts AS (
+    SELECT host, carry_run, check_days, base_n, run_start,
         coalesce(one_run AND class IN ('F', 'T') AND crossed_at IS NULL AND bit_count(check_days) = checks, false)
             AND {{windowless}} AS is_sparse
     FROM fold_host_runs
     WHERE NOT windowless
+), sparse AS (
+    SELECT host, carry_run,
+        -- The days with a check, in order (only for a sparse host: a day
+        -- at a time over the step's span).
+        CASE WHEN is_sparse THEN list_filter(range(0, {{span_days}}), d -> {{day_bit}}) END AS set_days,
+        greatest({{failures_to_dead}} + 1 - base_n, 1) AS cross_pos,
+        greatest(step_day(run_start + to_microseconds({{dead_after_us}})), 0) AS cross_day
+    FROM left_hosts
 )
-SELECT host,
-    CASE WHEN is_sparse THEN set_days END AS set_days,
-    CASE WHEN is_sparse THEN list_distinct([set_days[1], set_days[-1], set_days[cross_pos], cross_day,
+SELECT host, set_days,
+    CASE WHEN set_days IS NOT NULL THEN list_distinct([set_days[1], set_days[-1], set_days[cross_pos], cross_day,
         list_filter(set_days, d -> d > cross_day)[1]]) END AS sparse_days,
     carry_run::BIGINT AS rn_offset
 FROM sparse
