@@ -955,7 +955,7 @@ func dropFoldTables(conn *sql.Conn) {
 		"DROP VIEW IF EXISTS window_checks_all", "DROP TABLE IF EXISTS fold_hosts",
 		"DROP TABLE IF EXISTS fold_edges", "DROP TABLE IF EXISTS fold_edge_picks", "DROP TABLE IF EXISTS fold_edge_tie_picks",
 		"DROP TABLE IF EXISTS fold_tied_hosts", "DROP VIEW IF EXISTS fold_edge_checks", "DROP TABLE IF EXISTS fold_edge_times",
-		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_windowless_runs", "DROP VIEW IF EXISTS fold_host_runs",
+		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_windowless_runs", "DROP TABLE IF EXISTS fold_host_runs",
 		"DROP VIEW IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
 		"DROP TABLE IF EXISTS fold_transitions", "DROP VIEW IF EXISTS fold_run_states",
 		"DROP TABLE IF EXISTS fold_one_events", "DROP VIEW IF EXISTS fold_one",

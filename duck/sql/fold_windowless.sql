@@ -19,9 +19,10 @@
 -- Every field means what it means in fold_runs; the property test folds the
 -- same histories both ways.
 --
--- fold_host_runs places each host's new checks so (read twice: by
--- fold_windowless_runs, and by fold_window_hosts for the hosts it leaves).
-CREATE OR REPLACE TEMP VIEW fold_host_runs AS
+-- fold_host_runs places each host's new checks so, for fold_windowless_runs
+-- and for fold_window_hosts (the hosts it leaves). It is a table: as a view
+-- read twice, a daily step read the carried state twice.
+CREATE OR REPLACE TEMP TABLE fold_host_runs AS
 WITH classed AS (
     SELECT e.host, e.checks, e.first_checked_at, e.last_checked_at, e.first_alive_at, e.last_alive_at,
         e.alive_days, e.check_days, e.first_new,
@@ -120,4 +121,6 @@ SELECT host, set_days,
     CASE WHEN set_days IS NOT NULL THEN list_distinct([set_days[1], set_days[-1], set_days[cross_pos], cross_day,
         list_filter(set_days, d -> d > cross_day)[1]]) END AS sparse_days,
     carry_run::BIGINT AS rn_offset
-FROM sparse
+FROM sparse;
+
+DROP TABLE fold_host_runs
