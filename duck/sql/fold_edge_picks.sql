@@ -9,7 +9,7 @@
 
 -- fold_edge_times: each host's edge times (first and last check, last alive
 -- check, last peers fetch, last redirect), one row per distinct time, with
--- the edges it is. The checks are joined to it on (host, checked_at), so
+-- the edges it is and how many distinct edge times the host has. The checks are joined to it on (host, checked_at), so
 -- that only the few at an edge come out of the join. An edge a host lacks
 -- (no alive check, say) is NULL and gives no row.
 --
@@ -23,25 +23,28 @@ SELECT {{host_key}} AS host_key, edge_at,
     edge_at IS NOT DISTINCT FROM last_checked_at AS is_last,
     edge_at IS NOT DISTINCT FROM last_alive_at AS is_last_alive,
     edge_at IS NOT DISTINCT FROM last_peers_at AS is_last_peers,
-    edge_at IS NOT DISTINCT FROM last_redirect_at AS is_last_redirect
+    edge_at IS NOT DISTINCT FROM last_redirect_at AS is_last_redirect,
+    n_edges
 FROM (
     SELECT host, first_checked_at, last_checked_at, last_alive_at, last_peers_at, last_redirect_at,
+        len(list_distinct([first_checked_at, last_checked_at, last_alive_at, last_peers_at, last_redirect_at])) AS n_edges,
         unnest(list_distinct([first_checked_at, last_checked_at, last_alive_at, last_peers_at, last_redirect_at])) AS edge_at
     FROM fold_hosts
 );
 
--- fold_edge_picks: the edge checks, one row per host, with how many checks
--- each edge found. An edge time nearly always matches one check, so each
--- edge is picked with any_value: the tie-breaking aggregate
--- (fold_edge_ties.sql) holds more memory (over a million hosts at a 1 GB
--- memory_limit it sometimes ran out), and is run only for the hosts
--- where an edge matched more than one check (fold_tied_hosts), the rare
--- checks of one host at the same instant. fold_edges joins it back to the
+-- fold_edge_picks: the edge checks, one row per host, with whether an edge
+-- time matched more than one check (more matches than edge times; a time
+-- comes from a check, so it matches at least one). An edge time nearly
+-- always matches one check, so each edge is picked with any_value: the
+-- tie-breaking aggregate (fold_edge_ties.sql) holds more memory (over a
+-- million hosts at a 1 GB memory_limit it sometimes ran out), and is run
+-- only for the hosts where an edge time matched more than one check
+-- (fold_tied_hosts), the rare checks of one host at the same instant. fold_edges joins it back to the
 -- hosts' fold_hosts rows (carrying those columns through the aggregate cost
 -- more than the join), and it is a table of its own, since the aggregate and
 -- that join in one query held more than the benchmark's memory limit.
 CREATE OR REPLACE TEMP VIEW fold_edge_checks AS
-SELECT e.host_key, n.pass_id, n.outcome, n.moved_to, n.peers_etag, n.peers_last_modified,
+SELECT e.host_key, e.n_edges, n.pass_id, n.outcome, n.moved_to, n.peers_etag, n.peers_last_modified,
     n.software, n.version, n.name,
     e.is_first, e.is_last,
     e.is_last_alive AND n.outcome = 'alive' AS is_facts,
@@ -61,8 +64,7 @@ SELECT host_key,
     any_value(check_facts) FILTER (WHERE is_facts) AS facts,
     any_value({'etag': peers_etag, 'last_modified': peers_last_modified}) FILTER (WHERE is_peers) AS peers_validators,
     any_value({'target': moved_to}) FILTER (WHERE is_redirect) AS redirect,
-    greatest(count(*) FILTER (WHERE is_first), count(*) FILTER (WHERE is_last), count(*) FILTER (WHERE is_facts),
-             count(*) FILTER (WHERE is_peers), count(*) FILTER (WHERE is_redirect)) > 1 AS tied
+    count(*) > any_value(n_edges) AS tied
 FROM fold_edge_checks
 GROUP BY host_key;
 
