@@ -94,11 +94,11 @@ FROM r;
 -- new check, with no two new checks on one day (check_days has a bit for
 -- each), is folded there from five of its checks alone, by day of the step
 -- (sparse_days; window_checks.sql fetches them, with each one's place in the
--- run): its first and last, the check_pos-th (the first whose n is past
+-- run): its first and last, the cross_pos-th (the first whose n is past
 -- failures_to_dead), and the first at or after dead_after since the run
 -- began, on that day (cross_day) or the next with a check. The crossing is
 -- the first of these past both thresholds, as it is the first of all the
--- checks: the check_pos-th if it is late enough, else the first late
+-- checks: the cross_pos-th if it is late enough, else the first late
 -- enough. Most hosts ever discovered never answer, and a month of their
 -- checks was half of the windowed fold's rows.
 CREATE OR REPLACE TEMP TABLE fold_window_hosts AS
