@@ -90,24 +90,8 @@ func TestControl(t *testing.T) {
 func TestRunWritesFilesAndStopsOnSignal(t *testing.T) {
 	dir := t.TempDir()
 	ca, seeds := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "seeds.txt")
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run([]string{"--listen", "127.0.0.1:0", "--instances", "500", "--ca-out", ca, "--seeds-out", seeds, "--seeds", "4", "--control", "127.0.0.1:0", "--hostile"}, pw, io.Discard)
-		pw.Close()
-	}()
-	sc := bufio.NewScanner(pr)
-	connectTo, flags := "", ""
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "connect-to: "); ok {
-			connectTo = v
-		}
-		if v, ok := strings.CutPrefix(sc.Text(), "crawler flags: "); ok {
-			flags = v
-			break
-		}
-	}
-	go io.Copy(io.Discard, pr)
+	banner, done := startRun("--listen", "127.0.0.1:0", "--instances", "500", "--ca-out", ca, "--seeds-out", seeds, "--seeds", "4", "--control", "127.0.0.1:0", "--hostile")
+	connectTo, flags := banner["connect-to"], banner["crawler flags"]
 	if !strings.HasPrefix(connectTo, "*:443:127.0.0.1:") {
 		t.Fatalf("connect-to %q", connectTo)
 	}
@@ -126,25 +110,35 @@ func TestRunWritesFilesAndStopsOnSignal(t *testing.T) {
 // Without --ca-out no CA file is written, and the crawler flags fedisim
 // prints say so instead of naming one that does not exist.
 func TestCrawlerFlagsWithoutCAFile(t *testing.T) {
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run([]string{"--listen", "127.0.0.1:0", "--instances", "50"}, pw, io.Discard)
-		pw.Close()
-	}()
-	sc := bufio.NewScanner(pr)
-	flags := ""
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "crawler flags: "); ok {
-			flags = v
-			break
-		}
-	}
-	go io.Copy(io.Discard, pr)
-	if !strings.Contains(flags, "--ca-cert FILE (none written: start fedisim with --ca-out FILE)") {
+	banner, done := startRun("--listen", "127.0.0.1:0", "--instances", "50")
+	if flags := banner["crawler flags"]; !strings.Contains(flags, "--ca-cert FILE (none written: start fedisim with --ca-out FILE)") {
 		t.Errorf("crawler flags %q", flags)
 	}
 	interrupt(t, done)
+}
+
+// startRun starts run with args and reads what it prints up to its
+// "crawler flags" line, each "name: value" line by name; done receives run's
+// result.
+func startRun(args ...string) (banner map[string]string, done chan error) {
+	pr, pw := io.Pipe()
+	done = make(chan error, 1)
+	go func() {
+		done <- run(args, pw, io.Discard)
+		pw.Close()
+	}()
+	banner = map[string]string{}
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		if name, value, ok := strings.Cut(sc.Text(), ": "); ok {
+			banner[name] = value
+			if name == "crawler flags" {
+				break
+			}
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	return banner, done
 }
 
 // interrupt sends this process SIGINT and waits for run, whose result done
