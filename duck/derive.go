@@ -718,12 +718,6 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 	if err := exec("fold_edges", hostKey.Replace(sqlFile("fold_edges.sql"))); err != nil {
 		return nil, err
 	}
-	// From here on fold_edges stands in for fold_hosts (it repeats its rows),
-	// and a million hosts' aggregates held while the state is written are
-	// what pushed the full derivation's peak over 1.5 GiB.
-	if err := exec("free fold_hosts", "DROP TABLE fold_hosts"); err != nil {
-		return nil, err
-	}
 	if err := exec("fold_windowless", params.Replace(hostParams.Replace(sqlFile("fold_windowless.sql")))); err != nil {
 		return nil, err
 	}
@@ -819,11 +813,11 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 		return files, err
 	}
 	var windowChecks int64
-	// fold_edges knows each host's count of new checks, so counting the
+	// fold_hosts knows each host's count of new checks, so counting the
 	// windowed fold's checks needs no pass over them (at most a sparse
 	// host's sparse_days, which may fall on days without a check).
 	if err := conn.QueryRowContext(ctx, `SELECT
-		(SELECT coalesce(sum(coalesce(len(w.sparse_days), e.checks)), 0) FROM fold_edges e JOIN fold_window_hosts w ON w.host = e.host),
+		(SELECT coalesce(sum(coalesce(len(w.sparse_days), h.checks)), 0) FROM fold_hosts h JOIN fold_window_hosts w ON w.host = h.host),
 		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_window_hosts WHERE sparse_days IS NOT NULL),
 		(SELECT count(*) FROM fold_windowless_runs)`).Scan(
 		&windowChecks, &rep.Windowed, &rep.Sparse, &rep.Windowless); err != nil {
@@ -953,7 +947,7 @@ func dropFoldTables(conn *sql.Conn) {
 		"DROP VIEW IF EXISTS fold_window_run_states", "DROP TABLE IF EXISTS fold_window_run_states",
 		"DROP VIEW IF EXISTS fold_window_states", "DROP TABLE IF EXISTS fold_bucket_runs",
 		"DROP VIEW IF EXISTS window_checks_all", "DROP TABLE IF EXISTS fold_hosts",
-		"DROP TABLE IF EXISTS fold_edges", "DROP TABLE IF EXISTS fold_edge_picks", "DROP TABLE IF EXISTS fold_edge_tie_picks",
+		"DROP VIEW IF EXISTS fold_edges", "DROP TABLE IF EXISTS fold_edge_picks", "DROP TABLE IF EXISTS fold_edge_tie_picks",
 		"DROP TABLE IF EXISTS fold_tied_hosts", "DROP VIEW IF EXISTS fold_edge_checks", "DROP TABLE IF EXISTS fold_edge_times",
 		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_windowless_runs", "DROP TABLE IF EXISTS fold_host_runs",
 		"DROP VIEW IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",

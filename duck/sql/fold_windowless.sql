@@ -1,6 +1,6 @@
 -- fold_windowless_runs: the runs (in fold_runs' shape) of the hosts whose new
--- checks all extend one run, folded from fold_edges (which carries
--- fold_hosts' aggregates) without windows; fold_window_hosts: every other
+-- checks all extend one run, folded from fold_edges (fold_hosts'
+-- aggregates with the edge checks) without windows; fold_window_hosts: every other
 -- checked host, which fold_runs folds with windows. Most hosts are alive
 -- (or failing) at every check, so this keeps the sort of every check out of
 -- a derivation step.

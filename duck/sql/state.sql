@@ -11,7 +11,7 @@
 -- none, such as a paged one). The schedule (next_check_at) is not stored:
 -- the state view computes it from these columns (view_state.sql).
 -- The aggregates of fold_checks' hosts and their last check (last_new)
--- come from fold_edges (which repeats each host's fold_hosts row), their
+-- come from fold_edges (fold_hosts' rows with their edge checks), their
 -- last run from fold_run_states.
 CREATE OR REPLACE TEMP VIEW fold_state AS
 WITH checked AS (
