@@ -9,28 +9,45 @@
 
 -- fold_edge_times: each host's edge times (first and last check, last alive
 -- check, last peers fetch, last redirect), one row per distinct time, with
--- the edges it is and how many distinct edge times the host has. The checks are joined to it on (host, checked_at), so
--- that only the few at an edge come out of the join. An edge a host lacks
+-- the edges it is and how many distinct edge times the host has. The
+-- checks are joined to it on (host, checked_at), so that only the few at an
+-- edge come out of the join. An edge a host lacks
 -- (no alive check, say) is NULL and gives no row.
 --
 -- The host is there as its host_key: {{host_key}}, a 64-bit hash of its
 -- name when no two of fold_hosts' hosts share one, or the name itself
 -- (Store.hostKey). Joining and grouping by an integer rather than a name
 -- took a fifth less time and held less memory here.
+--
+-- Each edge time gives one row: the first check's, then each later edge's
+-- unless an earlier edge (first, last, last alive, last peers fetch) has
+-- that time, a UNION ALL of one scan of fold_hosts per edge. Unnesting a
+-- list_distinct of the five times per host took five times as long (0.46 s
+-- against 0.09 s for a million hosts).
 CREATE OR REPLACE TEMP TABLE fold_edge_times AS
-SELECT {{host_key}} AS host_key, edge_at,
-    edge_at IS NOT DISTINCT FROM first_checked_at AS is_first,
-    edge_at IS NOT DISTINCT FROM last_checked_at AS is_last,
-    edge_at IS NOT DISTINCT FROM last_alive_at AS is_last_alive,
-    edge_at IS NOT DISTINCT FROM last_peers_at AS is_last_peers,
-    edge_at IS NOT DISTINCT FROM last_redirect_at AS is_last_redirect,
-    n_edges
-FROM (
-    SELECT host, first_checked_at, last_checked_at, last_alive_at, last_peers_at, last_redirect_at,
-        len(list_distinct([first_checked_at, last_checked_at, last_alive_at, last_peers_at, last_redirect_at])) AS n_edges,
-        unnest(list_distinct([first_checked_at, last_checked_at, last_alive_at, last_peers_at, last_redirect_at])) AS edge_at
+WITH h AS (
+    SELECT {{host_key}} AS host_key, first_checked_at AS f, last_checked_at AS l, last_alive_at AS a,
+        last_peers_at AS p, last_redirect_at AS r
     FROM fold_hosts
-);
+), e AS (
+    SELECT *, f AS edge_at FROM h
+    UNION ALL SELECT *, l FROM h WHERE l <> f
+    UNION ALL SELECT *, a FROM h WHERE a <> f AND a <> l
+    UNION ALL SELECT *, p FROM h WHERE p <> f AND p <> l AND p IS DISTINCT FROM a
+    UNION ALL SELECT *, r FROM h WHERE r <> f AND r <> l AND r IS DISTINCT FROM a AND r IS DISTINCT FROM p
+)
+SELECT host_key, edge_at,
+    edge_at = f AS is_first,
+    edge_at = l AS is_last,
+    edge_at IS NOT DISTINCT FROM a AS is_last_alive,
+    edge_at IS NOT DISTINCT FROM p AS is_last_peers,
+    edge_at IS NOT DISTINCT FROM r AS is_last_redirect,
+    -- The host's distinct edge times (f and l are never NULL).
+    1 + (l <> f)::INTEGER
+      + coalesce(a <> f AND a <> l, false)::INTEGER
+      + coalesce(p <> f AND p <> l AND p IS DISTINCT FROM a, false)::INTEGER
+      + coalesce(r <> f AND r <> l AND r IS DISTINCT FROM a AND r IS DISTINCT FROM p, false)::INTEGER AS n_edges
+FROM e;
 
 -- fold_edge_picks: the edge checks, one row per host, with whether an edge
 -- time matched more than one check (more matches than edge times; a time
