@@ -817,8 +817,8 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 	// windowed fold's checks needs no pass over them (at most a sparse
 	// host's sparse_days, which may fall on days without a check).
 	if err := conn.QueryRowContext(ctx, `SELECT
-		(SELECT coalesce(sum(coalesce(len(w.sparse_days), h.checks)), 0) FROM fold_hosts h JOIN fold_window_hosts w ON w.host = h.host),
-		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_window_hosts WHERE sparse_days IS NOT NULL),
+		(SELECT coalesce(sum(CASE WHEN w.sparse THEN w.sparse_days ELSE h.checks END), 0) FROM fold_hosts h JOIN fold_window_hosts w ON w.host = h.host),
+		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_window_hosts WHERE sparse),
 		(SELECT count(*) FROM fold_windowless_runs)`).Scan(
 		&windowChecks, &rep.Windowed, &rep.Sparse, &rep.Windowless); err != nil {
 		return files, fmt.Errorf("derive: count checks to fold with windows: %w", err)

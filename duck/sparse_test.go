@@ -16,7 +16,8 @@ import (
 // few of its checks (sparse, fold_window_hosts). The crossing must be the
 // check the fold of every check finds: whether the count or the time
 // decides it, whether the check on the threshold's day comes before or
-// after the threshold or there is none that day, and from a carried run.
+// after the threshold or there is none that day, and from a carried run
+// (by time or by count).
 // Every case is compared with the fold of every check and with the days as
 // a bitstring, and the crossing is pinned by hand.
 func TestSparseCrossing(t *testing.T) {
@@ -42,6 +43,8 @@ func TestSparseCrossing(t *testing.T) {
 			[]string{"discovered>moving b.example d0", "moving>moved b.example d7"}, 1},
 		{"a carried run", [][]ev{series(fail, h, 0, day, 4), series(fail, h, 4*day, day, 8)},
 			[]string{"discovered>dead d7"}, 1},
+		{"a carried run, the count decides", [][]ev{series(fail, h, 0, 2*day, 3), series(fail, h, 6*day, 2*day, 8)},
+			[]string{"discovered>dead d12"}, 1},
 		{"two checks a day: every check", [][]ev{series(fail, h, 0, 12*time.Hour, 20)},
 			[]string{"discovered>dead d7"}, 0},
 	}
