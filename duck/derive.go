@@ -814,10 +814,10 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 	}
 	var windowChecks int64
 	// fold_hosts knows each host's count of new checks, so counting the
-	// windowed fold's checks needs no pass over them (at most a sparse
-	// host's sparse_days, which may fall on days without a check).
+	// windowed fold's checks needs no pass over them (for a sparse host at
+	// most its picked_days, which may fall on days without a check).
 	if err := conn.QueryRowContext(ctx, `SELECT
-		(SELECT coalesce(sum(CASE WHEN w.sparse THEN w.sparse_days ELSE h.checks END), 0) FROM fold_hosts h JOIN fold_window_hosts w ON w.host = h.host),
+		(SELECT coalesce(sum(CASE WHEN w.sparse THEN w.picked_days ELSE h.checks END), 0) FROM fold_hosts h JOIN fold_window_hosts w ON w.host = h.host),
 		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_window_hosts WHERE sparse),
 		(SELECT count(*) FROM fold_windowless_runs)`).Scan(
 		&windowChecks, &rep.Windowed, &rep.Sparse, &rep.Windowless); err != nil {

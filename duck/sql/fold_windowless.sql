@@ -1,9 +1,9 @@
 -- fold_windowless_runs: the runs (in fold_runs' shape) of the hosts whose new
 -- checks all extend one run, folded from fold_edges (fold_hosts'
--- aggregates with the edge checks) without windows; fold_window_hosts: every other
--- checked host, which fold_runs folds with windows. Most hosts are alive
--- (or failing) at every check, so this keeps the sort of every check out of
--- a derivation step.
+-- aggregates with the edge checks) without windows; fold_window_hosts:
+-- every other checked host, which fold_runs folds with windows. Most hosts
+-- are alive (or failing) at every check, so this keeps the sort of every
+-- check out of a derivation step.
 --
 -- A host is folded here when all its new checks have one class, the same as
 -- its carried run's (if it has carried checks), and where its run would
@@ -99,10 +99,10 @@ FROM r;
 -- new check, with no two new checks on one day (check_days has a bit for
 -- each), is folded there from five of its checks alone (sparse), by day of
 -- the step (day1 to day5; window_checks.sql fetches them, each with its
--- place among the host's new checks, pos1 to pos5): its first and last, the cross_pos-th (the
--- first whose n is past failures_to_dead), and the first at or after
--- dead_after since the run began, on that day (cross_day) or the next with
--- a check. The crossing is the first of these past both thresholds, as it
+-- place among the host's new checks, pos1 to pos5): its first and last,
+-- the cross_pos-th (the first whose n is past failures_to_dead), and the
+-- first at or after dead_after since the run began, on that day
+-- (cross_day) or the next with a check. The crossing is the first of these past both thresholds, as it
 -- is the first of all the checks: the cross_pos-th if it is late enough,
 -- else the first late enough. Most hosts ever discovered never answer, and
 -- a month of their checks was half of the windowed fold's rows. The days
@@ -131,7 +131,7 @@ WITH left_hosts AS (
     FROM sparse
 )
 SELECT host, rn_offset, set_days IS NOT NULL AS sparse,
-    len(list_distinct(days)) AS sparse_days,
+    len(list_distinct(days)) AS picked_days,
     days[1] AS day1, days[2] AS day2, days[3] AS day3, days[4] AS day4, days[5] AS day5,
     list_position(set_days, days[1]) AS pos1, list_position(set_days, days[2]) AS pos2,
     list_position(set_days, days[3]) AS pos3, list_position(set_days, days[4]) AS pos4,
