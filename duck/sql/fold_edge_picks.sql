@@ -11,8 +11,8 @@
 -- check, last peers fetch, last redirect), one row per distinct time, with
 -- the edges it is and how many distinct edge times the host has. The
 -- checks are joined to it on (host, checked_at), so that only the few at an
--- edge come out of the join. An edge a host lacks
--- (no alive check, say) is NULL and gives no row.
+-- edge come out of the join. An edge a host lacks (no alive check, say) is
+-- NULL and gives no row.
 --
 -- The host is there as its host_key: {{host_key}}, a 64-bit hash of its
 -- name when no two of fold_hosts' hosts share one, or the name itself
@@ -29,12 +29,21 @@ WITH h AS (
     SELECT {{host_key}} AS host_key, first_checked_at AS f, last_checked_at AS l, last_alive_at AS a,
         last_peers_at AS p, last_redirect_at AS r
     FROM fold_hosts
+), new_at AS (
+    -- Whether each edge after the first has a time no earlier edge has (f
+    -- and l are never NULL; a missing edge is not new).
+    SELECT *,
+        l <> f AS new_l,
+        coalesce(a <> f AND a <> l, false) AS new_a,
+        coalesce(p <> f AND p <> l AND p IS DISTINCT FROM a, false) AS new_p,
+        coalesce(r <> f AND r <> l AND r IS DISTINCT FROM a AND r IS DISTINCT FROM p, false) AS new_r
+    FROM h
 ), e AS (
-    SELECT *, f AS edge_at FROM h
-    UNION ALL SELECT *, l FROM h WHERE l <> f
-    UNION ALL SELECT *, a FROM h WHERE a <> f AND a <> l
-    UNION ALL SELECT *, p FROM h WHERE p <> f AND p <> l AND p IS DISTINCT FROM a
-    UNION ALL SELECT *, r FROM h WHERE r <> f AND r <> l AND r IS DISTINCT FROM a AND r IS DISTINCT FROM p
+    SELECT *, f AS edge_at FROM new_at
+    UNION ALL SELECT *, l FROM new_at WHERE new_l
+    UNION ALL SELECT *, a FROM new_at WHERE new_a
+    UNION ALL SELECT *, p FROM new_at WHERE new_p
+    UNION ALL SELECT *, r FROM new_at WHERE new_r
 )
 SELECT host_key, edge_at,
     edge_at = f AS is_first,
@@ -42,11 +51,7 @@ SELECT host_key, edge_at,
     edge_at IS NOT DISTINCT FROM a AS is_last_alive,
     edge_at IS NOT DISTINCT FROM p AS is_last_peers,
     edge_at IS NOT DISTINCT FROM r AS is_last_redirect,
-    -- The host's distinct edge times (f and l are never NULL).
-    1 + (l <> f)::INTEGER
-      + coalesce(a <> f AND a <> l, false)::INTEGER
-      + coalesce(p <> f AND p <> l AND p IS DISTINCT FROM a, false)::INTEGER
-      + coalesce(r <> f AND r <> l AND r IS DISTINCT FROM a AND r IS DISTINCT FROM p, false)::INTEGER AS n_edges
+    1 + new_l::INTEGER + new_a::INTEGER + new_p::INTEGER + new_r::INTEGER AS n_edges
 FROM e;
 
 -- fold_edge_picks: the edge checks, one row per host, with whether an edge

@@ -102,12 +102,13 @@ FROM r;
 -- place among the host's new checks, pos1 to pos5): its first and last,
 -- the cross_pos-th (the first whose n is past failures_to_dead), and the
 -- first at or after dead_after since the run began, on that day
--- (cross_day) or the next with a check. The crossing is the first of these past both thresholds, as it
--- is the first of all the checks: the cross_pos-th if it is late enough,
--- else the first late enough. Most hosts ever discovered never answer, and
--- a month of their checks was half of the windowed fold's rows. The days
--- are columns, not a list, as every check of these hosts carries them out
--- of the join: lists took 0.1 s more for a million hosts' month.
+-- (cross_day) or the next with a check. The crossing is the first of these
+-- past both thresholds, as it is the first of all the checks: the
+-- cross_pos-th if it is late enough, else the first late enough. Most
+-- hosts ever discovered never answer, and a month of their checks was half
+-- of the windowed fold's rows. The days are columns, not a list, as every
+-- check of these hosts carries them out of the join: lists took 0.1 s more
+-- for a million hosts' month.
 CREATE OR REPLACE TEMP TABLE fold_window_hosts AS
 WITH left_hosts AS (
     SELECT host, carry_run, check_days, base_n, run_start,
