@@ -598,9 +598,13 @@ func (s *Store) defineFoldInputs(ctx context.Context, conn *sql.Conn, full bool,
 		carry = "SELECT * FROM read_parquet(" + sqlString(s.derivedPath(old.State)) + ")"
 	}
 	stmts := []string{
-		"CREATE OR REPLACE TEMP VIEW new_checks_all AS " + s.snapshotSource(checks, "checks_schema",
+		// Each check says where it is (file_index: its file's place in
+		// checks; file_row_number: its row there), so that fold_edge_facts.sql
+		// can read the facts of the few checks it keeps from their files
+		// alone.
+		"CREATE OR REPLACE TEMP VIEW new_checks_all AS " + s.snapshotSource(checks, "checks_schema", true,
 			"host, checked_at, outcome, pass_id, moved_to, peers_fetched, peers_not_modified, peers_etag, peers_last_modified, software, version, users, active_month, open_registrations, name, description"),
-		"CREATE OR REPLACE TEMP VIEW new_discoveries_all AS " + s.snapshotSource(discoveries, "discoveries_schema",
+		"CREATE OR REPLACE TEMP VIEW new_discoveries_all AS " + s.snapshotSource(discoveries, "discoveries_schema", false,
 			"host, discovered_at, via"),
 		"CREATE OR REPLACE TEMP VIEW carry_all AS " + carry,
 	}
@@ -615,19 +619,29 @@ func (s *Store) defineFoldInputs(ctx context.Context, conn *sql.Conn, full bool,
 }
 
 // snapshotSource selects columns from exactly the given files (relative to
-// the data directory), or from the empty schema table when there are none.
-func (s *Store) snapshotSource(files []string, schemaTable, columns string) string {
+// the data directory), or from the empty schema table when there are none;
+// located adds the columns file_index (the file's place in files) and
+// file_row_number (the row's place in its file).
+func (s *Store) snapshotSource(files []string, schemaTable string, located bool, columns string) string {
 	if len(files) == 0 {
+		if located {
+			columns = "NULL::UBIGINT AS file_index, NULL::BIGINT AS file_row_number, " + columns
+		}
 		return fmt.Sprintf("SELECT %s FROM %s", columns, schemaTable)
 	}
 	paths := make([]string, len(files))
 	for i, f := range files {
 		paths[i] = s.snapshotPath(f)
 	}
+	read := "FROM read_parquet(" + sqlList(paths) + ", union_by_name = true)"
+	if located {
+		// read_parquet's virtual columns: a subquery's * leaves them out.
+		columns = "file_index, file_row_number, " + columns
+		read = "SELECT *, file_index, file_row_number " + read
+	}
 	// Unioned by name with the empty schema table, so that a column added
 	// since the files were written reads as NULL even when no file has it.
-	return fmt.Sprintf("SELECT %s FROM (FROM %s UNION ALL BY NAME FROM read_parquet(%s, union_by_name = true))",
-		columns, schemaTable, sqlList(paths))
+	return fmt.Sprintf("SELECT %s FROM (FROM %s UNION ALL BY NAME %s)", columns, schemaTable, read)
 }
 
 // lateChecks reports whether a new check is not later than its host's last
@@ -715,6 +729,13 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 			return nil, err
 		}
 	}
+	factsFiles, err := edgeFactsFiles(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	if err := exec("fold_edge_facts", strings.NewReplacer("{{facts_files}}", factsFiles).Replace(sqlFile("fold_edge_facts.sql"))); err != nil {
+		return nil, err
+	}
 	if err := exec("fold_edges", hostKey.Replace(sqlFile("fold_edges.sql"))); err != nil {
 		return nil, err
 	}
@@ -743,6 +764,32 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 		}
 	}
 	return files, nil
+}
+
+// edgeFactsFiles lists, for fold_edge_facts.sql, the files (their
+// file_index in new_checks_all's list) that hold a host's last alive new
+// check: "NULL", which matches none, when no host has one.
+func edgeFactsFiles(ctx context.Context, conn *sql.Conn) (string, error) {
+	rows, err := conn.QueryContext(ctx, "SELECT DISTINCT facts_at.file FROM fold_edge_located WHERE facts_at IS NOT NULL ORDER BY 1")
+	if err != nil {
+		return "", fmt.Errorf("derive: list the files of the last alive checks: %w", err)
+	}
+	defer rows.Close()
+	var files []string
+	for rows.Next() {
+		var file uint64
+		if err := rows.Scan(&file); err != nil {
+			return "", fmt.Errorf("derive: list the files of the last alive checks: %w", err)
+		}
+		files = append(files, strconv.FormatUint(file, 10))
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("derive: list the files of the last alive checks: %w", err)
+	}
+	if len(files) == 0 {
+		return "NULL", nil
+	}
+	return strings.Join(files, ", "), nil
 }
 
 // hostParams are the values fold_hosts, fold_windowless and window_checks
@@ -947,7 +994,7 @@ func dropFoldTables(conn *sql.Conn) {
 		"DROP VIEW IF EXISTS fold_window_run_states", "DROP TABLE IF EXISTS fold_window_run_states",
 		"DROP VIEW IF EXISTS fold_window_states", "DROP TABLE IF EXISTS fold_bucket_runs",
 		"DROP VIEW IF EXISTS window_checks_all", "DROP TABLE IF EXISTS fold_hosts",
-		"DROP VIEW IF EXISTS fold_edges", "DROP TABLE IF EXISTS fold_edge_picks", "DROP TABLE IF EXISTS fold_edge_tie_picks",
+		"DROP VIEW IF EXISTS fold_edges", "DROP TABLE IF EXISTS fold_edge_picks", "DROP TABLE IF EXISTS fold_edge_located", "DROP TABLE IF EXISTS fold_edge_tie_picks",
 		"DROP TABLE IF EXISTS fold_tied_hosts", "DROP VIEW IF EXISTS fold_edge_checks", "DROP TABLE IF EXISTS fold_edge_times",
 		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_windowless_runs", "DROP TABLE IF EXISTS fold_host_runs",
 		"DROP VIEW IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",

@@ -1,10 +1,11 @@
--- The edge checks of each host in fold_hosts (fold_edge_picks), for
+-- The edge checks of each host in fold_hosts (fold_edge_located), for
 -- fold_edges.sql: the columns of the few new checks the derived state and
--- the windowless fold need: the facts of the last alive check, the
--- validators of the last peers fetch, the target of the last redirect, and
--- the first and last check themselves. Each is the check at a time
--- fold_hosts found, so this is a join on (host, checked_at), not a sort.
--- Checks of one host at the same instant are found here and ordered by
+-- the windowless fold need: the validators of the last peers fetch, the
+-- target of the last redirect, the first and last check themselves, and
+-- where the last alive check is (facts_at), whose facts fold_edge_facts.sql
+-- then reads from its file alone. Each is the check at a time fold_hosts
+-- found, so this is a join on (host, checked_at), not a sort. Checks of one
+-- host at the same instant are found here and ordered by
 -- fold_edge_ties.sql.
 
 -- fold_edge_times: each host's edge times (first and last check, last alive
@@ -54,19 +55,26 @@ SELECT host_key, edge_at,
     1 + new_l::INTEGER + new_a::INTEGER + new_p::INTEGER + new_r::INTEGER AS n_edges
 FROM e;
 
--- fold_edge_picks: the edge checks, one row per host, with whether an edge
+-- fold_edge_located: the edge checks, one row per host, with whether an edge
 -- time matched more than one check (more matches than edge times; a time
 -- comes from a check, so it matches at least one). An edge time nearly
 -- always matches one check, so each edge is picked with any_value: the
 -- tie-breaking aggregate (fold_edge_ties.sql) holds more memory (over a
 -- million hosts at a 1 GB memory_limit it sometimes ran out), and is run
 -- only for the hosts where an edge time matched more than one check
--- (fold_tied_hosts), the rare checks of one host at the same instant. fold_edges joins it back to the
--- hosts' fold_hosts rows (carrying those columns through the aggregate cost
--- more than the join), and it is a table of its own, since the aggregate and
--- that join in one query held more than the benchmark's memory limit.
+-- (fold_tied_hosts), the rare checks of one host at the same instant.
+-- fold_edges joins it back to the hosts' fold_hosts rows (carrying those
+-- columns through the aggregate cost more than the join), and it is a table
+-- of its own, since the aggregate and that join in one query held more than
+-- the benchmark's memory limit.
+--
+-- The facts (software, version, users, name, description…) are not read
+-- here: decoding them for every new check took 0.7 s of the benchmark's
+-- full derivation, though a host's last alive check is nearly always in one
+-- of the last few files. facts_at is that check's file (its file_index in
+-- new_checks_all's list) and its row there.
 CREATE OR REPLACE TEMP VIEW fold_edge_checks AS
-SELECT e.host_key, e.n_edges, n.pass_id, n.outcome, n.moved_to, n.peers_etag, n.peers_last_modified,
+SELECT e.host_key, e.n_edges, n.file_index, n.file_row_number, n.pass_id, n.outcome, n.moved_to, n.peers_etag, n.peers_last_modified,
     n.software, n.version, n.name,
     e.is_first, e.is_last,
     e.is_last_alive AND n.outcome = 'alive' AS is_facts,
@@ -74,16 +82,15 @@ SELECT e.host_key, e.n_edges, n.pass_id, n.outcome, n.moved_to, n.peers_etag, n.
     e.is_last_redirect AND n.outcome IN ('moving', 'moved') AS is_redirect,
     check_class(n.outcome) AS class,
     {'ts': n.checked_at, 'pass_id': n.pass_id, 'outcome': n.outcome, 'moved_to': n.moved_to} AS check_row,
-    {'software': n.software, 'version': n.version, 'users': n.users, 'active_month': n.active_month,
-     'open_registrations': n.open_registrations, 'name': n.name, 'description': n.description} AS check_facts
+    {'file': n.file_index, 'row': n.file_row_number} AS check_at
 FROM fold_checks n
 JOIN fold_edge_times e ON e.host_key = {{host_key}} AND n.checked_at = e.edge_at;
 
-CREATE OR REPLACE TEMP TABLE fold_edge_picks AS
+CREATE OR REPLACE TEMP TABLE fold_edge_located AS
 SELECT host_key,
     any_value(check_row) FILTER (WHERE is_first) AS first_new,
     any_value(check_row) FILTER (WHERE is_last) AS last_new,
-    any_value(check_facts) FILTER (WHERE is_facts) AS facts,
+    any_value(check_at) FILTER (WHERE is_facts) AS facts_at,
     any_value({'etag': peers_etag, 'last_modified': peers_last_modified}) FILTER (WHERE is_peers) AS peers_validators,
     any_value({'target': moved_to}) FILTER (WHERE is_redirect) AS redirect,
     count(*) > any_value(n_edges) AS tied
@@ -91,4 +98,4 @@ FROM fold_edge_checks
 GROUP BY host_key;
 
 CREATE OR REPLACE TEMP TABLE fold_tied_hosts AS
-SELECT host_key FROM fold_edge_picks WHERE tied;
+SELECT host_key FROM fold_edge_located WHERE tied;

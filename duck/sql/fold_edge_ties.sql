@@ -1,15 +1,16 @@
 -- The edges of the hosts in fold_tied_hosts, which have two or more checks at
 -- the same instant at one of their edges, picked again with the ties broken
 -- as the windowed fold orders checks (by pass_id, then class, outcome and
--- moved_to, NULLs last), and the facts by pass_id, software, version and
--- name, so the result never depends on the order the files are read in.
+-- moved_to, NULLs last), and the alive check whose facts are kept by
+-- pass_id, software, version and name, so the result never depends on the
+-- order the files are read in.
 -- Derive runs it only when there are such hosts: it reads every new check
 -- again.
 CREATE OR REPLACE TEMP TABLE fold_edge_tie_picks AS
 SELECT host_key,
     arg_min(check_row, row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_first) AS first_new,
     arg_max(check_row, row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_last) AS last_new,
-    arg_max(check_facts, row(pass_id, software, version, name)) FILTER (WHERE is_facts) AS facts,
+    arg_max(check_at, row(pass_id, software, version, name)) FILTER (WHERE is_facts) AS facts_at,
     arg_max({'etag': peers_etag, 'last_modified': peers_last_modified}, pass_id) FILTER (WHERE is_peers) AS peers_validators,
     arg_max({'target': moved_to}, row(pass_id, moved_to)) FILTER (WHERE is_redirect) AS redirect,
     true AS tied
@@ -17,8 +18,8 @@ FROM fold_edge_checks
 WHERE host_key IN (SELECT host_key FROM fold_tied_hosts)
 GROUP BY host_key;
 
-DELETE FROM fold_edge_picks WHERE tied;
+DELETE FROM fold_edge_located WHERE tied;
 
-INSERT INTO fold_edge_picks BY NAME SELECT * FROM fold_edge_tie_picks;
+INSERT INTO fold_edge_located BY NAME SELECT * FROM fold_edge_tie_picks;
 
 DROP TABLE fold_edge_tie_picks

@@ -1,5 +1,6 @@
 -- fold_edges: each host's fold_hosts row with its edge checks
--- (fold_edge_picks.sql, and fold_edge_ties.sql where they tie). A view:
+-- (fold_edge_picks.sql, fold_edge_ties.sql where they tie, and the facts
+-- from fold_edge_facts.sql). A view:
 -- fold_windowless and the derived state each make the join, which cost less
 -- in the benchmark's full derivation (0.2-0.9 s less, CPU 0.4-1.6 s less in
 -- three alternated runs) than copying a million hosts' facts into a table
