@@ -113,8 +113,53 @@ func (s *Store) checkSnapshots(ctx context.Context, conn *sql.Conn, schemaTable 
 	if err != nil {
 		return err
 	}
+	if virtual := virtualColumnsRead(schemaTable); len(virtual) > 0 {
+		if err := f.refuseColumns(ctx, virtual); err != nil {
+			return err
+		}
+	}
 	if err := countNulls(ctx, conn, toCount); err != nil {
 		return fmt.Errorf("count the NULLs of the %s files without statistics: %w", kind, err)
+	}
+	return nil
+}
+
+// virtualColumnsRead names the virtual columns of read_parquet that the
+// derivation reads from the files of schemaTable: where each check is, for
+// fold_edge_facts.sql (snapshotSource). A column of the same name in a file
+// stands in for DuckDB's, and would misplace the facts of its checks.
+func virtualColumnsRead(schemaTable string) []string {
+	if schemaTable == "checks_schema" {
+		return []string{"file_index", "file_row_number"}
+	}
+	return nil
+}
+
+// refuseColumns fails for the first file (in order) with a column, or a
+// struct column, named like one of names.
+func (f footers) refuseColumns(ctx context.Context, names []string) error {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = sqlString(n)
+	}
+	found := map[string]string{}
+	var fileName, column string
+	// A leaf's path starts with its top-level column's name; a file with no
+	// row group lists none, and has no rows to misplace.
+	rows, err := f.conn.QueryContext(ctx, fmt.Sprintf(`SELECT DISTINCT file_name, trim(split_part(path_in_schema, ',', 1))
+		FROM parquet_metadata(%s) WHERE trim(split_part(path_in_schema, ',', 1)) IN (%s)`, sqlList(f.abs), strings.Join(quoted, ", ")))
+	if err != nil {
+		return err
+	}
+	if err := eachRow(rows, f.known, &fileName, []any{&fileName, &column}, func() { found[fileName] = column }); err != nil {
+		return err
+	}
+	for _, file := range f.abs {
+		if column, ok := found[file]; ok {
+			return fmt.Errorf("snapshot file %s: column %s has the name of a column DuckDB gives every file it reads, "+
+				"which the derivation reads to find each check (the schema is in docs/data.md): "+
+				"rewrite the file without it, or move it out of the data directory", file, column)
+		}
 	}
 	return nil
 }

@@ -83,7 +83,8 @@ func TestDataDirectoryWithAGlobCharacterIsRefused(t *testing.T) {
 }
 
 // A snapshot file that does not match its schema (a column of another
-// type, NULLs where there may be none, a NOT NULL column missing) stops a
+// type, NULLs where there may be none, a NOT NULL column missing, a column
+// named like one of read_parquet's that the derivation reads) stops a
 // derivation, incremental or full, with an error naming the file, the
 // column and what is wrong, before anything is written; the state in force
 // stays. The passes are checked too: the passes view reads them.
@@ -109,6 +110,9 @@ func TestSnapshotNotMatchingItsSchemaIsAnErrorNamingFileAndColumn(t *testing.T) 
 		{"checks NULL outcome", checks, nullFor("outcome"), "column outcome holds 1 NULL"},
 		{"checks NULL pass_id", checks, "* REPLACE (NULL::VARCHAR AS pass_id)", "column pass_id holds 2 NULLs"},
 		{"checks without host", checks, "* EXCLUDE (host)", "column host is missing"},
+		{"checks with a file_index", checks, "*, 7::UBIGINT AS file_index", "column file_index has the name of a column DuckDB gives"},
+		{"checks with a file_row_number struct", checks, "*, {'n': 0} AS file_row_number",
+			"column file_row_number has the name of a column DuckDB gives"},
 		{"discoveries NULL discovered_at", discoveries, nullFor("discovered_at"), "column discovered_at holds 1 NULL"},
 		{"discoveries NULL via", discoveries, nullFor("via"), "column via holds 1 NULL"},
 		{"passes NULL started_at", passes, "* REPLACE (NULL::TIMESTAMP AS started_at)", "column started_at holds 1 NULL"},
