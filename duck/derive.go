@@ -770,26 +770,12 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 // file_index in new_checks_all's list) that hold a host's last alive new
 // check: "NULL", which matches none, when no host has one.
 func edgeFactsFiles(ctx context.Context, conn *sql.Conn) (string, error) {
-	rows, err := conn.QueryContext(ctx, "SELECT DISTINCT facts_at.file FROM fold_edge_located WHERE facts_at IS NOT NULL ORDER BY 1")
-	if err != nil {
+	var files string
+	if err := conn.QueryRowContext(ctx, `SELECT coalesce(string_agg(file::VARCHAR, ', ' ORDER BY file), 'NULL')
+		FROM (SELECT DISTINCT facts_at.file AS file FROM fold_edge_located WHERE facts_at IS NOT NULL)`).Scan(&files); err != nil {
 		return "", fmt.Errorf("derive: list the files of the last alive checks: %w", err)
 	}
-	defer rows.Close()
-	var files []string
-	for rows.Next() {
-		var file uint64
-		if err := rows.Scan(&file); err != nil {
-			return "", fmt.Errorf("derive: list the files of the last alive checks: %w", err)
-		}
-		files = append(files, strconv.FormatUint(file, 10))
-	}
-	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("derive: list the files of the last alive checks: %w", err)
-	}
-	if len(files) == 0 {
-		return "NULL", nil
-	}
-	return strings.Join(files, ", "), nil
+	return files, nil
 }
 
 // hostParams are the values fold_hosts, fold_windowless and window_checks
