@@ -184,7 +184,8 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	rep.Full = plan.full
 	rep.Files = len(step.checks) + len(step.discoveries)
 
-	parts, err := s.fold(ctx, conn, foldParams(st), plan.full, opts, &rep)
+	params := foldParams(st)
+	parts, hostKey, err := s.fold(ctx, conn, params, plan.full, opts, &rep)
 	defer removeFiles(parts)
 	if err != nil {
 		return rep, s.blameStep(ctx, conn, plan, step, err)
@@ -195,7 +196,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	if maxParts <= 0 {
 		maxParts = defaultMaxDerivedParts
 	}
-	if err := s.writeDerived(ctx, conn, next, maxParts, &rep); err != nil {
+	if err := s.writeDerived(ctx, conn, next, maxParts, hostKey, params, &rep); err != nil {
 		return rep, s.blameStep(ctx, conn, plan, step, err)
 	}
 	grace := defaultRetiredGrace
@@ -511,24 +512,18 @@ func (plan derivePlan) nextManifest(step foldStep) *manifest {
 	return next
 }
 
-// writeDerived writes the step's results as next's files: the new state,
-// and the step's transitions and live events as a file each (when there
-// are any), which takes in the earlier files of its kind once there are
-// maxParts of them.
-func (s *Store) writeDerived(ctx context.Context, conn *sql.Conn, next *manifest, maxParts int, rep *DeriveReport) error {
+// writeDerived writes the step's results as next's files: the step's
+// transitions and live events as a file each (when there are any), which
+// takes in the earlier files of its kind once there are maxParts of them,
+// and then the new state. The events go first and their tables are dropped
+// before the state's last steps run (foldState), so that those steps have
+// the memory the events held: at the benchmark's 1 GB memory_limit, a
+// million hosts' state spilled 300 MB to disk while they were still there.
+func (s *Store) writeDerived(ctx context.Context, conn *sql.Conn, next *manifest, maxParts int,
+	hostKey, params *strings.Replacer, rep *DeriveReport) error {
 	derived := s.path(DerivedDir)
 	gen := fmt.Sprintf("%08d", next.Generation)
 	writeStart := time.Now()
-	next.State = "state-" + gen + ".parquet"
-	// fold_state is a view, computed as it is written: materialising a
-	// million hosts first would cost as much again.
-	if err := s.copyAtomically(ctx, conn, "SELECT * FROM fold_state", filepath.Join(derived, next.State), parquetRewritten); err != nil {
-		return fmt.Errorf("derive: write %s: %w", next.State, err)
-	}
-	if err := s.recordSum(next, next.State); err != nil {
-		return err
-	}
-	s.log.Debug("derive step", "step", "write state", "duration", time.Since(writeStart))
 	for _, out := range []struct {
 		table, dir, order string
 		list              *[]string
@@ -551,31 +546,49 @@ func (s *Store) writeDerived(ctx context.Context, conn *sql.Conn, next *manifest
 		if out.count != nil {
 			*out.count = n
 		}
-		if n == 0 {
-			continue
+		if n > 0 {
+			rel := out.dir + "/" + gen + ".parquet"
+			source := out.table
+			if len(*out.list) >= maxParts {
+				// This step's file takes in the earlier ones (which are
+				// retired), so the files readers open stay few.
+				source = fmt.Sprintf("(SELECT * FROM %s UNION ALL BY NAME SELECT * FROM read_parquet(%s))",
+					out.table, s.derivedList(*out.list))
+				*out.list = nil
+			}
+			query := fmt.Sprintf("SELECT * FROM (%s) ORDER BY %s", fmt.Sprintf(out.merge, source), out.order)
+			if err := s.copyAtomically(ctx, conn, query, filepath.Join(derived, filepath.FromSlash(rel)), parquetKept); err != nil {
+				return fmt.Errorf("derive: write %s: %w", rel, err)
+			}
+			if err := s.recordSum(next, rel); err != nil {
+				return err
+			}
+			*out.list = append(*out.list, rel)
 		}
-		rel := out.dir + "/" + gen + ".parquet"
-		source := out.table
-		if len(*out.list) >= maxParts {
-			// This step's file takes in the earlier ones (which are
-			// retired), so the files readers open stay few.
-			source = fmt.Sprintf("(SELECT * FROM %s UNION ALL BY NAME SELECT * FROM read_parquet(%s))",
-				out.table, s.derivedList(*out.list))
-			*out.list = nil
+		if _, err := conn.ExecContext(ctx, "DROP TABLE "+out.table); err != nil {
+			return fmt.Errorf("derive: free %s: %w", out.table, err)
 		}
-		query := fmt.Sprintf("SELECT * FROM (%s) ORDER BY %s", fmt.Sprintf(out.merge, source), out.order)
-		if err := s.copyAtomically(ctx, conn, query, filepath.Join(derived, filepath.FromSlash(rel)), parquetKept); err != nil {
-			return fmt.Errorf("derive: write %s: %w", rel, err)
-		}
-		if err := s.recordSum(next, rel); err != nil {
-			return err
-		}
-		*out.list = append(*out.list, rel)
 	}
-	// The files a merge took in are no longer next's.
+	s.log.Debug("derive step", "step", "write events", "duration", time.Since(writeStart))
+
+	if err := s.foldState(ctx, conn, hostKey, params); err != nil {
+		return err
+	}
+	stateStart := time.Now()
+	next.State = "state-" + gen + ".parquet"
+	// fold_state is a view, computed as it is written: materialising a
+	// million hosts first would cost as much again.
+	if err := s.copyAtomically(ctx, conn, "SELECT * FROM fold_state", filepath.Join(derived, next.State), parquetRewritten); err != nil {
+		return fmt.Errorf("derive: write %s: %w", next.State, err)
+	}
+	if err := s.recordSum(next, next.State); err != nil {
+		return err
+	}
+	s.log.Debug("derive step", "step", "write state", "duration", time.Since(stateStart))
+	// The files a merge took in, and the state next replaces, are no
+	// longer next's.
 	named := next.files()
 	maps.DeleteFunc(next.Sums, func(f, _ string) bool { return !slices.Contains(named, f) })
-	s.log.Debug("derive step", "step", "write", "duration", time.Since(writeStart))
 	return nil
 }
 
@@ -683,72 +696,60 @@ const defaultFoldBucketChecks = 8_000_000
 // rather than reading them from the files at each use.
 const maxSeveralInMemory = 250_000
 
-// fold runs the fold's SQL for this step, which defines fold_state,
-// fold_transitions and fold_live_events, the step's results. It
-// returns the temporary files it wrote, even on error, for the caller to
-// remove when the step ends (after a crash, the next derivation or snapshot
-// writer removes them: removeOrphanedTmp).
-func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replacer, full bool, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
-	exec := func(what, query string) error {
-		stepStart := time.Now()
-		if _, err := conn.ExecContext(ctx, query); err != nil {
-			return fmt.Errorf("derive (%s): %w", what, err)
-		}
-		s.log.Debug("derive step", "step", what, "duration", time.Since(stepStart))
-		return nil
-	}
+// fold runs the fold's SQL for this step up to the step's results but the
+// state: it leaves fold_transitions and fold_live_events, and what
+// foldState needs to define fold_state. It returns the temporary files it
+// wrote, even on error, for the caller to remove when the step ends (after
+// a crash, the next derivation or snapshot writer removes them:
+// removeOrphanedTmp), and what the checked hosts are keyed by (hostKey).
+func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replacer, full bool, opts DeriveOptions,
+	rep *DeriveReport) (files []string, hostKey *strings.Replacer, err error) {
+	exec := s.stepRunner(ctx, conn)
 	if err := exec("run_rules", params.Replace(sqlFile("run_rules.sql"))); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := defineFoldChecks(ctx, conn, exec, full, opts); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	hostParams, err := s.hostParams(ctx, conn, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := exec("fold_hosts", params.Replace(hostParams.Replace(sqlFile("fold_hosts.sql")))); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	hostKey, err := s.hostKey(ctx, conn, opts)
+	hostKey, err = s.hostKey(ctx, conn, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := exec("fold_edge_picks", hostKey.Replace(params.Replace(sqlFile("fold_edge_picks.sql")))); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var tied int64
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_tied_hosts").Scan(&tied); err != nil {
-		return nil, fmt.Errorf("derive: count hosts with checks at the same instant: %w", err)
+		return nil, nil, fmt.Errorf("derive: count hosts with checks at the same instant: %w", err)
 	}
 	if tied > 0 {
 		// Their edges are picked again with the ties broken, which reads
 		// every new check once more; checks of one host at one instant are
 		// rare enough that most steps never pay for it.
 		if err := exec("fold_edge_ties", hostKey.Replace(params.Replace(sqlFile("fold_edge_ties.sql")))); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	factsFiles, err := edgeFactsFiles(ctx, conn)
-	if err != nil {
-		return nil, err
+	if err := exec("free the edge join", "DROP VIEW fold_edge_checks; DROP TABLE fold_edge_times; DROP TABLE fold_tied_hosts"); err != nil {
+		return nil, nil, err
 	}
-	if err := exec("fold_edge_facts", strings.NewReplacer("{{facts_files}}", factsFiles).Replace(sqlFile("fold_edge_facts.sql"))); err != nil {
-		return nil, err
-	}
-	if err := exec("fold_edges", hostKey.Replace(sqlFile("fold_edges.sql"))); err != nil {
-		return nil, err
-	}
-	if err := exec("fold_windowless", params.Replace(hostParams.Replace(sqlFile("fold_windowless.sql")))); err != nil {
-		return nil, err
+	if err := exec("fold_windowless", hostKey.Replace(params.Replace(hostParams.Replace(sqlFile("fold_windowless.sql"))))); err != nil {
+		return nil, nil, err
 	}
 
 	files, err = s.foldWindowed(ctx, conn, exec, hostKey, params, opts, rep)
 	if err != nil {
-		return files, err
+		return files, nil, err
 	}
 	if err := exec("fold_one", params.Replace(sqlFile("fold_one.sql"))); err != nil {
-		return files, err
+		return files, nil, err
 	}
 	// fold_one_checks holds one check per host fold_one folds: none in a
 	// full derivation, which this way reads no check to count them (a
@@ -756,14 +757,54 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 	// schema took 0.35 s for a month of a million hosts). A daily step
 	// reads the day's hosts for it.
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_one_checks").Scan(&rep.OneCheck); err != nil {
-		return files, fmt.Errorf("derive: count hosts folded by fold_one: %w", err)
+		return files, nil, fmt.Errorf("derive: count hosts folded by fold_one: %w", err)
 	}
-	for _, name := range []string{"run_states", "transitions", "live_events", "state"} {
+	for _, name := range []string{"run_states", "transitions", "live_events", "last_runs"} {
 		if err := exec(name, params.Replace(sqlFile(name+".sql"))); err != nil {
-			return files, err
+			return files, nil, err
 		}
 	}
-	return files, nil
+	// Every run is in the transitions and live events now, and the state
+	// needs only each host's last (fold_last_runs).
+	windowRunStates := "DROP TABLE fold_window_run_states"
+	if len(files) > 0 {
+		// foldWindowedBuckets wrote them to files, and read them through a
+		// view.
+		windowRunStates = "DROP VIEW fold_window_run_states"
+	}
+	if err := exec("free the runs", "DROP VIEW fold_run_states; DROP TABLE fold_windowless_runs; "+windowRunStates); err != nil {
+		return files, nil, err
+	}
+	return files, hostKey, nil
+}
+
+// foldState defines fold_state, the derived state after this step, once
+// the transitions and live events are written: it reads the facts of the
+// hosts' last alive checks (fold_edge_facts.sql), which hold more memory
+// than anything else the state needs, then defines the view (state.sql).
+func (s *Store) foldState(ctx context.Context, conn *sql.Conn, hostKey, params *strings.Replacer) error {
+	exec := s.stepRunner(ctx, conn)
+	factsFiles, err := edgeFactsFiles(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if err := exec("fold_edge_facts", strings.NewReplacer("{{facts_files}}", factsFiles).Replace(sqlFile("fold_edge_facts.sql"))); err != nil {
+		return err
+	}
+	return exec("state", hostKey.Replace(params.Replace(sqlFile("state.sql"))))
+}
+
+// stepRunner returns a function that runs one step of the fold (one or more
+// statements) on conn, logging how long it took under what.
+func (s *Store) stepRunner(ctx context.Context, conn *sql.Conn) func(what, query string) error {
+	return func(what, query string) error {
+		stepStart := time.Now()
+		if _, err := conn.ExecContext(ctx, query); err != nil {
+			return fmt.Errorf("derive (%s): %w", what, err)
+		}
+		s.log.Debug("derive step", "step", what, "duration", time.Since(stepStart))
+		return nil
+	}
 }
 
 // edgeFactsFiles lists, for fold_edge_facts.sql, the files (their
@@ -886,8 +927,9 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 			return files, err
 		}
 	}
-	// The last bucket's runs are in fold_window_run_states now.
-	if err := exec("free fold_bucket_runs", "DROP TABLE fold_bucket_runs"); err != nil {
+	// The last bucket's runs are in fold_window_run_states now, and its
+	// hosts are done with.
+	if err := exec("free fold_bucket_runs", "DROP TABLE fold_bucket_runs; DROP TABLE fold_window_hosts"); err != nil {
 		return files, err
 	}
 	return files, nil
@@ -980,14 +1022,14 @@ func dropFoldTables(conn *sql.Conn) {
 		"DROP VIEW IF EXISTS fold_window_run_states", "DROP TABLE IF EXISTS fold_window_run_states",
 		"DROP VIEW IF EXISTS fold_window_states", "DROP TABLE IF EXISTS fold_bucket_runs",
 		"DROP VIEW IF EXISTS window_checks_all", "DROP TABLE IF EXISTS fold_hosts",
-		"DROP VIEW IF EXISTS fold_edges", "DROP TABLE IF EXISTS fold_edge_picks", "DROP TABLE IF EXISTS fold_edge_located", "DROP TABLE IF EXISTS fold_edge_tie_picks",
+		"DROP TABLE IF EXISTS fold_edge_picks", "DROP TABLE IF EXISTS fold_edge_located", "DROP TABLE IF EXISTS fold_edge_tie_picks",
 		"DROP TABLE IF EXISTS fold_tied_hosts", "DROP VIEW IF EXISTS fold_edge_checks", "DROP TABLE IF EXISTS fold_edge_times",
 		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_windowless_runs", "DROP TABLE IF EXISTS fold_host_runs",
 		"DROP VIEW IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
 		"DROP TABLE IF EXISTS fold_transitions", "DROP VIEW IF EXISTS fold_run_states",
 		"DROP TABLE IF EXISTS fold_one_events", "DROP VIEW IF EXISTS fold_one",
 		"DROP VIEW IF EXISTS fold_one_checks", "DROP VIEW IF EXISTS fold_checks", "DROP TABLE IF EXISTS fold_checks",
-		"DROP TABLE IF EXISTS fold_several",
+		"DROP TABLE IF EXISTS fold_several", "DROP TABLE IF EXISTS fold_last_runs",
 		"DROP VIEW IF EXISTS fold_runs", "DROP VIEW IF EXISTS bucket_checks",
 		"DROP VIEW IF EXISTS carry_all", "DROP VIEW IF EXISTS new_checks_all",
 		"DROP VIEW IF EXISTS new_discoveries_all",

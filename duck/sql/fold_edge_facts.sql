@@ -13,7 +13,11 @@
 -- check's facts in the edge join had cost it 0.8-1.0 s.
 --
 -- A right join, so that every host keeps its row, and a table that replaces
--- fold_edge_located: fold_edges, read twice, joins it.
+-- fold_edge_located. It is the state's last step before state.sql (Derive
+-- runs it once the transitions and live events are written and their
+-- tables dropped): the facts are what the state holds most of, and held
+-- from the edge picks on, they made the windowed fold's sorts and the
+-- state's joins spill at the benchmark's 1 GB memory_limit.
 CREATE OR REPLACE TEMP TABLE fold_edge_picks AS
 SELECT l.host_key, l.first_new, l.last_new,
     CASE WHEN n.file_index IS NOT NULL THEN

@@ -1,6 +1,6 @@
--- The edge checks of each host in fold_hosts (fold_edge_located), for
--- fold_edges.sql: the columns of the few new checks the derived state and
--- the windowless fold need: the validators of the last peers fetch, the
+-- The edge checks of each host in fold_hosts (fold_edge_located): the
+-- columns of the few new checks the derived state and the windowless fold
+-- need: the validators of the last peers fetch, the
 -- target of the last redirect, the first and last check themselves, and
 -- where the last alive check is (facts_at), whose facts fold_edge_facts.sql
 -- then reads from its file alone. Each is the check at a time fold_hosts
@@ -63,10 +63,10 @@ FROM e;
 -- million hosts at a 1 GB memory_limit it sometimes ran out), and is run
 -- only for the hosts where an edge time matched more than one check
 -- (fold_tied_hosts), the rare checks of one host at the same instant.
--- fold_edges joins it back to the hosts' fold_hosts rows (carrying those
--- columns through the aggregate cost more than the join), and it is a table
--- of its own, since the aggregate and that join in one query held more than
--- the benchmark's memory limit.
+-- fold_windowless and the state join it back to the hosts' fold_hosts rows
+-- (carrying those columns through the aggregate cost more than the join),
+-- and it is a table of its own, since the aggregate and that join in one
+-- query held more than the benchmark's memory limit.
 --
 -- The facts (software, version, users, name, description…) are not read
 -- here: decoding them for every new check took 0.7 s of the benchmark's

@@ -6,7 +6,7 @@
 --
 -- In a daily step nearly every host has exactly one new check, and one
 -- check appended to a host's history needs neither fold_hosts' aggregate,
--- fold_edges' join nor a window: it extends the carried run (same class) or
+-- the edge join nor a window: it extends the carried run (same class) or
 -- starts a new one, and the rules of run_rules.sql give its state, exactly
 -- as fold_runs and window_states would with the carried row before it:
 --   a run that continues: n + 1 from the carried run's start, the state

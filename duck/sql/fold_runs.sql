@@ -27,7 +27,7 @@
 -- previous one opens a new stretch; the previous stretch ends live_days days
 -- after its last alive day) for the daily live counts. A run's last row is
 -- not kept: only a host's last run needs it, and that is the host's last new
--- check, which fold_edges has.
+-- check, which fold_edge_picks has.
 CREATE OR REPLACE TEMP VIEW fold_runs AS
 WITH src AS (
     SELECT {{host_key}} AS window_key, last_checked_at AS ts, last_pass_id AS pass_id, run_class AS class,

@@ -1,7 +1,7 @@
 -- The new checks divided between the two folds (see fold_several.sql).
 -- fold_checks: those of fold_several's hosts (every check, in a full
 -- derivation), for fold_hosts and what follows it. It is a TABLE when they
--- are few (a daily step), so that fold_hosts, fold_edges and the windowed
+-- are few (a daily step), so that fold_hosts, the edge picks and the windowed
 -- fold do not each read every new check to find them, and a VIEW when
 -- holding them could exceed memory ({{fold_checks_kind}}).
 --

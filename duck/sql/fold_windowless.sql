@@ -1,6 +1,6 @@
 -- fold_windowless_runs: the runs (in fold_runs' shape) of the hosts whose new
--- checks all extend one run, folded from fold_edges (fold_hosts'
--- aggregates with the edge checks) without windows; fold_window_hosts:
+-- checks all extend one run, folded from fold_hosts' aggregates and their
+-- first new check (fold_edge_located) without windows; fold_window_hosts:
 -- every other checked host, which fold_runs folds with windows. Most hosts
 -- are alive (or failing) at every check, so this keeps the sort of every
 -- check out of a derivation step.
@@ -35,7 +35,11 @@ WITH classed AS (
         c.run_class AS carry_class, c.run_n AS carry_n, c.run_start AS carry_start,
         c.last_checked_at AS carry_ts, c.last_pass_id AS carry_pass_id,
         c.last_alive_at AS carry_alive_at, c.pre_run_state AS carry_pre
-    FROM fold_edges e
+    FROM (
+        SELECT h.*, l.first_new
+        FROM fold_hosts h
+        JOIN fold_edge_located l ON l.host_key = {{host_key}}
+    ) e
     LEFT JOIN carry_all c ON c.host = e.host
 ), placed AS (
     SELECT *,

@@ -10,19 +10,18 @@
 -- that read the list or was told it had not changed; NULL when that list had
 -- none, such as a paged one). The schedule (next_check_at) is not stored:
 -- the state view computes it from these columns (view_state.sql).
--- The aggregates of fold_checks' hosts and their last check (last_new)
--- come from fold_edges (fold_hosts' rows with their edge checks), their
--- last run from fold_run_states.
+-- The aggregates of fold_checks' hosts come from fold_hosts, their edge
+-- checks (the last, the last alive one's facts, the last peers fetch's
+-- validators, the last redirect) from fold_edge_picks, their last run and
+-- last change of state from fold_last_runs.
 CREATE OR REPLACE TEMP VIEW fold_state AS
 WITH checked AS (
-    -- The hosts of fold_checks: their aggregates, the facts of their
-    -- edges, their last run and their last change of state.
-    SELECT e.host, e.checks, e.first_checked_at, e.last_peers_at, e.first_alive_at, e.last_alive_at,
+    SELECT h.host, h.checks, h.first_checked_at, h.last_peers_at, h.first_alive_at, h.last_alive_at,
         e.peers_validators, e.facts, e.redirect,
-        r.class, r.n, r.run_start, r.pre, r.end_state, e.last_new, t.changed_at
-    FROM fold_edges e
-    JOIN fold_run_states r ON r.host = e.host AND r.is_last
-    LEFT JOIN (SELECT host, max(checked_at) AS changed_at FROM fold_transitions GROUP BY host) t ON t.host = e.host
+        r.class, r.n, r.run_start, r.pre, r.end_state, e.last_new, r.changed_at
+    FROM fold_hosts h
+    JOIN fold_edge_picks e ON e.host_key = {{host_key}}
+    JOIN fold_last_runs r ON r.host = h.host
 ), new_disc AS (
     SELECT host, min(discovered_at) AS via_at, arg_min(via, row(discovered_at, via)) AS via
     FROM new_discoveries_all
