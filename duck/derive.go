@@ -196,7 +196,17 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	if maxParts <= 0 {
 		maxParts = defaultMaxDerivedParts
 	}
-	if err := s.writeDerived(ctx, conn, next, maxParts, hostKey, params, &rep); err != nil {
+	// The events are written first and their tables dropped, so that the
+	// state's last steps (foldState) have the memory they held: at the
+	// benchmark's 1 GB memory_limit, a million hosts' state spilled 300 MB
+	// to disk while they were still there.
+	if err := s.writeEvents(ctx, conn, next, maxParts, &rep); err != nil {
+		return rep, s.blameStep(ctx, conn, plan, step, err)
+	}
+	if err := s.foldState(ctx, conn, hostKey, params); err != nil {
+		return rep, s.blameStep(ctx, conn, plan, step, err)
+	}
+	if err := s.writeState(ctx, conn, next); err != nil {
 		return rep, s.blameStep(ctx, conn, plan, step, err)
 	}
 	grace := defaultRetiredGrace
@@ -512,15 +522,11 @@ func (plan derivePlan) nextManifest(step foldStep) *manifest {
 	return next
 }
 
-// writeDerived writes the step's results as next's files: the step's
-// transitions and live events as a file each (when there are any), which
-// takes in the earlier files of its kind once there are maxParts of them,
-// and then the new state. The events go first and their tables are dropped
-// before the state's last steps run (foldState), so that those steps have
-// the memory the events held: at the benchmark's 1 GB memory_limit, a
-// million hosts' state spilled 300 MB to disk while they were still there.
-func (s *Store) writeDerived(ctx context.Context, conn *sql.Conn, next *manifest, maxParts int,
-	hostKey, params *strings.Replacer, rep *DeriveReport) error {
+// writeEvents writes the step's transitions and live events as next's
+// files, one of each kind when there are any, which takes in the earlier
+// files of its kind once there are maxParts of them, and drops their
+// tables.
+func (s *Store) writeEvents(ctx context.Context, conn *sql.Conn, next *manifest, maxParts int, rep *DeriveReport) error {
 	derived := s.path(DerivedDir)
 	gen := fmt.Sprintf("%08d", next.Generation)
 	writeStart := time.Now()
@@ -569,26 +575,26 @@ func (s *Store) writeDerived(ctx context.Context, conn *sql.Conn, next *manifest
 			return fmt.Errorf("derive: free %s: %w", out.table, err)
 		}
 	}
+	// The files a merge took in are no longer next's.
+	named := next.files()
+	maps.DeleteFunc(next.Sums, func(f, _ string) bool { return !slices.Contains(named, f) })
 	s.log.Debug("derive step", "step", "write events", "duration", time.Since(writeStart))
+	return nil
+}
 
-	if err := s.foldState(ctx, conn, hostKey, params); err != nil {
-		return err
-	}
+// writeState writes fold_state as next's state file.
+func (s *Store) writeState(ctx context.Context, conn *sql.Conn, next *manifest) error {
 	stateStart := time.Now()
-	next.State = "state-" + gen + ".parquet"
+	next.State = fmt.Sprintf("state-%08d.parquet", next.Generation)
 	// fold_state is a view, computed as it is written: materialising a
 	// million hosts first would cost as much again.
-	if err := s.copyAtomically(ctx, conn, "SELECT * FROM fold_state", filepath.Join(derived, next.State), parquetRewritten); err != nil {
+	if err := s.copyAtomically(ctx, conn, "SELECT * FROM fold_state", filepath.Join(s.path(DerivedDir), next.State), parquetRewritten); err != nil {
 		return fmt.Errorf("derive: write %s: %w", next.State, err)
 	}
 	if err := s.recordSum(next, next.State); err != nil {
 		return err
 	}
 	s.log.Debug("derive step", "step", "write state", "duration", time.Since(stateStart))
-	// The files a merge took in, and the state next replaces, are no
-	// longer next's.
-	named := next.files()
-	maps.DeleteFunc(next.Sums, func(f, _ string) bool { return !slices.Contains(named, f) })
 	return nil
 }
 
@@ -779,9 +785,10 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 }
 
 // foldState defines fold_state, the derived state after this step, once
-// the transitions and live events are written: it reads the facts of the
-// hosts' last alive checks (fold_edge_facts.sql), which hold more memory
-// than anything else the state needs, then defines the view (state.sql).
+// the transitions and live events are written (writeEvents): it reads the
+// facts of the hosts' last alive checks (fold_edge_facts.sql), which hold
+// more memory than anything else the state needs, then defines the view
+// (state.sql).
 func (s *Store) foldState(ctx context.Context, conn *sql.Conn, hostKey, params *strings.Replacer) error {
 	exec := s.stepRunner(ctx, conn)
 	factsFiles, err := edgeFactsFiles(ctx, conn)

@@ -13,7 +13,7 @@ import (
 // of days, the late-check guard, how many checks go where), writing
 // results, checking footers, and two small pieces of relation that are
 // easier read beside their Go: the empty transitions and live events
-// relations (derived_views.go) and the merge of live events files (writeDerived).
+// relations (derived_views.go) and the merge of live events files (writeEvents).
 //
 //go:embed sql/*.sql
 var sqlFiles embed.FS

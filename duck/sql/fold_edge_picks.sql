@@ -1,12 +1,11 @@
 -- The edge checks of each host in fold_hosts (fold_edge_located): the
 -- columns of the few new checks the derived state and the windowless fold
--- need: the validators of the last peers fetch, the
--- target of the last redirect, the first and last check themselves, and
--- where the last alive check is (facts_at), whose facts fold_edge_facts.sql
--- then reads from its file alone. Each is the check at a time fold_hosts
--- found, so this is a join on (host, checked_at), not a sort. Checks of one
--- host at the same instant are found here and ordered by
--- fold_edge_ties.sql.
+-- need: the validators of the last peers fetch, the target of the last
+-- redirect, the first and last check themselves, and where the last alive
+-- check is (facts_at), whose facts fold_edge_facts.sql then reads from its
+-- file alone. Each is the check at a time fold_hosts found, so this is a
+-- join on (host, checked_at), not a sort. Checks of one host at the same
+-- instant are found here and ordered by fold_edge_ties.sql.
 
 -- fold_edge_times: each host's edge times (first and last check, last alive
 -- check, last peers fetch, last redirect), one row per distinct time, with
