@@ -24,10 +24,11 @@ import (
 // The test binary doubles as the checker: with envChild set, TestMain runs
 // the checker loop with a fake crawl.Checker instead of the tests.
 const (
-	envChild   = "SANDBOX_TEST_CHILD"
-	envConfine = "SANDBOX_TEST_CONFINE"
-	envWrite   = "SANDBOX_TEST_WRITE" // the file write.social tries to create
-	envSleep   = "SANDBOX_TEST_SLEEP" // the grandchild of spawn.social
+	envChild    = "SANDBOX_TEST_CHILD"
+	envConfine  = "SANDBOX_TEST_CONFINE"
+	envWrite    = "SANDBOX_TEST_WRITE"     // the file write.social tries to create
+	envSleep    = "SANDBOX_TEST_SLEEP"     // the grandchild of spawn.social
+	envBadHello = "SANDBOX_TEST_BAD_HELLO" // the hello's report has an unclean layer name
 )
 
 func TestMain(m *testing.M) {
@@ -49,8 +50,10 @@ func child() int {
 	if raceEnabled {
 		copts.MemoryLimit = 64 << 30
 	}
-	if p, err := strconv.Atoi(os.Getenv(envPorts)); err == nil {
-		copts.ConnectPorts = []uint16{uint16(p)}
+	for f := range strings.SplitSeq(os.Getenv(envPorts), ",") {
+		if p, err := strconv.Atoi(f); err == nil {
+			copts.ConnectPorts = append(copts.ConnectPorts, uint16(p))
+		}
 	}
 	if spec := os.Getenv(envReal); spec != "" {
 		c, o, err := realCrawler(spec)
@@ -71,6 +74,9 @@ func child() int {
 			return 1
 		}
 		rep = r
+	}
+	if os.Getenv(envBadHello) != "" {
+		rep.Layers = append(rep.Layers, sandbox.Layer{Name: "forged\x1b[2J", Applied: true})
 	}
 	if err := sandbox.Serve(context.Background(), os.Stdin, os.Stdout, checker, sandbox.ServeOptions{Report: rep, Logger: log}); err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)

@@ -2,7 +2,11 @@ package sandbox
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // ConfineOptions sets the limits a checker process puts on itself. The zero
@@ -56,8 +60,14 @@ type Report struct {
 	Layers []Layer `json:"layers"`
 }
 
+// maxDetail is the most characters of a layer's detail the orchestrator
+// accepts; add cuts a detail to it, so that no configuration, however
+// large, makes an honest checker's report invalid.
+const maxDetail = 300
+
 func (r *Report) add(name string, applied bool, format string, args ...any) {
-	r.Layers = append(r.Layers, Layer{Name: name, Applied: applied, Detail: fmt.Sprintf(format, args...)})
+	detail := observer.CleanText(fmt.Sprintf(format, args...), maxDetail)
+	r.Layers = append(r.Layers, Layer{Name: name, Applied: applied, Detail: detail})
 }
 
 // Missing lists the layers not in force.
@@ -105,7 +115,7 @@ func (r Report) validate() error {
 		if err := checkText(l.Name, 40); err != nil {
 			return fmt.Errorf("report layer name: %w", err)
 		}
-		if err := checkText(l.Detail, 300); err != nil {
+		if err := checkText(l.Detail, maxDetail); err != nil {
 			return fmt.Errorf("report layer %s: %w", l.Name, err)
 		}
 	}
@@ -124,3 +134,28 @@ const (
 	LayerLandlock  = "landlock"
 	LayerLLNet     = "landlock_net"
 )
+
+// uniquePorts is ports sorted, each once.
+func uniquePorts(ports []uint16) []uint16 {
+	out := slices.Clone(ports)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// summarisePorts names sorted, unique ports briefly: every one when they
+// are few, else the first few, how many more and the highest.
+func summarisePorts(ports []uint16) string {
+	const shown = 8
+	var b strings.Builder
+	for i, p := range ports {
+		if i == shown && len(ports) > shown+1 {
+			fmt.Fprintf(&b, " … %d more, up to %d", len(ports)-shown, ports[len(ports)-1])
+			break
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.Itoa(int(p)))
+	}
+	return b.String()
+}

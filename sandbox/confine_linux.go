@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -136,12 +137,14 @@ func applyLandlock(r *Report, errs *[]error, opts ConfineOptions) {
 			rules = append(rules, landlock.ROFiles(p).IgnoreIfMissing())
 		}
 	}
+	paths := len(rules)
 	// BestEffort downgrades to what the kernel offers; its errata may make
 	// go-landlock use an older ABI than the kernel reports.
 	cfg := landlock.V11.BestEffort()
 	netRestricted := len(opts.ConnectPorts) > 0 && abi >= 4
+	ports := uniquePorts(append(slices.Clone(opts.ConnectPorts), 53))
 	if netRestricted {
-		for _, port := range append(opts.ConnectPorts, 53) {
+		for _, port := range ports {
 			rules = append(rules, landlock.ConnectTCP(port))
 		}
 		rules = append(rules, landlock.ConnectSendUDP(53))
@@ -158,14 +161,14 @@ func applyLandlock(r *Report, errs *[]error, opts ConfineOptions) {
 		*errs = append(*errs, fmt.Errorf("landlock: %w", err))
 		return
 	}
-	detail := fmt.Sprintf("ABI %d: read-only %d paths", abi, len(rules))
+	detail := fmt.Sprintf("ABI %d: read-only %d paths", abi, paths)
 	if abi >= 6 {
 		detail += ", signals and abstract sockets scoped"
 	}
 	r.add(LayerLandlock, true, "%s", detail)
 	switch {
 	case netRestricted:
-		r.add(LayerLLNet, true, "TCP connect only to ports %v and 53", opts.ConnectPorts)
+		r.add(LayerLLNet, true, "TCP connect only to %d ports: %s", len(ports), summarisePorts(ports))
 	case abi < 4:
 		r.add(LayerLLNet, false, "ABI %d has no network rules", abi)
 	default:

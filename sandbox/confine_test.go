@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -111,6 +113,50 @@ func TestConfinedChecker(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "checkers confined"); n != 1 {
 		t.Errorf("confinement report logged %d times, want once", n)
+	}
+}
+
+// A checker allowed many ports (one per --connect-to rule of a big staging
+// setup, some repeated) reports them summarised: its report stays valid and
+// the pool starts.
+func TestConfinedManyPorts(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("confinement is Linux only")
+	}
+	var ports []string
+	for i := range 500 {
+		ports = append(ports, strconv.Itoa(20000+i%450))
+	}
+	p, _ := newPool(t, true, func(o *sandbox.PoolOptions) {
+		o.Env = append(o.Env, envPorts+"="+strings.Join(ports, ","))
+	})
+	if r := check(t, p, "peers.social"); r.Check.Outcome != observer.OutcomeAlive {
+		t.Errorf("peers.social: %s %q", r.Check.Outcome, r.Check.Error)
+	}
+	l, ok := layer(p.Report(), sandbox.LayerLLNet)
+	if !ok {
+		t.Fatalf("no %s layer: %s", sandbox.LayerLLNet, p.Report())
+	}
+	if kernelLandlockABI() >= 4 {
+		// 450 distinct ports and 53.
+		if want := "TCP connect only to 451 ports: 53 20000 20001 20002 20003 20004 20005 20006 … 443 more, up to 20449"; l.Detail != want {
+			t.Errorf("%s detail %q, want %q", l.Name, l.Detail, want)
+		}
+	}
+}
+
+// A checker whose hello the orchestrator refuses is reported with the
+// reason, not as a death by the signal that ended it.
+func TestRefusedHelloNamesTheReason(t *testing.T) {
+	_, err := sandbox.NewPool(context.Background(), sandbox.PoolOptions{
+		Args: []string{"-test.run=^$"}, Env: []string{envChild + "=1", envBadHello + "=1"},
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err == nil {
+		t.Fatal("NewPool accepted a hello with an unclean layer name")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "hello refused: report layer name: not clean text") || strings.Contains(msg, "signal") {
+		t.Errorf("refused hello reported as %q", msg)
 	}
 }
 

@@ -175,14 +175,15 @@ func (pr *proc) handshake(ctx context.Context, in *os.File) error {
 	select {
 	case f := <-pr.frames:
 		err = f.err
-		if err == nil && f.t != msgHello {
-			err = fmt.Errorf("first message %q, want hello", f.t)
-		}
 		if err == nil {
-			err = strictJSON(f.payload, &pr.report)
-		}
-		if err == nil {
-			err = pr.report.validate()
+			if refusal := pr.checkHello(f); refusal != nil {
+				// Named as the orchestrator's refusal: killing the
+				// checker for it is no death of its own.
+				pr.setWhy(fmt.Sprintf("hello refused: %v", refusal))
+				err = refusal
+			}
+		} else if errors.Is(err, errFrameTooLarge) {
+			pr.setWhy(fmt.Sprintf("hello refused: %v", err))
 		}
 		if err == nil {
 			// An honest checker says hello after it read the end marker.
@@ -209,6 +210,18 @@ func (pr *proc) handshake(ctx context.Context, in *os.File) error {
 		return errors.New(pr.failure(err))
 	}
 	return nil
+}
+
+// checkHello reads a checker's hello into pr.report, or says why the
+// orchestrator refuses it.
+func (pr *proc) checkHello(f frameMsg) error {
+	if f.t != msgHello {
+		return fmt.Errorf("first message %q, want hello", f.t)
+	}
+	if err := strictJSON(f.payload, &pr.report); err != nil {
+		return err
+	}
+	return pr.report.validate()
 }
 
 // checkerAttr starts a checker as the leader of a new session, and so of a
