@@ -110,6 +110,10 @@ type Result struct {
 	// Bytes counts response bytes read from the network (after
 	// decompression), for the pass summary; it is not stored per check.
 	Bytes int64 `json:"bytes"`
+	// OverListCap counts the peers list's new entries (repeats included)
+	// the check did not keep for the cap on new hosts per list, for the
+	// pass summary; it is not stored per check.
+	OverListCap int64 `json:"over_list_cap,omitempty"`
 }
 
 // State is an instance's derived state (see docs/data.md for the rules).
@@ -203,4 +207,12 @@ type Pass struct {
 	// Checks under way when the pass was interrupted: not recorded, so
 	// those hosts stay due, like the not started ones.
 	Abandoned int64 `json:"abandoned"`
+
+	// What bounded the growth of the known set: new peers-list entries
+	// dropped for the cap per list (crawl.max_new_per_list; repeats
+	// included) and new hosts dropped for the cap per pass
+	// (crawl.max_new_per_pass). Hosts dropped are not recorded; they are
+	// heard of again from other lists, or the same one later.
+	OverListCap int64 `json:"over_list_cap"`
+	OverPassCap int64 `json:"over_pass_cap"`
 }

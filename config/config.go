@@ -65,7 +65,13 @@ type Crawl struct {
 	DomainBudget int `toml:"domain_budget"`
 	// AddressBudget caps requests to one IPv4 address or IPv6 /64 per pass
 	// (0: no limit): a /64 is routinely one machine or LAN.
-	AddressBudget int    `toml:"address_budget"`
+	AddressBudget int `toml:"address_budget"`
+	// MaxNewPerList caps the new hosts kept from one peers list in one
+	// check, and MaxNewPerPass those recorded by one pass: what one source
+	// (or a few) can add to the known set, which every later pass checks
+	// and keeps in memory. What is dropped is counted in the passes view.
+	MaxNewPerList int    `toml:"max_new_per_list"`
+	MaxNewPerPass int    `toml:"max_new_per_pass"`
 	Blocklist     string `toml:"blocklist"`
 	// DuckDBMemoryLimit bounds DuckDB's memory in the crawl process, which
 	// reads the due list and writes the snapshots (its memory_limit; past
@@ -138,6 +144,8 @@ func Default() Config {
 			PeersInterval: Duration(7 * 24 * time.Hour),
 			DomainBudget:  10,
 			AddressBudget: 50,
+			MaxNewPerList: 2000,
+			MaxNewPerPass: 100_000,
 			Blocklist:     "data/blocklist.txt",
 			// The orchestrator's memory goal is 1 GiB with a million hosts;
 			// DuckDB would otherwise keep far more (docs/benchmarks.md).
@@ -239,6 +247,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl.domain_budget must not be negative, got %d", c.Crawl.DomainBudget)
 	case c.Crawl.AddressBudget < 0:
 		return fmt.Errorf("crawl.address_budget must not be negative, got %d", c.Crawl.AddressBudget)
+	case c.Crawl.MaxNewPerList < 1 || c.Crawl.MaxNewPerList > MaxNewPerListLimit:
+		return fmt.Errorf("crawl.max_new_per_list must be between 1 and %d, got %d", MaxNewPerListLimit, c.Crawl.MaxNewPerList)
+	case c.Crawl.MaxNewPerPass < 1:
+		return fmt.Errorf("crawl.max_new_per_pass must be positive, got %d", c.Crawl.MaxNewPerPass)
 	case c.Crawl.ProductToken == "" || strings.ContainsAny(c.Crawl.ProductToken, " /") ||
 		!httpguts.ValidHeaderFieldValue(c.Crawl.ProductToken):
 		return fmt.Errorf("crawl.product_token must be one word without '/' or control characters, got %q", c.Crawl.ProductToken)
@@ -284,6 +296,10 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// MaxNewPerListLimit bounds crawl.max_new_per_list: the most discoveries a
+// sandboxed checker's result carries (sandbox.MaxDiscoveries).
+const MaxNewPerListLimit = 200_000
 
 // MaxConcurrency bounds crawl.concurrency (and --concurrency): each check
 // at once is a goroutine, a connection and, with process isolation, a

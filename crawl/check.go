@@ -433,6 +433,7 @@ func (k *check) peers(ctx context.Context) {
 	}
 	k.f.note("peers: %d valid entries, %d new, %d invalid dropped", pl.Valid, len(pl.New), pl.Junk)
 	if pl.Unseen > int64(len(pl.New)) {
+		k.res.OverListCap = pl.Unseen - int64(len(pl.New))
 		k.f.note("peers: %d further new entries (repeats included) beyond the cap of %d were not kept", pl.Unseen-int64(len(pl.New)), len(pl.New))
 	}
 }

@@ -85,7 +85,14 @@ type Pass struct {
 	// (config.Crawl.AddressBudget); <= 0: no budget, one check at a time
 	// per address still holds. Only used with Resolve.
 	AddressBudget int
-	Logger        *slog.Logger
+	// MaxNewPerList caps the new hosts one check's peers list adds, and
+	// MaxNewPerPass those the whole pass records (<= 0: no cap), so that
+	// no source floods the known set, which every later pass checks and
+	// holds in memory. The checker applies the first cap too, to bound its
+	// memory; the pass holds every checker to it. What is dropped is
+	// counted (Summary.OverListCap, OverPassCap) and heard of again later.
+	MaxNewPerList, MaxNewPerPass int
+	Logger                       *slog.Logger
 
 	// withBudget, when set, replaces context.WithTimeout in making the
 	// Duration budget's context, so tests can end the budget themselves.
@@ -128,6 +135,11 @@ type Summary struct {
 	Addresses              int // distinct addresses checks made requests to
 	BusiestAddressRequests int // requests made to the busiest address
 	AddressesOverBudget    int // addresses that had hosts skipped for their budget
+
+	// New peers-list entries dropped for Pass.MaxNewPerList (repeats
+	// counted by the checker included), and new hosts dropped for
+	// Pass.MaxNewPerPass.
+	OverListCap, OverPassCap int64
 }
 
 // String formats the summary for the end of `observer crawl`.
@@ -149,6 +161,9 @@ func (s Summary) String() string {
 	if s.Addresses > 0 {
 		fmt.Fprintf(&b, "  addresses: %d, busiest took %d requests; %d over budget, %d hosts left for a later pass\n",
 			s.Addresses, s.BusiestAddressRequests, s.AddressesOverBudget, s.SkippedAddressBudget)
+	}
+	if s.OverListCap > 0 || s.OverPassCap > 0 {
+		fmt.Fprintf(&b, "  new hosts dropped: %d over the cap per peers list, %d over the cap per pass\n", s.OverListCap, s.OverPassCap)
 	}
 	if s.Invalid > 0 || s.Duplicates > 0 {
 		fmt.Fprintf(&b, "  skipped: %d invalid, %d duplicate hosts in the due list\n", s.Invalid, s.Duplicates)
@@ -187,6 +202,9 @@ func (s Summary) PassRow(due *DueList, cutShort string) observer.Pass {
 		AddressesOverBudget:    int64(s.AddressesOverBudget),
 
 		Abandoned: int64(s.Abandoned),
+
+		OverListCap: s.OverListCap,
+		OverPassCap: s.OverPassCap,
 	}
 	for o, n := range s.ByOutcome {
 		p.ByOutcome[o] = int64(n)
@@ -473,7 +491,7 @@ func (r *passRun) collect(ctx context.Context, cancel context.CancelCauseFunc) e
 			r.sum.Abandoned++
 			continue
 		}
-		res := r.p.dedupe(d.r, &found)
+		res := r.dedupe(d.r, &found)
 		r.log.Debug("checked", "host", res.Check.Host, "outcome", res.Check.Outcome, "error", res.Check.Error,
 			"ms", res.Check.DurationMS, "discoveries", len(res.Discoveries))
 		if err := r.p.Sink.Record(ctx, res); err != nil {
@@ -553,25 +571,38 @@ func (g *gates) takeAddress(ctx context.Context, l *AddressLimiter, addr netip.A
 }
 
 // dedupe drops discoveries already made earlier in this pass, so each new
-// host is recorded once, and counts the check's new peers accordingly.
-func (p *Pass) dedupe(r observer.Result, found *KnownSet) observer.Result {
-	if len(r.Discoveries) == 0 {
-		return r
+// host is recorded once, and those over the caps on new hosts (counting
+// them), and counts the check's new peers accordingly.
+func (r *passRun) dedupe(res observer.Result, found *KnownSet) observer.Result {
+	p := r.p
+	r.sum.OverListCap += res.OverListCap
+	if len(res.Discoveries) == 0 {
+		return res
 	}
-	kept := r.Discoveries[:0:0]
+	kept := res.Discoveries[:0:0]
 	newPeers := int64(0)
-	for _, d := range r.Discoveries {
-		if p.Known.Has(d.Host) || !found.Add(d.Host) {
+	for _, d := range res.Discoveries {
+		if p.Known.Has(d.Host) || found.Has(d.Host) {
 			continue
 		}
+		peer := d.Via == res.Check.Host
+		switch {
+		case peer && p.MaxNewPerList > 0 && newPeers >= int64(p.MaxNewPerList):
+			r.sum.OverListCap++
+			continue
+		case p.MaxNewPerPass > 0 && found.Len() >= p.MaxNewPerPass:
+			r.sum.OverPassCap++
+			continue
+		}
+		found.Add(d.Host)
 		kept = append(kept, d)
-		if d.Via == r.Check.Host {
+		if peer {
 			newPeers++
 		}
 	}
-	r.Discoveries = slices.Clip(kept)
-	if r.Check.PeersFetched {
-		r.Check.NewPeersCount = newPeers
+	res.Discoveries = slices.Clip(kept)
+	if res.Check.PeersFetched {
+		res.Check.NewPeersCount = newPeers
 	}
-	return r
+	return res
 }

@@ -3,6 +3,7 @@ package crawl_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -140,6 +141,53 @@ func TestPassDedupesAndRecordsDiscoveriesOnce(t *testing.T) {
 	}
 }
 
+// One peers list adds at most MaxNewPerList new hosts and the pass at most
+// MaxNewPerPass, whatever the checker sends; the rest are dropped and
+// counted, with what the checker itself dropped.
+func TestPassCapsNewHosts(t *testing.T) {
+	f := newFake()
+	flood := func(prefix string, n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("%s%d.example", prefix, i))
+		}
+		return out
+	}
+	f.peers["a.social"] = flood("a", 10)
+	f.peers["b.social"] = append([]string{"a0.example"}, flood("b", 10)...)
+	f.peers["c.social"] = flood("c", 10)
+	checker := crawl.CheckFunc(func(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+		r, tr := f.Check(ctx, host, opts)
+		if host == "a.social" {
+			r.OverListCap = 100 // what the checker dropped itself
+		}
+		return r, tr
+	})
+	sink := &memSink{}
+	p := &crawl.Pass{Checker: checker, Sink: sink, Known: known("a.social", "b.social", "c.social"), Concurrency: 1,
+		MaxNewPerList: 4, MaxNewPerPass: 10}
+	sum, err := p.Run(context.Background(), []string{"a.social", "b.social", "c.social"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range sink.results {
+		got = append(got, fmt.Sprintf("%s:%d", r.Check.Host, r.Check.NewPeersCount))
+		for _, d := range r.Discoveries {
+			got = append(got, d.Host)
+		}
+	}
+	// a0.example, already found in this pass, is not counted against b's
+	// cap; c.social meets the pass's cap after two.
+	want := "a.social:4 a0.example a1.example a2.example a3.example b.social:4 b0.example b1.example b2.example b3.example c.social:2 c0.example c1.example"
+	if strings.Join(got, " ") != want {
+		t.Errorf("recorded %s\nwant     %s", strings.Join(got, " "), want)
+	}
+	if sum.Discovered != 10 || sum.OverListCap != 100+6+6 || sum.OverPassCap != 8 {
+		t.Errorf("discovered %d, over list cap %d, over pass cap %d; want 10, 112, 8", sum.Discovered, sum.OverListCap, sum.OverPassCap)
+	}
+}
+
 // Each optional line of the summary appears exactly when its count is not
 // zero, so a quiet pass reads short and a count that matters is never
 // hidden.
@@ -161,6 +209,8 @@ func TestSummaryString(t *testing.T) {
 		{"abandoned", crawl.Summary{PassID: "p", Abandoned: 5}, head + "  abandoned (interrupted, or not written): 5\n"},
 		{"addresses", crawl.Summary{PassID: "p", Addresses: 2, BusiestAddressRequests: 9, AddressesOverBudget: 1, SkippedAddressBudget: 3},
 			head + "  addresses: 2, busiest took 9 requests; 1 over budget, 3 hosts left for a later pass\n"},
+		{"caps", crawl.Summary{PassID: "p", OverPassCap: 3},
+			head + "  new hosts dropped: 0 over the cap per peers list, 3 over the cap per pass\n"},
 		// Either kind of skipped host alone is reported.
 		{"invalid only", crawl.Summary{PassID: "p", Invalid: 1}, head + "  skipped: 1 invalid, 0 duplicate hosts in the due list\n"},
 		{"duplicates only", crawl.Summary{PassID: "p", Duplicates: 2}, head + "  skipped: 0 invalid, 2 duplicate hosts in the due list\n"},
@@ -359,13 +409,13 @@ func TestSummaryPassRowKeepsEveryFigure(t *testing.T) {
 	due.Offer("a.example", true, crawl.PeersDue{Fetch: true})
 	due.Offer("b.a.example", true, crawl.PeersDue{Fetch: true})
 	sum := crawl.Summary{PassID: "p", Checks: 1, SkippedAddressBudget: 2, Addresses: 3, BusiestAddressRequests: 5, AddressesOverBudget: 7,
-		Abandoned: 11, NotStarted: 13,
+		Abandoned: 11, NotStarted: 13, OverListCap: 17, OverPassCap: 19,
 		ByOutcome: map[observer.Outcome]int{observer.OutcomeError: 4, observer.OutcomeCheckerFailed: 6, observer.OutcomeAlive: 1}}
 	p := sum.PassRow(due, "budget reached")
 	got := [...]int64{p.SkippedAddressBudget, p.Addresses, p.BusiestAddressRequests, p.AddressesOverBudget, p.Due, p.Blocklisted, p.OverDomainBudget, p.Errors,
-		p.ByOutcome[observer.OutcomeAlive], p.Abandoned, p.NotStarted}
-	if want := [...]int64{2, 3, 5, 7, 1, 1, 1, 10, 1, 11, 13}; got != want {
-		t.Fatalf("skipped, addresses, busiest, over budget, due, blocklisted, over domain budget, errors, alive, abandoned, not started = %v, want %v", got, want)
+		p.ByOutcome[observer.OutcomeAlive], p.Abandoned, p.NotStarted, p.OverListCap, p.OverPassCap}
+	if want := [...]int64{2, 3, 5, 7, 1, 1, 1, 10, 1, 11, 13, 17, 19}; got != want {
+		t.Fatalf("skipped, addresses, busiest, over budget, due, blocklisted, over domain budget, errors, alive, abandoned, not started, over list cap, over pass cap = %v, want %v", got, want)
 	}
 	if p.CutShort != "budget reached" || p.PassID != "p" {
 		t.Fatalf("cut short %q, pass %q", p.CutShort, p.PassID)

@@ -59,8 +59,9 @@ type Options struct {
 	// hosts a check remembers from its peers list; with the 32 MiB cap on
 	// the whole list (all its pages) this bounds the memory a hostile
 	// peers list can make a check use. Default 200000, the most a sandboxed
-	// checker's result may carry (sandbox.MaxDiscoveries), so that both
-	// isolation modes keep the same hosts.
+	// checker's result may carry (sandbox.MaxDiscoveries); observer crawl
+	// sets crawl.max_new_per_list. New entries beyond it are counted in
+	// the result's OverListCap.
 	MaxNewPeers int
 
 	Logger *slog.Logger // default slog.Default()

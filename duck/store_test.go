@@ -225,14 +225,15 @@ func TestPassRowRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	p := observer.Pass{PassID: "p1", StartedAt: t0, EndedAt: t0.Add(time.Minute), Due: 20, Checked: 5, NotStarted: 9, Abandoned: 6,
 		Blocklisted: 1, OverDomainBudget: 2, SkippedAddressBudget: 3, Addresses: 4, BusiestAddressRequests: 7, AddressesOverBudget: 8,
+		OverListCap: 10, OverPassCap: 11,
 		ByOutcome: map[observer.Outcome]int64{observer.OutcomeAlive: 5}, CutShort: "interrupted"}
 	if err := s.WritePass(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	views(t, s, t0)
 	got := texts(t, s, `SELECT concat_ws(' ', due, checked, not_started, abandoned, blocklisted, over_domain_budget, skipped_address_budget,
-		addresses, busiest_address_requests, addresses_over_budget, alive, cut_short) FROM passes`)
-	if want := "20 5 9 6 1 2 3 4 7 8 5 interrupted"; len(got) != 1 || got[0] != want {
+		addresses, busiest_address_requests, addresses_over_budget, over_list_cap, over_pass_cap, alive, cut_short) FROM passes`)
+	if want := "20 5 9 6 1 2 3 4 7 8 10 11 5 interrupted"; len(got) != 1 || got[0] != want {
 		t.Fatalf("passes = %q, want %q", got, want)
 	}
 	// The row is appended by position, outcome columns in

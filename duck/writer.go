@@ -240,7 +240,7 @@ func (s *Store) WritePass(ctx context.Context, p observer.Pass) error {
 			row = append(row, p.ByOutcome[o])
 		}
 		row = append(row, p.Blocklisted, p.OverDomainBudget, p.SkippedAddressBudget, p.Addresses,
-			p.BusiestAddressRequests, p.AddressesOverBudget, p.Abandoned)
+			p.BusiestAddressRequests, p.AddressesOverBudget, p.Abandoned, p.OverListCap, p.OverPassCap)
 		return a.AppendRow(row...)
 	})
 }

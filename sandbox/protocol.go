@@ -34,7 +34,7 @@ import (
 //	'H' hello, once, after the known hosts and confinement: JSON Report
 //	'R' result: uvarint id, uvarint length + JSON observer.Check,
 //	    uvarint length + JSON trace steps, uvarint bytes read,
-//	    uvarint n, n × (1-byte via kind, 1-byte length, host)
+//	    uvarint new peers over the per-list cap, uvarint n, n × (1-byte via kind, 1-byte length, host)
 //
 // Discoveries carry no time: theirs is the check's. Their via is either the
 // checked host (kind 0) or "redirect" (kind 1), so a checker cannot
@@ -225,12 +225,14 @@ func decodeKnown(payload []byte, add func([]byte)) (int, error) {
 
 // wireResult is a decoded result before validation.
 type wireResult struct {
-	ID     uint64
-	Check  observer.Check
-	Steps  []crawl.Step
-	Bytes  uint64
-	Disc   []wireDiscovery
-	Frames int
+	ID    uint64
+	Check observer.Check
+	Steps []crawl.Step
+	Bytes uint64
+	// OverListCap is observer.Result.OverListCap.
+	OverListCap uint64
+	Disc        []wireDiscovery
+	Frames      int
 }
 
 type wireDiscovery struct {
@@ -271,6 +273,7 @@ func encodeWire(id uint64, r observer.Result, t []crawl.Step) ([]byte, int, erro
 	buf = binary.AppendUvarint(buf, uint64(len(steps)))
 	buf = append(buf, steps...)
 	buf = binary.AppendUvarint(buf, uint64(max(r.Bytes, 0)))
+	buf = binary.AppendUvarint(buf, uint64(max(r.OverListCap, 0)))
 
 	// Count what fits first: the count precedes the entries.
 	budget := maxResultFrame - 1 - len(buf) - binary.MaxVarintLen64
@@ -319,6 +322,9 @@ func decodeResult(payload []byte) (wireResult, error) {
 	}
 	if w.Bytes, err = binary.ReadUvarint(rd); err != nil {
 		return w, fmt.Errorf("result bytes: %w", err)
+	}
+	if w.OverListCap, err = binary.ReadUvarint(rd); err != nil {
+		return w, fmt.Errorf("result over list cap: %w", err)
 	}
 	n, err := binary.ReadUvarint(rd)
 	if err != nil {
@@ -491,10 +497,16 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	if w.Bytes > maxBytes {
 		return fail("bytes %d out of range", w.Bytes)
 	}
+	if w.OverListCap > maxPeersCount {
+		return fail("over_list_cap %d out of range", w.OverListCap)
+	}
+	if w.OverListCap > 0 && !c.PeersFetched {
+		return fail("over_list_cap without a list read")
+	}
 	if len(w.Disc) > MaxDiscoveries {
 		return fail("%d discoveries, limit %d", len(w.Disc), MaxDiscoveries)
 	}
-	res := observer.Result{Check: c, Bytes: int64(w.Bytes)}
+	res := observer.Result{Check: c, Bytes: int64(w.Bytes), OverListCap: int64(w.OverListCap)}
 	if len(w.Disc) > 0 {
 		res.Discoveries = make([]observer.Discovery, 0, len(w.Disc))
 	}

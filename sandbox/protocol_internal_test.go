@@ -64,6 +64,11 @@ func TestResultRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(gotTrace, tr) {
 		t.Errorf("trace round trip: %+v", gotTrace)
 	}
+	r.OverListCap = 5
+	buf, _, _ = encodeResult(7, r, tr)
+	if w, err := decodeResult(buf); err != nil || w.OverListCap != 5 {
+		t.Errorf("over_list_cap round trip: %d, %v", w.OverListCap, err)
+	}
 }
 
 // A conditional request's validators and pinned address reach the checker,
@@ -128,7 +133,12 @@ func TestValidateRejects(t *testing.T) {
 		"not a normalised": func(r *observer.Result) { r.Discoveries[0].Host = "10.0.0.1" },
 		"redirect":         func(r *observer.Result) { r.Discoveries[0].Via = observer.ViaRedirect },
 		"bytes":            func(r *observer.Result) { r.Bytes = maxBytes + 1 },
-		"peers_etag":       func(r *observer.Result) { r.Check.PeersETag = "\"a\"\r\nSet-Cookie: x" },
+		"over_list_cap":    func(r *observer.Result) { r.OverListCap = maxPeersCount + 1 },
+		"over_list_cap without a list": func(r *observer.Result) {
+			r.Check.PeersFetched, r.Check.PeersCount, r.Check.NewPeersCount, r.Discoveries = false, 0, 0, nil
+			r.OverListCap = 1
+		},
+		"peers_etag": func(r *observer.Result) { r.Check.PeersETag = "\"a\"\r\nSet-Cookie: x" },
 		"peers_last_modified": func(r *observer.Result) {
 			r.Check.PeersLastModified = strings.Repeat("M", maxLastModifiedBytes+1)
 		},
@@ -702,6 +712,7 @@ func rawResult(check []byte, tail ...byte) []byte {
 	buf = binary.AppendUvarint(buf, 2)
 	buf = append(buf, "[]"...)
 	buf = binary.AppendUvarint(buf, 0) // bytes
+	buf = binary.AppendUvarint(buf, 0) // over the list cap
 	return append(buf, tail...)
 }
 

@@ -320,6 +320,8 @@ func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *cr
 		Peers:         due.Peers,
 		Resolve:       perAddress(r.opts, r.crawler, r.log),
 		AddressBudget: r.cfg.Crawl.AddressBudget,
+		MaxNewPerList: r.cfg.Crawl.MaxNewPerList,
+		MaxNewPerPass: r.cfg.Crawl.MaxNewPerPass,
 		Logger:        r.log,
 	}
 	sum, err := pass.Run(ctx, due.Hosts)

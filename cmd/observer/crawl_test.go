@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/fedisim"
+	"github.com/fediverse-observer/observer/sandbox"
 )
 
 // A pass that leaves hosts over only because their address was busy says
@@ -113,5 +115,40 @@ func TestCrawlChecksTheSeedListBeforeCreatingAnything(t *testing.T) {
 		if _, err := os.Lstat(data); err == nil {
 			t.Fatal("a crawl with a bad seed list created the data directory")
 		}
+	}
+}
+
+// The cap on new hosts per peers list is the most a sandboxed checker's
+// result carries.
+func TestMaxNewPerListLimitIsWhatACheckerCarries(t *testing.T) {
+	if config.MaxNewPerListLimit != sandbox.MaxDiscoveries {
+		t.Fatalf("config.MaxNewPerListLimit = %d, sandbox.MaxDiscoveries = %d", config.MaxNewPerListLimit, sandbox.MaxDiscoveries)
+	}
+}
+
+// crawl.max_new_per_list and crawl.max_new_per_pass bound what a pass
+// records in both isolation modes, and the passes view counts what they
+// dropped.
+func TestCrawlCapsNewHosts(t *testing.T) {
+	for _, iso := range []string{"process", "none"} {
+		t.Run(iso, func(t *testing.T) {
+			s := newSimSite(t, fedisim.Config{})
+			if err := os.WriteFile(s.config, []byte("[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 4\nmax_new_per_list = 5\nmax_new_per_pass = 12\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code, out, errs := s.crawl(t, "2026-01-01T00:00:00Z", "--isolation", iso); code != exitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+			}
+			got := s.query(t, "SELECT discovered, over_list_cap > 0, over_pass_cap >= 0 FROM passes")
+			if len(got) != 1 || got[0] != "12 true true" {
+				t.Errorf("passes discovered, over list cap, over pass cap: %q, want 12 new hosts and the list cap's drops counted", got)
+			}
+			if got := s.query(t, "SELECT count(*) FROM checks WHERE new_peers_count > 5"); got[0] != "0" {
+				t.Errorf("%s checks kept more than 5 new peers", got[0])
+			}
+			if got := s.query(t, "SELECT count(*) FROM discoveries WHERE via <> 'seed'"); got[0] != "12" {
+				t.Errorf("%s hosts discovered, want the pass cap's 12", got[0])
+			}
+		})
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/crawl"
-	"github.com/fediverse-observer/observer/sandbox"
 )
 
 // newFlagSet makes a flag set whose errors come back to run instead of
@@ -378,8 +377,9 @@ func (n *network) crawler(cfg config.Config, log *slog.Logger) (crawl.Options, *
 	if err != nil {
 		return opts, nil, err
 	}
-	// Both isolation modes keep the same number of discoveries per check.
-	opts.MaxNewPeers = sandbox.MaxDiscoveries
+	// Both isolation modes keep the same number of discoveries per check;
+	// the pass holds every checker to it again (crawl.Pass.MaxNewPerList).
+	opts.MaxNewPeers = cfg.Crawl.MaxNewPerList
 	crawler, err := crawl.New(opts)
 	if err != nil {
 		// It only fails on a CA file, which comes from -ca-cert.

@@ -76,5 +76,10 @@ CREATE TABLE passes_schema (
     -- Added later still: checks not recorded, so their hosts stay due like
     -- the not started ones: under way when the pass was interrupted, or
     -- finished but lost when writing the snapshots failed.
-    abandoned                BIGINT
+    abandoned                BIGINT,
+    -- Added later still: what bounded the growth of the known set, new
+    -- peers-list entries dropped for the cap per list (repeats included) and
+    -- new hosts dropped for the cap per pass.
+    over_list_cap            BIGINT,
+    over_pass_cap            BIGINT
 );
