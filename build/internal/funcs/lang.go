@@ -1,0 +1,271 @@
+package funcs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+	"text/template"
+
+	"github.com/goccy/go-yaml"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Translations are a site's i18n tables: by language code (lower case),
+// by message id, by plural form ("one", "other", ...) the text, a Go
+// template that may use .Count and the data passed to T.
+type Translations map[string]map[string]map[string]string
+
+// LoadI18n reads the i18n directories of a site, the first given winning
+// message by message (the site's own, then its theme's): every
+// LANG.toml, LANG.yaml, LANG.yml and LANG.json in each, in the forms Hugo
+// reads (id = "text"; [id] one = "..." other = "..."; a list of {id,
+// translation}).
+func LoadI18n(dirs ...fs.FS) (Translations, error) {
+	out := Translations{}
+	for _, dir := range dirs {
+		if dir == nil {
+			continue
+		}
+		entries, err := fs.ReadDir(dir, ".")
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("i18n: %w", err)
+		}
+		for _, e := range entries {
+			ext := path.Ext(e.Name())
+			if e.IsDir() || (ext != ".toml" && ext != ".yaml" && ext != ".yml" && ext != ".json") {
+				continue
+			}
+			b, err := fs.ReadFile(dir, e.Name())
+			if err != nil {
+				return nil, fmt.Errorf("i18n: %w", err)
+			}
+			msgs, err := parseI18n(ext, b)
+			if err != nil {
+				return nil, fmt.Errorf("i18n/%s: %w", e.Name(), err)
+			}
+			lang := strings.ToLower(strings.TrimSuffix(e.Name(), ext))
+			if out[lang] == nil {
+				out[lang] = map[string]map[string]string{}
+			}
+			for id, forms := range msgs {
+				if _, have := out[lang][id]; !have {
+					out[lang][id] = forms
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func parseI18n(ext string, b []byte) (map[string]map[string]string, error) {
+	var raw any
+	var err error
+	switch ext {
+	case ".toml":
+		m := map[string]any{}
+		err = toml.Unmarshal(b, &m)
+		raw = m
+	case ".json":
+		err = json.Unmarshal(b, &raw)
+	default:
+		err = yaml.Unmarshal(b, &raw)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]string{}
+	add := func(id string, v any) error {
+		switch x := v.(type) {
+		case string:
+			out[id] = map[string]string{"other": x}
+		case map[string]any:
+			forms := map[string]string{}
+			for k, f := range x {
+				k = strings.ToLower(k)
+				if k == "translation" {
+					if s, ok := f.(string); ok {
+						forms["other"] = s
+						continue
+					}
+					if m, ok := f.(map[string]any); ok {
+						for pk, pv := range m {
+							forms[strings.ToLower(pk)], _ = toString(pv)
+						}
+						continue
+					}
+				}
+				s, err := toString(f)
+				if err != nil {
+					return fmt.Errorf("message %q: %w", id, err)
+				}
+				forms[k] = s
+			}
+			out[id] = forms
+		default:
+			return fmt.Errorf("message %q: want text or a table of plural forms, got %T", id, v)
+		}
+		return nil
+	}
+	switch x := raw.(type) {
+	case map[string]any:
+		for id, v := range x {
+			if err := add(strings.ToLower(id), v); err != nil {
+				return nil, err
+			}
+		}
+	case []any:
+		for _, item := range x {
+			m, ok := item.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("want a list of {id, translation}, got %T", item)
+			}
+			id, _ := m["id"].(string)
+			if id == "" {
+				return nil, errors.New("a message without an id")
+			}
+			if err := add(strings.ToLower(id), m); err != nil {
+				return nil, err
+			}
+		}
+	case nil:
+	default:
+		return nil, fmt.Errorf("want a table of messages, got %T", raw)
+	}
+	return out, nil
+}
+
+// Lang is the lang namespace: translations (i18n, T) and numbers.
+type Lang struct {
+	e     *env
+	cache sync.Map // message text -> *template.Template
+}
+
+// Translate returns the message id in the site's language (falling back
+// to the default language), with the data given: a number is .Count (and
+// chooses the plural form), a map is the dot. A message no table has is
+// empty, as in Hugo.
+func (l *Lang) Translate(id any, args ...any) (string, error) {
+	key, err := toString(id)
+	if err != nil {
+		return "", fmt.Errorf("i18n: %w", err)
+	}
+	key = strings.ToLower(key)
+	var data any
+	if len(args) > 0 {
+		data = args[0]
+	}
+	forms := l.lookup(key)
+	if forms == nil {
+		return "", nil
+	}
+	count, hasCount := countOf(data)
+	form := "other"
+	if hasCount {
+		form = pluralForm(count)
+	}
+	text, ok := forms[form]
+	if !ok {
+		text = forms["other"]
+	}
+	if !strings.Contains(text, "{{") {
+		return text, nil
+	}
+	t, err := l.parse(text)
+	if err != nil {
+		return "", fmt.Errorf("i18n %q: %w", key, err)
+	}
+	dot := data
+	if hasCount {
+		if _, isMap := data.(map[string]any); !isMap {
+			dot = map[string]any{"Count": data}
+		}
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, dot); err != nil {
+		return "", fmt.Errorf("i18n %q: %w", key, err)
+	}
+	return b.String(), nil
+}
+
+func (l *Lang) lookup(key string) map[string]string {
+	tables := l.e.opts.I18n
+	langs := []string{l.e.opts.Language, l.e.opts.DefaultLanguage, "en"}
+	for _, lang := range langs {
+		lang = strings.ToLower(lang)
+		if lang == "" {
+			continue
+		}
+		// "en-us" falls back to "en", as Hugo's language codes do.
+		for _, code := range []string{lang, strings.SplitN(lang, "-", 2)[0]} {
+			if f, ok := tables[code][key]; ok {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+func (l *Lang) parse(text string) (*template.Template, error) {
+	if t, ok := l.cache.Load(text); ok {
+		return t.(*template.Template), nil
+	}
+	t, err := template.New("i18n").Option("missingkey=zero").Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	l.cache.Store(text, t)
+	return t, nil
+}
+
+// countOf gives the count a translation's data carries: the data itself
+// when a number, its Count (or count) when a map.
+func countOf(data any) (float64, bool) {
+	switch x := data.(type) {
+	case nil:
+		return 0, false
+	case map[string]any:
+		for _, k := range []string{"Count", "count"} {
+			if c, ok := x[k]; ok {
+				f, err := toFloat(c)
+				return f, err == nil
+			}
+		}
+		return 0, false
+	case string:
+		f, err := toFloat(x)
+		return f, err == nil
+	}
+	f, err := toFloat(data)
+	return f, err == nil
+}
+
+// pluralForm is English's rule, which most sites' languages share: one
+// for exactly 1, other otherwise.
+func pluralForm(n float64) string {
+	if n == 1 {
+		return "one"
+	}
+	return "other"
+}
+
+// FormatNumber formats a number with the given decimals, in English style
+// (1,234.50 is FormatNumberCustom's; this has no grouping: 1234.50).
+func (*Lang) FormatNumber(decimals, v any) (string, error) {
+	d, err := toInt(decimals)
+	if err != nil {
+		return "", fmt.Errorf("lang.FormatNumber: %w", err)
+	}
+	f, err := toFloat(v)
+	if err != nil {
+		return "", fmt.Errorf("lang.FormatNumber: %w", err)
+	}
+	return fmt.Sprintf("%.*f", d, f), nil
+}
