@@ -270,7 +270,7 @@ func (*Collections) In(list, v any) (bool, error) {
 			if isNil || !item.IsValid() {
 				continue
 			}
-			if reflect.DeepEqual(normalizeForEq(item.Interface()), nv) {
+			if equal(v, nv, item.Interface()) {
 				return true, nil
 			}
 		}
@@ -1048,9 +1048,8 @@ func (e *env) whereMatch(v, mv reflect.Value, op string) (bool, error) {
 			eq := reflect.DeepEqual(a, b)
 			return eq == isEqOp, nil
 		}
-		na, nb := normalizeForEq(a), normalizeForEq(b)
 		// Only like with like: a number never equals text.
-		eq := reflect.DeepEqual(na, nb)
+		eq := equal(a, normalizeForEq(a), b)
 		return eq == isEqOp, nil
 	case op == "in" || op == "not in":
 		var in bool

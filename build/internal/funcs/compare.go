@@ -74,11 +74,38 @@ func (*Compare) Eq(first any, others ...any) (bool, error) {
 	}
 	nf := normalizeForEq(first)
 	for _, o := range others {
-		if reflect.DeepEqual(nf, normalizeForEq(o)) {
+		if equal(first, nf, o) {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// eqer is a value that knows what equals it, such as a page.
+type eqer interface{ Eq(other any) bool }
+
+// equal reports whether a (whose normal form is na) equals b: by Eq when
+// either has it, else by normal form; pointers by identity, lists and
+// maps by content.
+func equal(a, na, b any) bool {
+	if e, ok := a.(eqer); ok {
+		return e.Eq(b)
+	}
+	if e, ok := b.(eqer); ok {
+		return e.Eq(a)
+	}
+	nb := normalizeForEq(b)
+	if na == nil || nb == nil {
+		return na == nil && nb == nil
+	}
+	ta, tb := reflect.TypeOf(na), reflect.TypeOf(nb)
+	if ta != tb {
+		return false
+	}
+	if reflect.ValueOf(na).Comparable() && reflect.ValueOf(nb).Comparable() {
+		return na == nb
+	}
+	return reflect.DeepEqual(na, nb)
 }
 
 // Ne reports whether first equals none of others.
