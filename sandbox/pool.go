@@ -103,14 +103,17 @@ func grace(timeout time.Duration) time.Duration { return min(10*time.Second, tim
 // anything invalid is killed with its process group, its host gets
 // checker_failed, and a fresh process takes its place.
 type Pool struct {
-	opts   PoolOptions
-	log    *slog.Logger
-	known  [][]byte // encoded known-hosts frames, shared by every start
-	slots  chan struct{}
-	idle   chan *proc
-	nextID atomic.Uint64
-	seq    atomic.Uint64
-	report Report
+	opts  PoolOptions
+	log   *slog.Logger
+	known [][]byte // encoded known-hosts frames, shared by every start
+	slots chan struct{}
+	idle  chan *proc
+	// starting holds a token while a checker starts: one start at a time.
+	starting chan struct{}
+	started  atomic.Int64
+	nextID   atomic.Uint64
+	seq      atomic.Uint64
+	report   Report
 
 	mu        sync.Mutex
 	procs     map[*proc]struct{}
@@ -135,13 +138,14 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	// (a million hosts on a big pass) need not outlive this call.
 	opts.Known = nil
 	p := &Pool{
-		opts:   opts,
-		log:    opts.Logger,
-		known:  known,
-		slots:  make(chan struct{}, opts.Size),
-		idle:   make(chan *proc, opts.Size),
-		procs:  map[*proc]struct{}{},
-		cgroup: opts.CgroupParent != "",
+		opts:     opts,
+		log:      opts.Logger,
+		known:    known,
+		slots:    make(chan struct{}, opts.Size),
+		idle:     make(chan *proc, opts.Size),
+		starting: make(chan struct{}, 1),
+		procs:    map[*proc]struct{}{},
+		cgroup:   opts.CgroupParent != "",
 	}
 	if p.cgroup {
 		if why := notCgroup2(opts.CgroupParent); why != "" {
@@ -153,6 +157,7 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start checker %s: %w", opts.Path, err)
 	}
+	p.started.Add(1)
 	p.report = pr.report
 	p.report.Layers = append(p.report.Layers, p.poolLayers()...)
 	p.log.Info("checkers confined", "applied", p.report.String())
@@ -275,24 +280,55 @@ func (p *Pool) Check(ctx context.Context, host string, opts crawl.CheckOptions) 
 	return r, t
 }
 
-// get takes an idle checker or starts one.
+// get takes an idle checker, or starts one if none is idle and no other
+// start is under way; else it takes whichever comes first, a checker falling
+// idle or its turn to start one. So checkers start as work needs them: a pass
+// of quick checks reuses a few, one of slow checks ramps up to Size one start
+// at a time, and a burst of checks at the start of a pass does not start
+// Size processes at once for work a handful could do.
 func (p *Pool) get(ctx context.Context) (*proc, error) {
 	for {
 		select {
 		case pr := <-p.idle:
-			select {
-			case <-pr.zombie: // died while idle (e.g. the kernel's OOM killer)
-				pr.kill()
-				p.log.Warn("idle checker had died", "pid", pr.pid, "exit", pr.exit)
-				continue
-			default:
+			if p.usable(pr) {
 				return pr, nil
 			}
+			continue
 		default:
-			return p.start(ctx)
+		}
+		select {
+		case pr := <-p.idle:
+			if p.usable(pr) {
+				return pr, nil
+			}
+		case p.starting <- struct{}{}:
+			pr, err := p.start(ctx)
+			<-p.starting
+			if err == nil {
+				p.started.Add(1)
+			}
+			return pr, err
+		case <-ctx.Done():
+			return nil, fmt.Errorf("start interrupted: %w", ctx.Err())
 		}
 	}
 }
+
+// usable reports whether an idle checker is still alive, and kills it if
+// not (the kernel's OOM killer may have ended it while idle).
+func (p *Pool) usable(pr *proc) bool {
+	select {
+	case <-pr.zombie:
+		pr.kill()
+		p.log.Warn("idle checker had died", "pid", pr.pid, "exit", pr.exit)
+		return false
+	default:
+		return true
+	}
+}
+
+// Started is the number of checker processes the pool has started.
+func (p *Pool) Started() int { return int(p.started.Load()) }
 
 // put returns a checker for reuse, or retires it.
 func (p *Pool) put(pr *proc) {

@@ -445,3 +445,33 @@ func TestPassWithPool(t *testing.T) {
 		t.Errorf("discovered %v", discovered)
 	}
 }
+
+// Checkers start as work needs them: checks one after another reuse the
+// first checker however large the pool, and checks at once never start more
+// checkers than there are checks.
+func TestPoolStartsCheckersAsWorkNeedsThem(t *testing.T) {
+	p, _ := newPool(t, false, func(o *sandbox.PoolOptions) { o.Size = 8 })
+	first := pidOf(t, p)
+	for range 10 {
+		if pid := pidOf(t, p); pid != first {
+			t.Fatalf("a sequential check ran in process %d, not the idle %d", pid, first)
+		}
+	}
+	if n := p.Started(); n != 1 {
+		t.Fatalf("%d checkers started for checks one at a time, want 1", n)
+	}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			for range 5 {
+				if r := check(t, p, "pid.social"); r.Check.Outcome != observer.OutcomeAlive {
+					t.Errorf("pid.social: %s %s", r.Check.Outcome, r.Check.Error)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := p.Started(); n > 3 {
+		t.Errorf("%d checkers started for 3 checks at a time", n)
+	}
+}
