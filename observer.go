@@ -84,6 +84,14 @@ type Check struct {
 
 	DurationMS int64  `json:"duration_ms"` // wall time of the whole check
 	PassID     string `json:"pass_id"`
+
+	// NodeInfoDocumentVersion is the version the NodeInfo document gives
+	// itself, which may differ from NodeInfoVersion, the schema its link
+	// named (both are kept). UnusableFields names the NodeInfo fields the
+	// document gave in a form the check could not use (recorded as
+	// unknown), as field paths ("openRegistrations", "usage.users.total").
+	NodeInfoDocumentVersion string   `json:"nodeinfo_document_version,omitempty"`
+	UnusableFields          []string `json:"unusable_fields,omitempty"`
 }
 
 // Via values for discoveries that did not come from a peers list.

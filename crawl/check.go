@@ -133,14 +133,11 @@ func (k *check) run(ctx context.Context) {
 	if !k.allowed("/.well-known/nodeinfo") {
 		return
 	}
-	link, href, ok := k.wellKnown(ctx)
+	links, status, ok := k.wellKnown(ctx)
 	if !ok {
 		return
 	}
-	if !k.allowed(pathOf(href)) {
-		return
-	}
-	if !k.nodeInfo(ctx, link, href) {
+	if !k.nodeInfo(ctx, links, status) {
 		return
 	}
 	if k.optedOut(ctx) {
@@ -216,23 +213,29 @@ func pathOf(u *url.URL) string {
 	return p
 }
 
-// wellKnown fetches the NodeInfo discovery document and returns the link
-// to follow.
-func (k *check) wellKnown(ctx context.Context) (parse.Link, *url.URL, bool) {
+// wellKnown fetches the NodeInfo discovery document and returns its links
+// in order of preference, with the status it was served with.
+func (k *check) wellKnown(ctx context.Context) ([]parse.Link, int, bool) {
 	u := k.f.url("/.well-known/nodeinfo")
 	status, body, stop, err := k.f.getBytes(ctx, request{url: u, accept: "application/json", cap: capWellKnown})
 	if !k.documentStatus("/.well-known/nodeinfo", status, stop, err) {
-		return parse.Link{}, nil, false
+		return nil, status, false
 	}
-	link, err := parse.ParseWellKnown(body)
+	links, err := parse.ParseWellKnown(body)
 	if err != nil {
 		k.set(observer.OutcomeNotFediverse, status, "/.well-known/nodeinfo: %v", err)
-		return link, nil, false
+		return nil, status, false
 	}
-	href, err := u.Parse(link.Href)
+	return links, status, true
+}
+
+// linkURL resolves a NodeInfo link against the discovery document's URL
+// and holds it to the rules a link must meet to be fetched; otherwise it
+// says why not.
+func (k *check) linkURL(link parse.Link) (*url.URL, string) {
+	href, err := k.f.url("/.well-known/nodeinfo").Parse(link.Href)
 	if err != nil {
-		k.set(observer.OutcomeNotFediverse, status, "nodeinfo href %q is not a URL", clip(link.Href, 200))
-		return link, nil, false
+		return nil, fmt.Sprintf("nodeinfo href %q is not a URL", clip(link.Href, 200))
 	}
 	// A plain http link to this host is asked for over https: servers
 	// that build it from their configured scheme (GoToSocial's protocol,
@@ -247,12 +250,10 @@ func (k *check) wellKnown(ctx context.Context) (parse.Link, *url.URL, bool) {
 	// be on the host we were asked about, or the host counts as dead.
 	if h, err := hostname.Normalize(href.Hostname()); err != nil || h != k.f.host ||
 		(href.Port() != "" && href.Port() != "443") || href.User != nil {
-		k.set(observer.OutcomeNotFediverse, status, "nodeinfo href points to another host (%s), not fetched", clip(href.Host, 200))
-		return link, nil, false
+		return nil, fmt.Sprintf("nodeinfo href points to another host (%s), not fetched", clip(href.Host, 200))
 	}
 	if href.Scheme != "https" {
-		k.set(observer.OutcomeNotFediverse, status, "nodeinfo href is not https (%s), not fetched", clip(href.Scheme, 20))
-		return link, nil, false
+		return nil, fmt.Sprintf("nodeinfo href is not https (%s), not fetched", clip(href.Scheme, 20))
 	}
 	if upgraded {
 		k.f.note("nodeinfo href is plain http; asked for over https")
@@ -260,8 +261,7 @@ func (k *check) wellKnown(ctx context.Context) (parse.Link, *url.URL, bool) {
 	// Canonical form of the host, as for a followed redirect: the fetcher
 	// knows the checked host (and its pinned address) by that form alone.
 	href.Host = k.f.host
-	k.f.note("NodeInfo %s at %s", link.Version, clip(href.String(), 300))
-	return link, href, true
+	return href, ""
 }
 
 // documentStatus decides what a failed fetch of robots-allowed NodeInfo
@@ -316,30 +316,111 @@ func (k *check) redirected(what string, s *redirectStop) {
 }
 
 // RecordedSchemaVersion reports whether v is a NodeInfo schema version a
-// check can record: "" (no NodeInfo read) or a version the crawler
-// understands, as a check only keeps a document that matches the version
-// its link announced. The sandbox refuses a checker that reports another.
+// check can record as nodeinfo_version: "" (no NodeInfo read) or a version
+// the crawler understands, as that is the schema of the link it followed.
+// The sandbox refuses a checker that reports another.
 func RecordedSchemaVersion(v string) bool {
 	return v == "" || slices.Contains(parse.SchemaVersions, v)
 }
 
-func (k *check) nodeInfo(ctx context.Context, link parse.Link, href *url.URL) bool {
-	status, body, stop, err := k.f.getBytes(ctx, request{url: href, accept: "application/json", cap: capNodeInfo})
-	if !k.documentStatus("nodeinfo", status, stop, err) {
-		return false
+// RecordedDocumentVersion reports whether v is a NodeInfo document's own
+// version as a check records it: clean text of at most
+// parse.MaxDocumentVersionRunes.
+func RecordedDocumentVersion(v string) bool {
+	return observer.CleanText(v, parse.MaxDocumentVersionRunes) == v
+}
+
+// RecordedUnusableFields reports whether fields is a list of unusable
+// NodeInfo fields as a check records it: known field paths, each once, in
+// parse.UnusableFields' order.
+func RecordedUnusableFields(fields []string) bool {
+	next := 0
+	for _, f := range fields {
+		i := slices.Index(parse.UnusableFields[next:], f)
+		if i < 0 {
+			return false
+		}
+		next += i + 1
 	}
-	ni, err := parse.ParseNodeInfo(body, link.Version)
-	if err != nil {
-		k.set(observer.OutcomeNotFediverse, status, "invalid nodeinfo: %v", err)
-		return false
+	return true
+}
+
+// maxNodeInfoLinks bounds the NodeInfo documents one check asks for: a
+// discovery document may list a link per schema version, and a check tries
+// them in order of preference only until one yields a usable document.
+const maxNodeInfoLinks = 3
+
+// nodeInfo reads the first usable NodeInfo document the links lead to. A
+// link that cannot be followed (another host, not https), a document that
+// is not there (404, another status that cannot be used) or not usable
+// (no software name) passes on to the next link; what says more about the
+// host than about one document ends the check: an opt-out (robots.txt,
+// 410 Gone), a redirect off the document, a network failure, an oversized
+// body. When no link yields a document, the first link's failure is
+// recorded: it is the one the host prefers.
+func (k *check) nodeInfo(ctx context.Context, links []parse.Link, wellKnownStatus int) bool {
+	var first *observer.Check
+	requests := 0
+	for i, link := range links {
+		if i > 0 {
+			if first == nil {
+				saved := k.res.Check
+				first = &saved
+			}
+			if requests == maxNodeInfoLinks {
+				k.f.note("nodeinfo: %d links tried; the other %d are not", requests, len(links)-i)
+				break
+			}
+			k.f.note("trying the next nodeinfo link")
+		}
+		href, why := k.linkURL(link)
+		if why != "" {
+			k.set(observer.OutcomeNotFediverse, wellKnownStatus, "%s", why)
+			continue
+		}
+		k.f.note("NodeInfo %s at %s", link.Version, clip(href.String(), 300))
+		if !k.allowed(pathOf(href)) {
+			return false
+		}
+		requests++
+		status, body, stop, err := k.f.getBytes(ctx, request{url: href, accept: "application/json", cap: capNodeInfo})
+		if !k.documentStatus("nodeinfo", status, stop, err) {
+			if o := k.res.Check.Outcome; o != observer.OutcomeNotFediverse && o != observer.OutcomeHTTPError {
+				return false
+			}
+			continue
+		}
+		ni, err := parse.ParseNodeInfo(body)
+		if err != nil {
+			k.set(observer.OutcomeNotFediverse, status, "invalid nodeinfo: %v", err)
+			continue
+		}
+		k.record(link, ni)
+		k.set(observer.OutcomeAlive, status, "")
+		return true
 	}
+	if first != nil {
+		k.res.Check.Outcome, k.res.Check.HTTPStatus, k.res.Check.Error = first.Outcome, first.HTTPStatus, first.Error
+		k.f.note("no nodeinfo link yielded a usable document; recorded the first link's: %s", first.Outcome)
+	}
+	return false
+}
+
+// record keeps what a usable NodeInfo document said.
+func (k *check) record(link parse.Link, ni parse.NodeInfo) {
 	c := &k.res.Check
-	c.Software, c.Version, c.NodeInfoVersion = ni.Software, ni.SoftwareVersion, ni.Version
+	c.Software, c.Version = ni.Software, ni.SoftwareVersion
+	c.NodeInfoVersion, c.NodeInfoDocumentVersion = link.Version, ni.Version
+	if ni.Version != "" && ni.Version != link.Version {
+		k.f.note("nodeinfo says version %q, its link schema %s: both recorded", ni.Version, link.Version)
+	}
 	c.Users, c.ActiveMonth, c.ActiveHalfyear, c.LocalPosts = ni.Users, ni.ActiveMonth, ni.ActiveHalfyear, ni.LocalPosts
 	c.OpenRegistrations = ni.OpenRegistrations
 	c.Name, c.Description = ni.Name, ni.Description
-	k.set(observer.OutcomeAlive, status, "")
-	return true
+	c.UnusableFields = ni.Unusable
+	if len(ni.Unusable) > 0 {
+		k.f.note("nodeinfo fields not usable, recorded as unknown: %s", strings.Join(ni.Unusable, ", "))
+	}
 }
 
 // Peers list families. The Mastodon endpoint is the default: many servers

@@ -231,19 +231,11 @@ func TestNodeInfoValidation(t *testing.T) {
 	base := func(mod string) string {
 		return `{"version":"2.0","software":{"name":"mastodon","version":"4.0"},"protocols":["activitypub"],` + mod + `}`
 	}
+	// Only what makes a host a Fediverse server is required.
 	invalid := []struct{ name, doc, errPart string }{
-		{"version mismatch", strings.Replace(base(`"openRegistrations":true`), `"2.0"`, `"2.1"`, 1), "does not match schema"},
-		{"no version", `{"software":{"name":"x"},"protocols":[]}`, "version missing"},
 		{"no software", `{"version":"2.0","protocols":["activitypub"]}`, "software missing"},
 		{"empty software name", `{"version":"2.0","software":{"name":"  "},"protocols":["activitypub"]}`, "software.name"},
 		{"software name not a string", `{"version":"2.0","software":{"name":42},"protocols":["activitypub"]}`, "software.name"},
-		{"no protocols", `{"version":"2.0","software":{"name":"x"}}`, "protocols missing"},
-		{"protocols a string", `{"version":"2.0","software":{"name":"x"},"protocols":"activitypub"}`, "protocols"},
-		{"negative users", base(`"usage":{"users":{"total":-1}}`), "usage.users.total"},
-		{"fractional users", base(`"usage":{"users":{"activeMonth":1.5}}`), "usage.users.activeMonth"},
-		{"users a string", base(`"usage":{"users":{"total":"12"}}`), "not a number"},
-		{"huge posts", base(`"usage":{"localPosts":1e300}`), "usage.localPosts"},
-		{"open registrations a string", base(`"openRegistrations":"yes"`), "openRegistrations"},
 		{"not JSON", `nope`, "not a JSON object"},
 		{"deep", base(`"metadata":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000)), "nested too deeply"},
 	}
@@ -261,11 +253,25 @@ func TestNodeInfoValidation(t *testing.T) {
 			wantPaths(t, e.srv, "alpha.social", "GET /robots.txt", "GET /.well-known/nodeinfo", "GET /nodeinfo/2.0")
 		})
 	}
-	tolerated := []struct{ name, doc, software string }{
-		{"upper-case name", `{"version":"2.0","software":{"name":"GoToSocial","version":"0.17.0-rc1 git-abc"},"protocols":["activitypub"]}`, "gotosocial"},
-		{"integral floats", base(`"usage":{"users":{"total":12.0,"activeMonth":1e3}}`), "mastodon"},
-		{"1.0 protocols object", `{"version":"2.0","software":{"name":"diaspora"},"protocols":{"inbound":["diaspora"],"outbound":["diaspora"]}}`, "diaspora"},
-		{"nulls", base(`"usage":{"users":{"total":null}},"openRegistrations":null,"metadata":null`), "mastodon"},
+	// Informational fields are taken when usable, and listed otherwise.
+	tolerated := []struct {
+		name, doc, software string
+		docVersion          string
+		unusable            []string
+	}{
+		{"upper-case name", `{"version":"2.0","software":{"name":"GoToSocial","version":"0.17.0-rc1 git-abc"},"protocols":["activitypub"]}`, "gotosocial", "2.0", nil},
+		{"integral floats", base(`"usage":{"users":{"total":12.0,"activeMonth":1e3}}`), "mastodon", "2.0", nil},
+		{"1.0 protocols object", `{"version":"2.0","software":{"name":"diaspora"},"protocols":{"inbound":["diaspora"],"outbound":["diaspora"]}}`, "diaspora", "2.0", nil},
+		{"nulls", base(`"usage":{"users":{"total":null}},"openRegistrations":null,"metadata":null`), "mastodon", "2.0", nil},
+		{"version mismatch", strings.Replace(base(`"openRegistrations":true`), `"2.0"`, `"2.1"`, 1), "mastodon", "2.1", nil},
+		{"no version", `{"software":{"name":"x"},"protocols":[]}`, "x", "", nil},
+		{"no protocols", `{"version":"2.0","software":{"name":"x"}}`, "x", "2.0", nil},
+		{"protocols a string", `{"version":"2.0","software":{"name":"x"},"protocols":"activitypub"}`, "x", "2.0", []string{"protocols"}},
+		{"negative users", base(`"usage":{"users":{"total":-1}}`), "mastodon", "2.0", []string{"usage.users.total"}},
+		{"fractional users", base(`"usage":{"users":{"activeMonth":1.5}}`), "mastodon", "2.0", []string{"usage.users.activeMonth"}},
+		{"users a string", base(`"usage":{"users":{"total":"12"}}`), "mastodon", "2.0", nil},
+		{"huge posts", base(`"usage":{"localPosts":1e300}`), "mastodon", "2.0", []string{"usage.localPosts"}},
+		{"open registrations a word", base(`"openRegistrations":"maybe"`), "mastodon", "2.0", []string{"openRegistrations"}},
 	}
 	for _, tc := range tolerated {
 		t.Run(tc.name, func(t *testing.T) {
@@ -277,6 +283,12 @@ func TestNodeInfoValidation(t *testing.T) {
 			wantOutcome(t, r, observer.OutcomeAlive, "")
 			if r.Check.Software != tc.software {
 				t.Errorf("software = %q, want %q", r.Check.Software, tc.software)
+			}
+			if r.Check.NodeInfoVersion != "2.0" || r.Check.NodeInfoDocumentVersion != tc.docVersion {
+				t.Errorf("versions %q/%q, want 2.0/%q", r.Check.NodeInfoVersion, r.Check.NodeInfoDocumentVersion, tc.docVersion)
+			}
+			if !slices.Equal(r.Check.UnusableFields, tc.unusable) {
+				t.Errorf("unusable %q, want %q", r.Check.UnusableFields, tc.unusable)
 			}
 		})
 	}

@@ -57,9 +57,11 @@ var narrowerInts = map[string][]string{
 }
 
 // fits reports whether a column of type found in a file reads as the
-// schema's type want.
+// schema's type want. A list column's footer gives no element type at its
+// own name (the element is a child), so any list fits a list.
 func fits(found, want string) bool {
-	return found == want || slices.Contains(narrowerInts[want], found)
+	return found == want || slices.Contains(narrowerInts[want], found) ||
+		found == "a list" && strings.HasSuffix(want, "[]")
 }
 
 // nullCount is what the footers of one file say of one column's NULLs.
@@ -179,7 +181,8 @@ type footers struct {
 func (f footers) columnTypes(ctx context.Context, names []string) (map[string]map[string][]string, error) {
 	types := map[string]map[string][]string{}
 	var fileName, name, typ string
-	rows, err := f.conn.QueryContext(ctx, fmt.Sprintf(`SELECT file_name, name, coalesce(duckdb_type, 'a nested type')
+	rows, err := f.conn.QueryContext(ctx, fmt.Sprintf(`SELECT file_name, name,
+		coalesce(duckdb_type, CASE WHEN converted_type = 'LIST' THEN 'a list' ELSE 'a nested type' END)
 		FROM parquet_schema(%s) WHERE name IN (%s)`, sqlList(f.abs), strings.Join(names, ", ")))
 	if err != nil {
 		return nil, err

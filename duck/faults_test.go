@@ -286,13 +286,14 @@ func TestWriteQueryFormats(t *testing.T) {
 }
 
 // TestSnapshotsFromBeforeAColumnWasAddedStillDerive: checks written before
-// the peers validators existed (no file has those columns) read as NULL.
+// the peers validators, the NodeInfo document's version and its unusable
+// fields existed (no file has those columns) read as NULL.
 func TestSnapshotsFromBeforeAColumnWasAddedStillDerive(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	write(t, s, "p0", []ev{alive("a.example", 0), discover("b.example", 0)})
 	rewriteSnapshot(t, filepath.Join(dir, "checks", "date=2026-01-05", "p0-00000.parquet"),
-		"* EXCLUDE (peers_etag, peers_last_modified, peers_not_modified)")
+		"* EXCLUDE (peers_etag, peers_last_modified, peers_not_modified, nodeinfo_document_version, unusable_fields)")
 	if rep := derive(t, s, config.State{}, true); rep.Hosts != 2 {
 		t.Fatalf("derive = %+v", rep)
 	}
@@ -309,7 +310,8 @@ func TestSnapshotsFromBeforeAColumnWasAddedStillDerive(t *testing.T) {
 	}
 	// The checks view has the columns too, as NULL, so that queries naming
 	// them work before a pass writes them.
-	if got := texts(t, s, "SELECT count(*) || ' ' || count(peers_etag) || ' ' || count(peers_not_modified) FROM checks"); got[0] != "1 0 0" {
+	if got := texts(t, s, "SELECT count(*) || ' ' || count(peers_etag) || ' ' || count(peers_not_modified) || ' ' || "+
+		"count(nodeinfo_document_version) || ' ' || count(unusable_fields) FROM checks"); got[0] != "1 0 0 0 0" {
 		t.Fatalf("checks without the columns: %q", got)
 	}
 }

@@ -258,6 +258,7 @@ func (s *Store) writeChecks(ctx context.Context, checks []observer.Check, name s
 				ptrValue(c.OpenRegistrations), nullString(c.Name), nullString(c.Description), nullString(c.MovedTo),
 				c.PeersFetched, c.PeersCount, c.NewPeersCount, c.DurationMS, c.PassID,
 				nullString(c.PeersETag), nullString(c.PeersLastModified), c.PeersNotModified,
+				nullString(c.NodeInfoDocumentVersion), unusableFields(c),
 			)
 			if err != nil {
 				return fmt.Errorf("append check of %s: %w", c.Host, err)
@@ -470,4 +471,13 @@ func ptrValue[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// unusableFields is the unusable_fields of a check: NULL when it read no
+// NodeInfo document, else the list, empty when every field was usable.
+func unusableFields(c observer.Check) driver.Value {
+	if c.NodeInfoVersion == "" {
+		return nil
+	}
+	return append([]string{}, c.UnusableFields...)
 }

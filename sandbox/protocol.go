@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -447,6 +448,12 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	}
 	if !crawl.RecordedSchemaVersion(c.NodeInfoVersion) {
 		return fail("nodeinfo_version %q is not a schema version the crawler records", observer.CleanText(c.NodeInfoVersion, 20))
+	}
+	if !crawl.RecordedDocumentVersion(c.NodeInfoDocumentVersion) {
+		return fail("nodeinfo_document_version %q is not a version text the crawler records", observer.CleanText(c.NodeInfoDocumentVersion, 20))
+	}
+	if !crawl.RecordedUnusableFields(c.UnusableFields) {
+		return fail("unusable_fields %q is not a list of NodeInfo fields the crawler records", observer.CleanText(strings.Join(c.UnusableFields, ","), 200))
 	}
 	if c.MovedTo != "" {
 		if n, err := hostname.Normalize(c.MovedTo); err != nil || n != c.MovedTo {

@@ -31,8 +31,9 @@ func goodResult() (observer.Result, crawl.Trace) {
 	r := observer.Result{
 		Check: observer.Check{
 			Host: "a.social", CheckedAt: testAt, Outcome: observer.OutcomeAlive, HTTPStatus: 200,
-			Software: "mastodon", Version: "4.3.1", NodeInfoVersion: "2.0", Users: &users, OpenRegistrations: &open,
-			Name: "A <b>place</b> 🐘", Description: "for tests", PeersFetched: true, PeersCount: 3, NewPeersCount: 2,
+			Software: "mastodon", Version: "4.3.1", NodeInfoVersion: "2.0", NodeInfoDocumentVersion: "2.1", Users: &users, OpenRegistrations: &open,
+			UnusableFields: []string{"usage.users.activeMonth", "openRegistrations"},
+			Name:           "A <b>place</b> 🐘", Description: "for tests", PeersFetched: true, PeersCount: 3, NewPeersCount: 2,
 			DurationMS: 120, PassID: "p1",
 		},
 		Discoveries: []observer.Discovery{
@@ -266,9 +267,12 @@ func TestValidateRefusesUncleanTexts(t *testing.T) {
 		"software":         func(r *observer.Result, _ *crawl.Trace, s string) { r.Check.Software = s },
 		"version":          func(r *observer.Result, _ *crawl.Trace, s string) { r.Check.Version = s },
 		"nodeinfo_version": func(r *observer.Result, _ *crawl.Trace, s string) { r.Check.NodeInfoVersion = s },
-		"error":            func(r *observer.Result, _ *crawl.Trace, s string) { r.Check.Error = s },
-		"trace step 0":     func(_ *observer.Result, tr *crawl.Trace, s string) { tr.Steps[0].URL = s },
-		"trace step 1":     func(_ *observer.Result, tr *crawl.Trace, s string) { tr.Steps[1].Note = s },
+		"nodeinfo_document_version": func(r *observer.Result, _ *crawl.Trace, s string) {
+			r.Check.NodeInfoDocumentVersion = s
+		},
+		"error":        func(r *observer.Result, _ *crawl.Trace, s string) { r.Check.Error = s },
+		"trace step 0": func(_ *observer.Result, tr *crawl.Trace, s string) { tr.Steps[0].URL = s },
+		"trace step 1": func(_ *observer.Result, tr *crawl.Trace, s string) { tr.Steps[1].Note = s },
 	}
 	for name, set := range fields {
 		for _, s := range unclean {
@@ -307,9 +311,10 @@ func TestValidateRefusesUncleanTexts(t *testing.T) {
 // Last-Modified, and a redirect target only for a move.
 func TestValidateRefusesOtherForgeries(t *testing.T) {
 	for name, mod := range map[string]func(*observer.Result){
-		"nodeinfo_version":    func(r *observer.Result) { r.Check.NodeInfoVersion = "<b>2.0</b>" },
-		"peers_last_modified": func(r *observer.Result) { r.Check.PeersLastModified = "=HYPERLINK(1)" },
-		"moved_to":            func(r *observer.Result) { r.Check.MovedTo = "c.social" }, // outcome alive
+		"nodeinfo_version":          func(r *observer.Result) { r.Check.NodeInfoVersion = "<b>2.0</b>" },
+		"peers_last_modified":       func(r *observer.Result) { r.Check.PeersLastModified = "=HYPERLINK(1)" },
+		"moved_to":                  func(r *observer.Result) { r.Check.MovedTo = "c.social" }, // outcome alive
+		"nodeinfo_document_version": func(r *observer.Result) { r.Check.NodeInfoDocumentVersion = strings.Repeat("2", 21) },
 	} {
 		r, tr := goodResult()
 		mod(&r)
@@ -323,6 +328,15 @@ func TestValidateRefusesOtherForgeries(t *testing.T) {
 	r.Check.NodeInfoVersion = "9.9"
 	if err := forge(r, tr); err == nil || !strings.Contains(err.Error(), "nodeinfo_version") {
 		t.Errorf("unknown schema version: err = %v, want one naming nodeinfo_version", err)
+	}
+	// Only the field paths the parser names, each once, in its order.
+	for _, fields := range [][]string{{"usage.users.total", "<script>"}, {"openRegistrations", "openRegistrations"},
+		{"openRegistrations", "usage.users.total"}, {""}} {
+		r, tr := goodResult()
+		r.Check.UnusableFields = fields
+		if err := forge(r, tr); err == nil || !strings.Contains(err.Error(), "unusable_fields") {
+			t.Errorf("unusable fields %q: err = %v, want one naming unusable_fields", fields, err)
+		}
 	}
 	r, tr = goodResult()
 	r.Check.PeersLastModified, r.Check.PeersETag = "Mon, 05 Jan 2026 12:00:00 GMT", `W/"v1"`

@@ -29,7 +29,14 @@ CREATE TABLE checks_schema (
     pass_id            VARCHAR NOT NULL,
     peers_etag          VARCHAR,
     peers_last_modified VARCHAR,
-    peers_not_modified  BOOLEAN
+    peers_not_modified  BOOLEAN,
+    -- Added later, so NULL in older files: the version a NodeInfo document
+    -- gave itself (nodeinfo_version is the schema its link named), and the
+    -- NodeInfo fields it gave in a form the check could not use, as field
+    -- paths: an empty list when a document was read and every field was
+    -- usable, NULL when no document was read.
+    nodeinfo_document_version VARCHAR,
+    unusable_fields           VARCHAR[]
 );
 
 CREATE TABLE discoveries_schema (

@@ -246,7 +246,7 @@ func TestDepth(t *testing.T) {
 // however long its digits run.
 func TestNodeInfoTextsAreClean(t *testing.T) {
 	long := strings.Repeat("9", 300)
-	ni, err := parse.ParseNodeInfo([]byte(`{"version":"2.0","software":{"name":"\u202eUPPER\tSoft\u0007","version":`+long+`},"protocols":["activitypub"],"metadata":{"nodeName":"\r\n=1+1","nodeDescription":" a\u001b[2J  b "}}`), "2.0")
+	ni, err := parse.ParseNodeInfo([]byte(`{"version":"2.0","software":{"name":"\u202eUPPER\tSoft\u0007","version":` + long + `},"protocols":["activitypub"],"metadata":{"nodeName":"\r\n=1+1","nodeDescription":" a\u001b[2J  b "}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,12 +437,12 @@ func TestRobotsMatching(t *testing.T) {
 }
 
 func TestWellKnownAndNodeInfo(t *testing.T) {
-	l, err := parse.ParseWellKnown([]byte(`{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://a/2.0"},{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.1/","href":"https://a/2.1"},{"rel":7}]}`))
-	if err != nil || l.Version != "2.1" || l.Href != "https://a/2.1" {
-		t.Errorf("well-known: %+v %v", l, err)
+	ls, err := parse.ParseWellKnown([]byte(`{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://a/2.0"},{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.1/","href":"https://a/2.1"},{"rel":7}]}`))
+	if want := []parse.Link{{"2.1", "https://a/2.1"}, {"2.0", "https://a/2.0"}}; err != nil || !slices.Equal(ls, want) {
+		t.Errorf("well-known: %+v %v, want %+v", ls, err, want)
 	}
-	ni, err := parse.ParseNodeInfo([]byte(`{"version":2.0,"software":{"name":" Misskey ","version":13},"protocols":["activitypub"],"usage":{"users":{"total":1e2}},"openRegistrations":false}`), "2.0")
-	if err != nil || ni.Software != "misskey" || ni.SoftwareVersion != "13" || *ni.Users != 100 || *ni.OpenRegistrations {
+	ni, err := parse.ParseNodeInfo([]byte(`{"version":2.0,"software":{"name":" Misskey ","version":13},"protocols":["activitypub"],"usage":{"users":{"total":1e2}},"openRegistrations":false}`))
+	if err != nil || ni.Version != "2.0" || ni.Software != "misskey" || ni.SoftwareVersion != "13" || *ni.Users != 100 || *ni.OpenRegistrations || ni.Unusable != nil {
 		t.Errorf("nodeinfo: %+v %v", ni, err)
 	}
 }
@@ -524,27 +524,40 @@ func FuzzParsePeersObjects(f *testing.F) {
 }
 
 func FuzzParseNodeInfo(f *testing.F) {
-	f.Add([]byte(`{"version":"2.0","software":{"name":"Mastodon","version":"4"},"protocols":["activitypub"],"usage":{"users":{"total":5}},"openRegistrations":true,"metadata":{"nodeName":"x"}}`), "2.0")
-	f.Add([]byte(`{"version":"2.2","software":{"name":"x"},"protocols":{"inbound":[]},"instance":{"name":"n","description":"d"}}`), "2.2")
-	f.Add([]byte(`{"version":"1.0","usage":{"localPosts":-1}}`), "1.0")
-	f.Fuzz(func(t *testing.T, data []byte, want string) {
-		ni, err := parse.ParseNodeInfo(data, want)
+	f.Add([]byte(`{"version":"2.0","software":{"name":"Mastodon","version":"4"},"protocols":["activitypub"],"usage":{"users":{"total":5}},"openRegistrations":true,"metadata":{"nodeName":"x"}}`))
+	f.Add([]byte(`{"version":"2.2","software":{"name":"x"},"protocols":{"inbound":[]},"instance":{"name":"n","description":"d"}}`))
+	f.Add([]byte(`{"version":"1.0","usage":{"localPosts":-1}}`))
+	f.Add([]byte(`{"version":{},"software":{"name":"x","version":[]},"protocols":7,"services":"","usage":{"users":[],"localPosts":{"n":1}},"openRegistrations":"FALSE","metadata":[1],"instance":{"name":2}}`))
+	f.Add([]byte(`{"software":{"name":"x"},"usage":{"users":{"total":" 16 ","activeMonth":"-1","activeHalfyear":"1e3"}},"openRegistrations":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ni, err := parse.ParseNodeInfo(data)
 		if err != nil {
 			return
 		}
-		if !json.Valid(data) || ni.Version != want || ni.Software == "" || ni.Software != strings.ToLower(ni.Software) {
+		if !json.Valid(data) || ni.Software == "" || ni.Software != strings.ToLower(ni.Software) {
 			t.Fatalf("accepted %+v", ni)
 		}
 		for _, p := range []*int64{ni.Users, ni.ActiveMonth, ni.ActiveHalfyear, ni.LocalPosts} {
-			if p != nil && *p < 0 {
-				t.Fatalf("negative count %d", *p)
+			if p != nil && (*p < 0 || *p > 1<<53) {
+				t.Fatalf("count out of range %d", *p)
 			}
+		}
+		// Each unusable field once, in the documented order: what the
+		// sandbox's orchestrator accepts from a checker.
+		next := 0
+		for _, u := range ni.Unusable {
+			i := slices.Index(parse.UnusableFields[next:], u)
+			if i < 0 {
+				t.Fatalf("unusable %q out of order or unknown: %q", u, ni.Unusable)
+			}
+			next += i + 1
 		}
 		// Exactly what the sandbox's orchestrator accepts from a checker.
 		for _, c := range []struct {
 			s   string
 			max int
-		}{{ni.Name, observer.MaxNameRunes}, {ni.Description, observer.MaxDescriptionRunes}, {ni.Software, observer.MaxSoftwareRunes}, {ni.SoftwareVersion, observer.MaxVersionRunes}} {
+		}{{ni.Name, observer.MaxNameRunes}, {ni.Description, observer.MaxDescriptionRunes}, {ni.Software, observer.MaxSoftwareRunes},
+			{ni.SoftwareVersion, observer.MaxVersionRunes}, {ni.Version, parse.MaxDocumentVersionRunes}} {
 			if !utf8.ValidString(c.s) || observer.CleanText(c.s, c.max) != c.s {
 				t.Fatalf("unclean text %q", c.s)
 			}
@@ -556,16 +569,24 @@ func FuzzParseWellKnown(f *testing.F) {
 	f.Add([]byte(`{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://a/x"}]}`))
 	f.Add([]byte(`{"links":{"https://nodeinfo.diaspora.software/ns/schema/2.1":"https://a/x"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		l, err := parse.ParseWellKnown(data)
+		ls, err := parse.ParseWellKnown(data)
 		if err != nil {
 			return
 		}
-		ok := false
-		for _, v := range parse.SchemaVersions {
-			ok = ok || v == l.Version
+		if len(ls) == 0 {
+			t.Fatal("no links and no error")
 		}
-		if !ok || l.Href == "" {
-			t.Fatalf("accepted %+v", l)
+		for i, l := range ls {
+			if !slices.Contains(parse.SchemaVersions, l.Version) || l.Href == "" {
+				t.Fatalf("accepted %+v", l)
+			}
+			// In order of preference, each href once.
+			if i > 0 && slices.Index(parse.SchemaVersions, l.Version) > slices.Index(parse.SchemaVersions, ls[i-1].Version) {
+				t.Fatalf("out of order: %+v", ls)
+			}
+			if slices.ContainsFunc(ls[:i], func(o parse.Link) bool { return o.Href == l.Href }) {
+				t.Fatalf("href twice: %+v", ls)
+			}
 		}
 	})
 }
@@ -738,55 +759,87 @@ func TestClass(t *testing.T) {
 }
 
 // TestNodeInfoValidation pins each rule ParseNodeInfo holds a document to:
-// one change to a valid document, and whether it must be refused.
+// one change to a valid document, and whether it must be refused or which
+// field it makes unusable.
 func TestNodeInfoValidation(t *testing.T) {
 	doc := func(fields string) []byte {
 		return []byte(`{"version":"2.0","software":{"name":"mastodon","version":"4.2"},"protocols":["activitypub"]` + fields + `}`)
 	}
 	cases := []struct {
-		name  string
-		body  []byte
-		want  string // schema version asked for
-		error bool
+		name     string
+		body     []byte
+		error    bool
+		unusable []string
 	}{
-		{"valid", doc(""), "2.0", false},
-		{"another schema's version", doc(""), "2.1", true},
-		{"software name missing", []byte(`{"version":"2.0","software":{"version":"1"},"protocols":["activitypub"]}`), "2.0", true},
-		{"software name a number", []byte(`{"version":"2.0","software":{"name":7},"protocols":["activitypub"]}`), "2.0", true},
-		{"protocols missing", []byte(`{"version":"2.0","software":{"name":"x"}}`), "2.0", true},
-		{"protocols null", []byte(`{"version":"2.0","software":{"name":"x"},"protocols":null}`), "2.0", true},
-		{"protocols a string", []byte(`{"version":"2.0","software":{"name":"x"},"protocols":"activitypub"}`), "2.0", true},
-		{"protocol not a string", []byte(`{"version":"2.0","software":{"name":"x"},"protocols":["activitypub",1]}`), "2.0", true},
-		{"1.0 protocols object", []byte(`{"version":"1.0","software":{"name":"x"},"protocols":{"inbound":[],"outbound":["diaspora"]}}`), "1.0", false},
-		{"1.0 protocols object of strings", []byte(`{"version":"1.0","software":{"name":"x"},"protocols":{"inbound":"diaspora"}}`), "1.0", true},
-		{"users 2^53", doc(`,"usage":{"users":{"total":9007199254740992}}`), "2.0", false},
-		{"users over 2^53", doc(`,"usage":{"users":{"total":9007199254740993}}`), "2.0", true},
-		{"users negative", doc(`,"usage":{"users":{"total":-1}}`), "2.0", true},
-		{"users a fraction", doc(`,"usage":{"users":{"total":1.5}}`), "2.0", true},
-		{"users a negative float", doc(`,"usage":{"users":{"total":-1.0}}`), "2.0", true},
-		{"users a float over 2^53", doc(`,"usage":{"users":{"total":1e16}}`), "2.0", true},
-		{"users a string", doc(`,"usage":{"users":{"total":"5"}}`), "2.0", true},
-		{"activeMonth negative", doc(`,"usage":{"users":{"activeMonth":-1}}`), "2.0", true},
-		{"activeHalfyear negative", doc(`,"usage":{"users":{"activeHalfyear":-1}}`), "2.0", true},
-		{"localPosts negative", doc(`,"usage":{"localPosts":-1}`), "2.0", true},
-		{"openRegistrations a string", doc(`,"openRegistrations":"true"`), "2.0", true},
-		{"openRegistrations null", doc(`,"openRegistrations":null`), "2.0", false},
+		{"valid", doc(""), false, nil},
+		// What makes a document NodeInfo at all.
+		{"not an object", []byte(`["software"]`), true, nil},
+		{"null", []byte(`null`), true, nil},
+		{"software missing", []byte(`{"version":"2.0","protocols":["activitypub"]}`), true, nil},
+		{"software a string", []byte(`{"version":"2.0","software":"mastodon"}`), true, nil},
+		{"software name missing", []byte(`{"version":"2.0","software":{"version":"1"},"protocols":["activitypub"]}`), true, nil},
+		{"software name a number", []byte(`{"version":"2.0","software":{"name":7},"protocols":["activitypub"]}`), true, nil},
+		{"software name blank", []byte(`{"version":"2.0","software":{"name":" ​ "}}`), true, nil},
+		// Informational: absent is unknown, not unusable.
+		{"only a software name", []byte(`{"software":{"name":"x"}}`), false, nil},
+		{"protocols null", []byte(`{"version":"2.0","software":{"name":"x"},"protocols":null}`), false, nil},
+		{"version a number", []byte(`{"version":2.0,"software":{"name":"x"}}`), false, nil},
+		{"version an object", []byte(`{"version":{"v":2},"software":{"name":"x"}}`), false, []string{"version"}},
+		{"software version an array", []byte(`{"software":{"name":"x","version":["1"]}}`), false, []string{"software.version"}},
+		{"protocols a string", []byte(`{"version":"2.0","software":{"name":"x"},"protocols":"activitypub"}`), false, []string{"protocols"}},
+		{"protocol not a string", []byte(`{"version":"2.0","software":{"name":"x"},"protocols":["activitypub",1]}`), false, []string{"protocols"}},
+		{"1.0 protocols object", []byte(`{"version":"1.0","software":{"name":"x"},"protocols":{"inbound":[],"outbound":["diaspora"]}}`), false, nil},
+		{"1.0 protocols object of strings", []byte(`{"version":"1.0","software":{"name":"x"},"protocols":{"inbound":"diaspora"}}`), false, []string{"protocols"}},
+		{"services PHP's empty object", doc(`,"services":[]`), false, nil},
+		{"services a list", doc(`,"services":["atom"]`), false, []string{"services"}},
+		{"usage a number", doc(`,"usage":1`), false, []string{"usage"}},
+		{"users PHP's empty object", doc(`,"usage":{"users":[]}`), false, nil},
+		{"users a list", doc(`,"usage":{"users":[1]}`), false, []string{"usage.users"}},
+		{"users 2^53", doc(`,"usage":{"users":{"total":9007199254740992}}`), false, nil},
+		{"users over 2^53", doc(`,"usage":{"users":{"total":9007199254740993}}`), false, []string{"usage.users.total"}},
+		{"users negative", doc(`,"usage":{"users":{"total":-1}}`), false, []string{"usage.users.total"}},
+		{"users a fraction", doc(`,"usage":{"users":{"total":1.5}}`), false, []string{"usage.users.total"}},
+		{"users a negative float", doc(`,"usage":{"users":{"total":-1.0}}`), false, []string{"usage.users.total"}},
+		{"users a float over 2^53", doc(`,"usage":{"users":{"total":1e16}}`), false, []string{"usage.users.total"}},
+		{"users a string of digits", doc(`,"usage":{"users":{"total":"5"}}`), false, nil},
+		{"users a string of a negative", doc(`,"usage":{"users":{"total":"-5"}}`), false, []string{"usage.users.total"}},
+		{"users a string of a float", doc(`,"usage":{"users":{"total":"5.0"}}`), false, []string{"usage.users.total"}},
+		{"users an empty string", doc(`,"usage":{"users":{"total":""}}`), false, []string{"usage.users.total"}},
+		{"users a boolean", doc(`,"usage":{"users":{"total":true}}`), false, []string{"usage.users.total"}},
+		{"activeMonth negative", doc(`,"usage":{"users":{"activeMonth":-1}}`), false, []string{"usage.users.activeMonth"}},
+		{"activeHalfyear negative", doc(`,"usage":{"users":{"activeHalfyear":-1}}`), false, []string{"usage.users.activeHalfyear"}},
+		{"localPosts negative", doc(`,"usage":{"localPosts":-1}`), false, []string{"usage.localPosts"}},
+		{"localPosts an object", doc(`,"usage":{"localPosts":{"count":1}}`), false, []string{"usage.localPosts"}},
+		{"openRegistrations a string", doc(`,"openRegistrations":"true"`), false, nil},
+		{"openRegistrations upper case", doc(`,"openRegistrations":"FALSE"`), false, nil},
+		{"openRegistrations 1", doc(`,"openRegistrations":1`), false, nil},
+		{"openRegistrations 2", doc(`,"openRegistrations":2`), false, []string{"openRegistrations"}},
+		{"openRegistrations a word", doc(`,"openRegistrations":"approval"`), false, []string{"openRegistrations"}},
+		{"openRegistrations null", doc(`,"openRegistrations":null`), false, nil},
+		{"metadata PHP's empty object", doc(`,"metadata":[]`), false, nil},
+		{"metadata a list", doc(`,"metadata":[{"nodeName":"x"}]`), false, []string{"metadata"}},
+		{"nodeName a number", doc(`,"metadata":{"nodeName":1,"nodeDescription":{}}`), false, []string{"metadata.nodeName", "metadata.nodeDescription"}},
+		{"instance a string", doc(`,"instance":"x"`), false, []string{"instance"}},
+		{"instance texts not strings", doc(`,"instance":{"name":[],"description":true}`), false, []string{"instance.name", "instance.description"}},
 		// Nesting is refused as too deep even where the value is ignored.
-		{"too deep", doc(`,"metadata":{"x":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}`), "2.0", true},
+		{"too deep", doc(`,"metadata":{"x":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}`), true, nil},
 	}
 	for _, tc := range cases {
-		_, err := parse.ParseNodeInfo(tc.body, tc.want)
+		ni, err := parse.ParseNodeInfo(tc.body)
 		if (err != nil) != tc.error {
 			t.Errorf("%s: error %v, want an error: %v", tc.name, err, tc.error)
 		}
+		if !slices.Equal(ni.Unusable, tc.unusable) {
+			t.Errorf("%s: unusable %q, want %q", tc.name, ni.Unusable, tc.unusable)
+		}
 	}
-	if _, err := parse.ParseNodeInfo(cases[len(cases)-1].body, "2.0"); !errors.Is(err, parse.ErrTooDeep) {
+	if _, err := parse.ParseNodeInfo(cases[len(cases)-1].body); !errors.Is(err, parse.ErrTooDeep) {
 		t.Errorf("too deep: %v, want ErrTooDeep", err)
 	}
 	// The values kept: counts as given, the 2.2 instance object's texts
 	// before metadata's.
-	ni, err := parse.ParseNodeInfo(doc(`,"usage":{"users":{"total":9007199254740992,"activeMonth":2.0,"activeHalfyear":3},"localPosts":4},"openRegistrations":true,`+
-		`"instance":{"name":"Instance name","description":"Instance description"},"metadata":{"nodeName":"Metadata name","nodeDescription":"Metadata description"}`), "2.0")
+	ni, err := parse.ParseNodeInfo(doc(`,"usage":{"users":{"total":9007199254740992,"activeMonth":2.0,"activeHalfyear":3},"localPosts":4},"openRegistrations":true,` +
+		`"instance":{"name":"Instance name","description":"Instance description"},"metadata":{"nodeName":"Metadata name","nodeDescription":"Metadata description"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -794,9 +847,25 @@ func TestNodeInfoValidation(t *testing.T) {
 		ni.Name != "Instance name" || ni.Description != "Instance description" {
 		t.Errorf("kept %+v", ni)
 	}
+	// The common spellings, as what they spell.
+	ni, err = parse.ParseNodeInfo(doc(`,"usage":{"users":{"total":"16","activeMonth":" 7 "},"localPosts":"0"},"openRegistrations":" No "`))
+	if err != nil || *ni.Users != 16 || *ni.ActiveMonth != 7 || *ni.LocalPosts != 0 || *ni.OpenRegistrations || ni.Unusable != nil {
+		t.Errorf("spellings: %+v %v", ni, err)
+	}
+	for spelling, want := range map[string]bool{`true`: true, `"TRUE"`: true, `"yes"`: true, `1`: true, `"1"`: true, `false`: false, `"False"`: false, `0`: false, `"0"`: false, `"NO"`: false} {
+		ni, err := parse.ParseNodeInfo(doc(`,"openRegistrations":` + spelling))
+		if err != nil || ni.OpenRegistrations == nil || *ni.OpenRegistrations != want {
+			t.Errorf("openRegistrations %s: %v %v, want %v", spelling, ni.OpenRegistrations, err, want)
+		}
+	}
+	// An unusable metadata name leaves the instance object's in place.
+	ni, _ = parse.ParseNodeInfo(doc(`,"instance":{"name":"Instance"},"metadata":{"nodeName":["x"]}`))
+	if ni.Name != "Instance" || !slices.Equal(ni.Unusable, []string{"metadata.nodeName"}) {
+		t.Errorf("name %q, unusable %q", ni.Name, ni.Unusable)
+	}
 	// Zero is a count like any other (a new or single-user instance), and
 	// is kept as said, not refused or taken for absent: a zero float too.
-	ni, err = parse.ParseNodeInfo(doc(`,"usage":{"users":{"total":0,"activeMonth":0,"activeHalfyear":0.0},"localPosts":0}`), "2.0")
+	ni, err = parse.ParseNodeInfo(doc(`,"usage":{"users":{"total":0,"activeMonth":0,"activeHalfyear":0.0},"localPosts":0}`))
 	if err != nil {
 		t.Fatalf("zero counts: %v", err)
 	}
@@ -807,8 +876,8 @@ func TestNodeInfoValidation(t *testing.T) {
 	}
 	// Errors say where, not what Go type was expected (which names our
 	// structs at length).
-	for _, body := range []string{`{"version":"2.0","software":"x"}`, `{"version":"2.0",]`} {
-		_, err := parse.ParseNodeInfo([]byte(body), "2.0")
+	for _, body := range []string{`{"version":"2.0",]`, `{"software":{"name":"x"}} x`} {
+		_, err := parse.ParseNodeInfo([]byte(body))
 		if err == nil || !strings.Contains(err.Error(), "at byte") || strings.Contains(err.Error(), "struct") {
 			t.Errorf("%s: error %v, want a short one naming the byte", body, err)
 		}
@@ -828,13 +897,13 @@ func TestWellKnownShapes(t *testing.T) {
 		{"unknown schema ignored", `{"links":[{"rel":"` + rel + `3.0","href":"https://a/3.0"},{"rel":"` + rel + `1.0","href":"https://a/1.0"}]}`, "1.0", "https://a/1.0"},
 	}
 	for _, tc := range cases {
-		l, err := parse.ParseWellKnown([]byte(tc.body))
-		if err != nil || l.Version != tc.version || l.Href != tc.href {
-			t.Errorf("%s: %+v, %v; want %s at %s", tc.name, l, err, tc.version, tc.href)
+		ls, err := parse.ParseWellKnown([]byte(tc.body))
+		if err != nil || ls[0].Version != tc.version || ls[0].Href != tc.href {
+			t.Errorf("%s: %+v, %v; want %s at %s first", tc.name, ls, err, tc.version, tc.href)
 		}
 	}
 	// Two rels for one version (http and https) in the rel-to-href form:
-	// the same document gives the same link every time, whatever order
+	// the same document gives the same links every time, whatever order
 	// Go's map iteration visits them in.
 	body := []byte(`{"links":{"https://nodeinfo.diaspora.software/ns/schema/2.0":"https://a/s","` + rel + `2.0":"https://a/p"}}`)
 	first, err := parse.ParseWellKnown(body)
@@ -842,9 +911,16 @@ func TestWellKnownShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 50 {
-		if l, _ := parse.ParseWellKnown(body); l != first {
-			t.Fatalf("links %+v, then %+v", first, l)
+		if ls, _ := parse.ParseWellKnown(body); !slices.Equal(ls, first) {
+			t.Fatalf("links %+v, then %+v", first, ls)
 		}
+	}
+	// All links, best first; one version's in the document's order; an
+	// href named for two versions once, for the higher.
+	ls, err := parse.ParseWellKnown([]byte(`{"links":[{"rel":"` + rel + `1.0","href":"https://a/1.0"},{"rel":"` + rel + `2.0","href":"https://a/x"},` +
+		`{"rel":"` + rel + `2.0","href":"https://a/y"},{"rel":"` + rel + `2.1","href":"https://a/x"}]}`))
+	if want := []parse.Link{{"2.1", "https://a/x"}, {"2.0", "https://a/y"}, {"1.0", "https://a/1.0"}}; err != nil || !slices.Equal(ls, want) {
+		t.Errorf("links %+v, %v; want %+v", ls, err, want)
 	}
 	for _, bad := range []string{`{"links":[{"rel":"` + rel + `3.0","href":"https://a/3.0"}]}`, `{"links":"x"}`, `{}`} {
 		if l, err := parse.ParseWellKnown([]byte(bad)); err == nil {

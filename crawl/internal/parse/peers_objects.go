@@ -188,7 +188,7 @@ func PeerTubePage(r io.Reader, side string, fn func(host []byte)) (n int, total 
 			if err := dec.Decode(&t); err != nil {
 				return err
 			}
-			if c, err := count("total", t); err == nil && c != nil {
+			if c, ok := parseCount(t, false); ok {
 				total = *c
 			}
 			return nil

@@ -20,39 +20,44 @@ type Link struct {
 	Href    string // as given; the caller checks scheme and host
 }
 
-// ParseWellKnown reads /.well-known/nodeinfo (a JRD) and returns the link to
-// the highest supported schema version. It tolerates what servers really
-// send: links as an array, as a single object or as a rel→href object, and
-// rel URLs with either http or https.
-func ParseWellKnown(body []byte) (Link, error) {
+// ParseWellKnown reads /.well-known/nodeinfo (a JRD) and returns its links
+// to supported schema versions in order of preference: highest version
+// first, and for one version in the document's order. It
+// tolerates what servers really send: links as an array, as a single
+// object or as a rel→href object, and rel URLs with either http or https.
+func ParseWellKnown(body []byte) ([]Link, error) {
 	if err := CheckDepth(body); err != nil {
-		return Link{}, err
+		return nil, err
 	}
 	var doc struct {
 		Links json.RawMessage `json:"links"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
-		return Link{}, fmt.Errorf("not a JSON object: %w", shortJSONError(err))
+		return nil, fmt.Errorf("not a JSON object: %w", shortJSONError(err))
 	}
 	links, err := wellKnownLinks(doc.Links)
 	if err != nil {
-		return Link{}, err
+		return nil, err
 	}
-	best := Link{}
-	bestRank := -1
+	var all []Link
 	for _, l := range links {
-		v, ok := schemaOf(l.rel)
-		if !ok || l.href == "" {
-			continue
-		}
-		if r := rank(v); r > bestRank {
-			best, bestRank = Link{Version: v, Href: l.href}, r
+		if v, ok := schemaOf(l.rel); ok && l.href != "" {
+			all = append(all, Link{Version: v, Href: l.href})
 		}
 	}
-	if bestRank < 0 {
-		return Link{}, errors.New("no link to a supported NodeInfo schema")
+	if len(all) == 0 {
+		return nil, errors.New("no link to a supported NodeInfo schema")
 	}
-	return best, nil
+	// Stable: links of one version keep the document's order. An href
+	// given for several versions is kept once, for the highest.
+	slices.SortStableFunc(all, func(a, b Link) int { return rank(b.Version) - rank(a.Version) })
+	var out []Link
+	for _, l := range all {
+		if !slices.ContainsFunc(out, func(o Link) bool { return o.Href == l.Href }) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
 }
 
 type relHref struct{ rel, href string }
