@@ -529,6 +529,7 @@ func FuzzParseNodeInfo(f *testing.F) {
 	f.Add([]byte(`{"version":"1.0","usage":{"localPosts":-1}}`))
 	f.Add([]byte(`{"version":{},"software":{"name":"x","version":[]},"protocols":7,"services":"","usage":{"users":[],"localPosts":{"n":1}},"openRegistrations":"FALSE","metadata":[1],"instance":{"name":2}}`))
 	f.Add([]byte(`{"software":{"name":"x"},"usage":{"users":{"total":" 16 ","activeMonth":"-1","activeHalfyear":"1e3"}},"openRegistrations":1}`))
+	addCorpus(f, "nodeinfo")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ni, err := parse.ParseNodeInfo(data)
 		if err != nil {
@@ -568,6 +569,7 @@ func FuzzParseNodeInfo(f *testing.F) {
 func FuzzParseWellKnown(f *testing.F) {
 	f.Add([]byte(`{"links":[{"rel":"http://nodeinfo.diaspora.software/ns/schema/2.0","href":"https://a/x"}]}`))
 	f.Add([]byte(`{"links":{"https://nodeinfo.diaspora.software/ns/schema/2.1":"https://a/x"}}`))
+	addCorpus(f, "wellknown")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ls, err := parse.ParseWellKnown(data)
 		if err != nil {
