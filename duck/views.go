@@ -232,6 +232,13 @@ func (r *Rows) Close() error {
 // SELECT 1" would write before any check), and EXPLAIN, whose ANALYZE form
 // runs the statement it explains.
 func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	return s.query(ctx, query, nil, args...)
+}
+
+// query is Query, running instead the statement that rewrite makes of the
+// query's column types once the query has passed the checks (nil: the query
+// itself). The rows keep the query's own column names.
+func (s *Store) query(ctx context.Context, query string, rewrite func([]duckdb.TypeInfo) string, args ...any) (*Rows, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("duckdb connection: %w", err)
@@ -254,6 +261,7 @@ func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, er
 		conn.Close()
 		return nil, ErrEmptyQuery
 	}
+	run, cols := query, []string(nil)
 	err = conn.Raw(func(raw any) error {
 		dc, ok := raw.(driver.Conn)
 		if !ok {
@@ -280,22 +288,40 @@ func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, er
 		if typ != duckdb.STATEMENT_TYPE_SELECT {
 			return errors.New(notReadOnly)
 		}
+		if rewrite == nil {
+			return nil
+		}
+		n, err := ds.ColumnCount()
+		if err != nil {
+			return err
+		}
+		names, types := make([]string, n), make([]duckdb.TypeInfo, n)
+		for i := range n {
+			if names[i], err = ds.ColumnName(i); err != nil {
+				return err
+			}
+			// A type the driver has no description of is left to DuckDB's
+			// own text (a nil TypeInfo).
+			types[i], _ = ds.ColumnTypeInfo(i)
+		}
+		run, cols = rewrite(types), names
 		return nil
 	})
 	if err != nil {
 		conn.Close()
 		return nil, s.blameQuery(ctx, err)
 	}
-	rows, err := conn.QueryContext(ctx, query, args...)
+	rows, err := conn.QueryContext(ctx, run, args...)
 	if err != nil {
 		conn.Close()
 		return nil, s.blameQuery(ctx, err)
 	}
-	cols, err := rows.Columns()
-	if err != nil {
-		rows.Close()
-		conn.Close()
-		return nil, err
+	if cols == nil {
+		if cols, err = rows.Columns(); err != nil {
+			rows.Close()
+			conn.Close()
+			return nil, err
+		}
 	}
 	return &Rows{Columns: cols, rows: rows, conn: conn, blame: func(err error) error { return s.blameQuery(ctx, err) }}, nil
 }
