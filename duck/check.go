@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-// schemaColumn is a column of a snapshot schema table (duck/sql/schema.sql).
+// schemaColumn is a column of a snapshot schema table (duck/sql/snapshots/schema.sql).
 type schemaColumn struct {
 	name, typ string
 	notNull   bool

@@ -106,9 +106,9 @@ func (s *Store) Stats(ctx context.Context) (observer.Stats, error) {
 
 // RecentTransitions returns at most limit transitions made up to now,
 // newest first, of the hosts a published list may show
-// (recent_transitions.sql).
+// (queries/recent_transitions.sql).
 func (s *Store) RecentTransitions(ctx context.Context, now time.Time, limit int) ([]observer.Transition, error) {
-	rows, err := s.db.QueryContext(ctx, sqlFile("recent_transitions.sql"), max(limit, 0), now.UTC())
+	rows, err := s.db.QueryContext(ctx, sqlFile("queries/recent_transitions.sql"), max(limit, 0), now.UTC())
 	if err != nil {
 		return nil, fmt.Errorf("recent transitions: %w", s.blameQuery(ctx, err))
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -104,16 +105,74 @@ func rulesFingerprint(st config.State) string {
 		stateSchema, st.FailuresToDead, st.DeadAfter.D(), st.ReviveAfter.D(), liveDays(st))
 }
 
-// foldParams are the values substituted for {{name}} in the fold's SQL.
-// They are numbers, so substitution cannot inject anything.
-func foldParams(st config.State) *strings.Replacer {
+// foldParams are the thresholds substituted for their {{name}} in the
+// fold's SQL. They are numbers, so substitution cannot inject anything.
+func foldParams(st config.State) sqlParams {
 	us := func(d config.Duration) string { return strconv.FormatInt(d.D().Microseconds(), 10) }
-	return strings.NewReplacer(
-		"{{failures_to_dead}}", strconv.Itoa(st.FailuresToDead),
-		"{{dead_after_us}}", us(st.DeadAfter),
-		"{{revive_after_us}}", us(st.ReviveAfter),
-		"{{live_days}}", strconv.FormatInt(liveDays(st), 10),
-	)
+	return sqlParams{
+		"failures_to_dead": strconv.Itoa(st.FailuresToDead),
+		"dead_after_us":    us(st.DeadAfter),
+		"revive_after_us":  us(st.ReviveAfter),
+		"live_days":        strconv.FormatInt(liveDays(st), 10),
+	}
+}
+
+// derivation runs the SQL of one derivation step on one connection: the
+// files of sql/derivation, rendered with what the step has learnt so far
+// (params: the thresholds, then the span of days and the host key), each
+// first run in the order of derivationOrder, and the plumbing between them.
+type derivation struct {
+	ctx    context.Context
+	conn   *sql.Conn
+	log    *slog.Logger
+	params sqlParams
+	// reached is the latest place in derivationOrder a step ran at, and
+	// ran the steps that did.
+	reached int
+	ran     map[string]bool
+}
+
+func (s *Store) newDerivation(ctx context.Context, conn *sql.Conn, st config.State) *derivation {
+	return &derivation{ctx: ctx, conn: conn, log: s.log, params: foldParams(st), reached: -1, ran: map[string]bool{}}
+}
+
+// sql renders the step name (a file of sql/derivation) with d.params and
+// more, once every step listed before it in derivationOrder may have run:
+// running a step listed earlier than one already run is an error, since it
+// would read relations that step has not yet defined or has dropped. A step
+// may run again (the windowed fold's, once per bucket).
+func (d *derivation) sql(name string, more sqlParams) (string, error) {
+	at := slices.Index(derivationOrder, name)
+	if at < 0 {
+		return "", fmt.Errorf("derive: step %s is not in sql/derivation/order.txt", name)
+	}
+	if at < d.reached && !d.ran[name] {
+		return "", fmt.Errorf("derive: step %s runs after %s, against sql/derivation/order.txt", name, derivationOrder[d.reached])
+	}
+	d.reached, d.ran[name] = max(d.reached, at), true
+	params := maps.Clone(d.params)
+	maps.Copy(params, more)
+	return renderSQL("derivation/"+name+".sql", params)
+}
+
+// step runs the step name (see sql).
+func (d *derivation) step(name string, more sqlParams) error {
+	query, err := d.sql(name, more)
+	if err != nil {
+		return err
+	}
+	return d.exec(name, query)
+}
+
+// exec runs one piece of the fold (one or more statements), logging how
+// long it took under what.
+func (d *derivation) exec(what, query string) error {
+	stepStart := time.Now()
+	if _, err := d.conn.ExecContext(d.ctx, query); err != nil {
+		return fmt.Errorf("derive (%s): %w", what, err)
+	}
+	d.log.Debug("derive step", "step", what, "duration", time.Since(stepStart))
+	return nil
 }
 
 // Derive folds the snapshot files not yet folded into the derived state
@@ -168,9 +227,10 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		return rep, fmt.Errorf("derive: duckdb connection: %w", err)
 	}
 	defer conn.Close()
-	defer dropFoldTables(conn)
+	d := s.newDerivation(ctx, conn, st)
+	defer d.dropTemporary()
 
-	step, err := s.prepareStep(ctx, conn, &plan, opts, &rep)
+	step, err := s.prepareStep(d, &plan, opts, &rep)
 	if err != nil {
 		return rep, err
 	}
@@ -184,8 +244,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	rep.Full = plan.full
 	rep.Files = len(step.checks) + len(step.discoveries)
 
-	params := foldParams(st)
-	parts, hostKey, err := s.fold(ctx, conn, params, plan.full, opts, &rep)
+	parts, err := s.fold(d, plan.full, opts, &rep)
 	defer removeFiles(parts)
 	if err != nil {
 		return rep, s.blameStep(ctx, conn, plan, step, err)
@@ -203,7 +262,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	if err := s.writeEvents(ctx, conn, next, maxParts, &rep); err != nil {
 		return rep, s.blameStep(ctx, conn, plan, step, err)
 	}
-	if err := s.foldState(ctx, conn, hostKey, params); err != nil {
+	if err := foldState(d); err != nil {
 		return rep, s.blameStep(ctx, conn, plan, step, err)
 	}
 	if err := s.writeState(ctx, conn, next); err != nil {
@@ -417,7 +476,8 @@ type foldStep struct {
 // schema and defines the fold's inputs on conn. An incremental step that
 // finds a new check older than its host's last folded one becomes a full
 // step (plan.full), since the fold can only append to a host's history.
-func (s *Store) prepareStep(ctx context.Context, conn *sql.Conn, plan *derivePlan, opts DeriveOptions, rep *DeriveReport) (foldStep, error) {
+func (s *Store) prepareStep(d *derivation, plan *derivePlan, opts DeriveOptions, rep *DeriveReport) (foldStep, error) {
+	ctx, conn := d.ctx, d.conn
 	// Files new to the derived state are checked against their schema
 	// first (from their footers), so a file the fold cannot read right is
 	// an error naming it and its column, not one of a fold step's SQL.
@@ -469,7 +529,7 @@ func (s *Store) prepareStep(ctx context.Context, conn *sql.Conn, plan *derivePla
 			return step, nil
 		}
 		lateStart := time.Now()
-		late, err := lateChecks(ctx, conn)
+		late, err := lateChecks(d)
 		s.log.Debug("derive step", "step", "late checks", "duration", time.Since(lateStart))
 		if err != nil {
 			return step, err
@@ -612,7 +672,7 @@ func (s *Store) recordSum(next *manifest, rel string) error {
 // new_discoveries_all over exactly the listed files, and carry_all, the
 // previous state (empty for a full derivation).
 func (s *Store) defineFoldInputs(ctx context.Context, conn *sql.Conn, full bool, old *manifest, checks, discoveries []string) error {
-	carry := "SELECT * FROM (" + sqlFile("state_empty.sql") + ")"
+	carry := "SELECT * FROM (" + sqlFile("derivation/state_empty.sql") + ")"
 	if !full {
 		carry = "SELECT * FROM read_parquet(" + sqlString(s.derivedPath(old.State)) + ")"
 	}
@@ -665,10 +725,13 @@ func (s *Store) snapshotSource(files []string, schemaTable string, located bool,
 
 // lateChecks reports whether a new check is not later than its host's last
 // folded check: the incremental fold can only append to a host's history.
-func lateChecks(ctx context.Context, conn *sql.Conn) (bool, error) {
-	var late bool
-	err := conn.QueryRowContext(ctx, sqlFile("late_checks.sql")).Scan(&late)
+func lateChecks(d *derivation) (bool, error) {
+	query, err := d.sql("late_checks", nil)
 	if err != nil {
+		return false, err
+	}
+	var late bool
+	if err := d.conn.QueryRowContext(d.ctx, query).Scan(&late); err != nil {
 		return false, fmt.Errorf("derive: %w", err)
 	}
 	return late, nil
@@ -707,55 +770,52 @@ const maxSeveralInMemory = 250_000
 // foldState needs to define fold_state. It returns the temporary files it
 // wrote, even on error, for the caller to remove when the step ends (after
 // a crash, the next derivation or snapshot writer removes them:
-// removeOrphanedTmp), and what the checked hosts are keyed by (hostKey).
-func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replacer, full bool, opts DeriveOptions,
-	rep *DeriveReport) (files []string, hostKey *strings.Replacer, err error) {
-	exec := s.stepRunner(ctx, conn)
-	if err := exec("run_rules", params.Replace(sqlFile("run_rules.sql"))); err != nil {
-		return nil, nil, err
+// removeOrphanedTmp). It adds the host key (hostKey) to d.params.
+func (s *Store) fold(d *derivation, full bool, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
+	ctx, conn, exec := d.ctx, d.conn, d.exec
+	if err := d.step("run_rules", nil); err != nil {
+		return nil, err
 	}
-	if err := defineFoldChecks(ctx, conn, exec, full, opts); err != nil {
-		return nil, nil, err
+	if err := defineFoldChecks(d, full, opts); err != nil {
+		return nil, err
 	}
-	hostParams, err := s.hostParams(ctx, conn, opts)
-	if err != nil {
-		return nil, nil, err
+	if err := hostParams(d, opts); err != nil {
+		return nil, err
 	}
-	if err := exec("fold_hosts", params.Replace(hostParams.Replace(sqlFile("fold_hosts.sql")))); err != nil {
-		return nil, nil, err
+	if err := d.step("fold_hosts", nil); err != nil {
+		return nil, err
 	}
-	hostKey, err = s.hostKey(ctx, conn, opts)
-	if err != nil {
-		return nil, nil, err
+	if err := hostKey(d, opts); err != nil {
+		return nil, err
 	}
-	if err := exec("fold_edge_picks", hostKey.Replace(params.Replace(sqlFile("fold_edge_picks.sql")))); err != nil {
-		return nil, nil, err
+	if err := d.step("fold_edge_picks", nil); err != nil {
+		return nil, err
 	}
 	var tied int64
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_tied_hosts").Scan(&tied); err != nil {
-		return nil, nil, fmt.Errorf("derive: count hosts with checks at the same instant: %w", err)
+		return nil, fmt.Errorf("derive: count hosts with checks at the same instant: %w", err)
 	}
 	if tied > 0 {
 		// Their edges are picked again with the ties broken, which reads
 		// every new check once more; checks of one host at one instant are
 		// rare enough that most steps never pay for it.
-		if err := exec("fold_edge_ties", hostKey.Replace(params.Replace(sqlFile("fold_edge_ties.sql")))); err != nil {
-			return nil, nil, err
+		if err := d.step("fold_edge_ties", nil); err != nil {
+			return nil, err
 		}
 	}
 	if err := exec("free the edge join", "DROP VIEW fold_edge_checks; DROP TABLE fold_edge_times; DROP TABLE fold_tied_hosts"); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if err := exec("fold_windowless", hostKey.Replace(params.Replace(hostParams.Replace(sqlFile("fold_windowless.sql"))))); err != nil {
-		return nil, nil, err
+	if err := d.step("fold_windowless", nil); err != nil {
+		return nil, err
 	}
 
-	files, err = s.foldWindowed(ctx, conn, exec, hostKey, params, opts, rep)
+	files, err = s.foldWindowed(d, opts, rep)
 	if err != nil {
-		return files, nil, err
+		return files, err
 	}
-	if err := exec("fold_one", params.Replace(sqlFile("fold_one.sql"))); err != nil {
-		return files, nil, err
+	if err := d.step("fold_one", nil); err != nil {
+		return files, err
 	}
 	// fold_one_checks holds one check per host fold_one folds: none in a
 	// full derivation, which this way reads no check to count them (a
@@ -763,11 +823,11 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 	// schema took 0.35 s for a month of a million hosts). A daily step
 	// reads the day's hosts for it.
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_one_checks").Scan(&rep.OneCheck); err != nil {
-		return files, nil, fmt.Errorf("derive: count hosts folded by fold_one: %w", err)
+		return files, fmt.Errorf("derive: count hosts folded by fold_one: %w", err)
 	}
 	for _, name := range []string{"run_states", "transitions", "live_events", "last_runs"} {
-		if err := exec(name, params.Replace(sqlFile(name+".sql"))); err != nil {
-			return files, nil, err
+		if err := d.step(name, nil); err != nil {
+			return files, err
 		}
 	}
 	// Every run is in the transitions and live events now, and the state
@@ -779,9 +839,9 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 		windowRunStates = "DROP VIEW fold_window_run_states"
 	}
 	if err := exec("free the runs", "DROP VIEW fold_run_states; DROP TABLE fold_windowless_runs; "+windowRunStates); err != nil {
-		return files, nil, err
+		return files, err
 	}
-	return files, hostKey, nil
+	return files, nil
 }
 
 // foldState defines fold_state, the derived state after this step, once
@@ -789,29 +849,15 @@ func (s *Store) fold(ctx context.Context, conn *sql.Conn, params *strings.Replac
 // facts of the hosts' last alive checks (fold_edge_facts.sql), which hold
 // more memory than anything else the state needs, then defines the view
 // (state.sql).
-func (s *Store) foldState(ctx context.Context, conn *sql.Conn, hostKey, params *strings.Replacer) error {
-	exec := s.stepRunner(ctx, conn)
-	factsFiles, err := edgeFactsFiles(ctx, conn)
+func foldState(d *derivation) error {
+	factsFiles, err := edgeFactsFiles(d.ctx, d.conn)
 	if err != nil {
 		return err
 	}
-	if err := exec("fold_edge_facts", strings.NewReplacer("{{facts_files}}", factsFiles).Replace(sqlFile("fold_edge_facts.sql"))); err != nil {
+	if err := d.step("fold_edge_facts", sqlParams{"facts_files": factsFiles}); err != nil {
 		return err
 	}
-	return exec("state", hostKey.Replace(params.Replace(sqlFile("state.sql"))))
-}
-
-// stepRunner returns a function that runs one step of the fold (one or more
-// statements) on conn, logging how long it took under what.
-func (s *Store) stepRunner(ctx context.Context, conn *sql.Conn) func(what, query string) error {
-	return func(what, query string) error {
-		stepStart := time.Now()
-		if _, err := conn.ExecContext(ctx, query); err != nil {
-			return fmt.Errorf("derive (%s): %w", what, err)
-		}
-		s.log.Debug("derive step", "step", what, "duration", time.Since(stepStart))
-		return nil
-	}
+	return d.step("state", nil)
 }
 
 // edgeFactsFiles lists, for fold_edge_facts.sql, the files (their
@@ -826,18 +872,18 @@ func edgeFactsFiles(ctx context.Context, conn *sql.Conn) (string, error) {
 	return files, nil
 }
 
-// hostParams are the values fold_hosts, fold_windowless and window_checks
-// take beyond the thresholds: the first day of the step's checks and the
-// days bits, sized by the span of days of those checks (one query over their
-// times), and whether the windowless fold runs at all.
-func (s *Store) hostParams(ctx context.Context, conn *sql.Conn, opts DeriveOptions) (*strings.Replacer, error) {
+// hostParams adds to d.params the values fold_hosts, fold_windowless and
+// window_checks take beyond the thresholds: the first day of the step's
+// checks and the days bits, sized by the span of days of those checks (one
+// query over their times), and whether the windowless fold runs at all.
+func hostParams(d *derivation, opts DeriveOptions) error {
 	var firstDayUs, days int64
 	spanStart := time.Now()
-	if err := conn.QueryRowContext(ctx, `SELECT coalesce(epoch_us(min(checked_at)::DATE::TIMESTAMP), 0),
+	if err := d.conn.QueryRowContext(d.ctx, `SELECT coalesce(epoch_us(min(checked_at)::DATE::TIMESTAMP), 0),
 		coalesce(date_diff('day', min(checked_at)::DATE, max(checked_at)::DATE) + 1, 1) FROM fold_checks`).Scan(&firstDayUs, &days); err != nil {
-		return nil, fmt.Errorf("derive: span of the new checks: %w", err)
+		return fmt.Errorf("derive: span of the new checks: %w", err)
 	}
-	s.log.Debug("derive step", "step", "span", "duration", time.Since(spanStart))
+	d.log.Debug("derive step", "step", "span", "duration", time.Since(spanStart))
 	windowless := "true"
 	if opts.windowOnly {
 		windowless = "false"
@@ -852,24 +898,24 @@ func (s *Store) hostParams(ctx context.Context, conn *sql.Conn, opts DeriveOptio
 		dayBits, aliveBits = fmt.Sprintf("bitstring_agg(step_day(checked_at)::INTEGER, 0, %d)", days-1), "alive_days::VARCHAR"
 		dayBit = "get_bit(check_days, d::INTEGER) = 1"
 	}
-	return strings.NewReplacer("{{first_day_us}}", strconv.FormatInt(firstDayUs, 10), "{{span_days}}", strconv.FormatInt(days, 10),
-		"{{day_bits}}", dayBits, "{{alive_bits}}", aliveBits, "{{day_bit}}", dayBit, "{{windowless}}", windowless), nil
+	maps.Copy(d.params, sqlParams{"first_day_us": strconv.FormatInt(firstDayUs, 10), "span_days": strconv.FormatInt(days, 10),
+		"day_bits": dayBits, "alive_bits": aliveBits, "day_bit": dayBit, "windowless": windowless})
+	return nil
 }
 
 // defineFoldChecks divides the new checks between fold_one and fold_hosts
 // (fold_several.sql, fold_split.sql).
-func defineFoldChecks(ctx context.Context, conn *sql.Conn, exec func(what, query string) error, full bool, opts DeriveOptions) error {
+func defineFoldChecks(d *derivation, full bool, opts DeriveOptions) error {
 	// Every host of a full derivation goes to fold_hosts, and the window-only
 	// test mode wants the same.
 	full = full || opts.windowOnly
-	params := strings.NewReplacer("{{full}}", strconv.FormatBool(full))
-	if err := exec("fold_several", params.Replace(sqlFile("fold_several.sql"))); err != nil {
+	if err := d.step("fold_several", sqlParams{"full": strconv.FormatBool(full)}); err != nil {
 		return err
 	}
 	kind := "VIEW"
 	if !full {
 		var several int64
-		if err := conn.QueryRowContext(ctx, "SELECT coalesce(sum(checks), 0) FROM fold_several").Scan(&several); err != nil {
+		if err := d.conn.QueryRowContext(d.ctx, "SELECT coalesce(sum(checks), 0) FROM fold_several").Scan(&several); err != nil {
 			return fmt.Errorf("derive: count checks of hosts checked more than once: %w", err)
 		}
 		if several <= cmp.Or(opts.severalInMemory, maxSeveralInMemory) {
@@ -880,24 +926,23 @@ func defineFoldChecks(ctx context.Context, conn *sql.Conn, exec func(what, query
 	if full {
 		in, notIn = "true", "false"
 	}
-	split := strings.NewReplacer("{{fold_checks_kind}}", kind, "{{in_several}}", in, "{{not_in_several}}", notIn)
-	return exec("fold_split", split.Replace(sqlFile("fold_split.sql")))
+	return d.step("fold_split", sqlParams{"full": strconv.FormatBool(full), "fold_checks_kind": kind, "in_several": in, "not_in_several": notIn})
 }
 
 // foldWindowed runs the windowed fold (fold_runs, then the states of its runs
 // in window_states) over the hosts fold_windowless left to it, in buckets of
 // hosts when their checks are many, and defines fold_window_run_states over
 // the result. It returns the temporary files it wrote.
-func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what, query string) error,
-	hostKey, params *strings.Replacer, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
-	if err := exec("window checks", sqlFile("window_checks.sql")); err != nil {
+func (s *Store) foldWindowed(d *derivation, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
+	exec := d.exec
+	if err := d.step("window_checks", nil); err != nil {
 		return files, err
 	}
 	var windowChecks int64
 	// fold_hosts knows each host's count of new checks, so counting the
 	// windowed fold's checks needs no pass over them (for a sparse host at
 	// most its picked_days, which may fall on days without a check).
-	if err := conn.QueryRowContext(ctx, `SELECT
+	if err := d.conn.QueryRowContext(d.ctx, `SELECT
 		(SELECT coalesce(sum(CASE WHEN w.sparse THEN w.picked_days ELSE h.checks END), 0) FROM fold_hosts h JOIN fold_window_hosts w ON w.host = h.host),
 		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_window_hosts WHERE sparse),
 		(SELECT count(*) FROM fold_windowless_runs)`).Scan(
@@ -909,20 +954,20 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 		if err := exec("bucket", "CREATE OR REPLACE TEMP VIEW bucket_checks AS "+view); err != nil {
 			return err
 		}
-		if err := exec("fold_runs", hostKey.Replace(params.Replace(sqlFile("fold_runs.sql")))); err != nil {
+		if err := d.step("fold_runs", nil); err != nil {
 			return err
 		}
 		if err := exec("fold_runs", "CREATE OR REPLACE TEMP TABLE fold_bucket_runs AS SELECT * FROM fold_runs"); err != nil {
 			return err
 		}
-		return exec("window_states", sqlFile("window_states.sql"))
+		return d.step("window_states", nil)
 	}
 	perBucket := opts.foldBucketChecks
 	if perBucket <= 0 {
 		perBucket = defaultFoldBucketChecks
 	}
 	if buckets := (windowChecks + perBucket - 1) / perBucket; buckets > 1 {
-		files, err = s.foldWindowedBuckets(exec, foldBucket, buckets)
+		files, err = s.foldWindowedBuckets(d, foldBucket, buckets)
 		if err != nil {
 			return files, err
 		}
@@ -946,12 +991,15 @@ func (s *Store) foldWindowed(ctx context.Context, conn *sql.Conn, exec func(what
 // hosts (files under data/tmp), folds each with foldBucket, keeps each
 // bucket's run states in a file of its own and defines
 // fold_window_run_states over them. It returns the temporary files it wrote.
-func (s *Store) foldWindowedBuckets(exec func(what, query string) error, foldBucket func(view string) error,
-	buckets int64) (files []string, err error) {
+func (s *Store) foldWindowedBuckets(d *derivation, foldBucket func(view string) error, buckets int64) (files []string, err error) {
+	exec := d.exec
 	split := s.path(TmpDir, fmt.Sprintf("%d-split-window-checks", os.Getpid()))
 	files = append(files, split)
 	os.RemoveAll(split)
-	query := strings.NewReplacer("{{input}}", "window_checks_all", "{{buckets}}", strconv.FormatInt(buckets, 10)).Replace(sqlFile("fold_bucket.sql"))
+	query, err := d.sql("fold_bucket", sqlParams{"input": "window_checks_all", "buckets": strconv.FormatInt(buckets, 10)})
+	if err != nil {
+		return files, err
+	}
 	// Uncompressed: the parts are read back once, soon.
 	if err := exec("bucket split", fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION uncompressed, PARTITION_BY (bucket))",
 		query, sqlString(filepath.ToSlash(split)))); err != nil {
@@ -997,7 +1045,7 @@ func bucketView(dir string) (string, error) {
 }
 
 // hostKey chooses what the fold joins, groups and partitions the checks of
-// fold_hosts' hosts by ({{host_key}}): a 64-bit hash of the host when no two
+// fold_hosts' hosts by (d.params' host_key): a 64-bit hash of the host when no two
 // of those hosts share one, so that the edge picks and the windowed fold's
 // sorts compare integers rather than host names (in the benchmark's full
 // derivation, the edge picks took a fifth less and the windowed fold's sorts
@@ -1006,16 +1054,17 @@ func bucketView(dir string) (string, error) {
 // collision, which would fold two hosts' checks as one history; checking the
 // hosts at hand costs a few milliseconds. The windowed fold's hosts are some
 // of fold_hosts', so one check serves both.
-func (s *Store) hostKey(ctx context.Context, conn *sql.Conn, opts DeriveOptions) (*strings.Replacer, error) {
+func hostKey(d *derivation, opts DeriveOptions) error {
 	var unique bool
-	if err := conn.QueryRowContext(ctx, "SELECT count(DISTINCT hash(host)) = count(*) FROM fold_hosts").Scan(&unique); err != nil {
-		return nil, fmt.Errorf("derive: hash the checked hosts: %w", err)
+	if err := d.conn.QueryRowContext(d.ctx, "SELECT count(DISTINCT hash(host)) = count(*) FROM fold_hosts").Scan(&unique); err != nil {
+		return fmt.Errorf("derive: hash the checked hosts: %w", err)
 	}
+	d.params["host_key"] = "hash(host)"
 	if !unique || opts.keyByHostName {
-		s.log.Debug("derive: the fold keys hosts by name", "hash_collision", !unique)
-		return strings.NewReplacer("{{host_key}}", "host"), nil
+		d.log.Debug("derive: the fold keys hosts by name", "hash_collision", !unique)
+		d.params["host_key"] = "host"
 	}
-	return strings.NewReplacer("{{host_key}}", "hash(host)"), nil
+	return nil
 }
 
 func removeFiles(files []string) {
@@ -1024,24 +1073,31 @@ func removeFiles(files []string) {
 	}
 }
 
-func dropFoldTables(conn *sql.Conn) {
-	for _, stmt := range []string{
-		"DROP VIEW IF EXISTS fold_window_run_states", "DROP TABLE IF EXISTS fold_window_run_states",
-		"DROP VIEW IF EXISTS fold_window_states", "DROP TABLE IF EXISTS fold_bucket_runs",
-		"DROP VIEW IF EXISTS window_checks_all", "DROP TABLE IF EXISTS fold_hosts",
-		"DROP TABLE IF EXISTS fold_edge_picks", "DROP TABLE IF EXISTS fold_edge_located", "DROP TABLE IF EXISTS fold_edge_tie_picks",
-		"DROP TABLE IF EXISTS fold_tied_hosts", "DROP VIEW IF EXISTS fold_edge_checks", "DROP TABLE IF EXISTS fold_edge_times",
-		"DROP TABLE IF EXISTS fold_window_hosts", "DROP TABLE IF EXISTS fold_windowless_runs", "DROP TABLE IF EXISTS fold_host_runs",
-		"DROP VIEW IF EXISTS fold_state", "DROP TABLE IF EXISTS fold_live_events",
-		"DROP TABLE IF EXISTS fold_transitions", "DROP VIEW IF EXISTS fold_run_states",
-		"DROP TABLE IF EXISTS fold_one_events", "DROP VIEW IF EXISTS fold_one",
-		"DROP VIEW IF EXISTS fold_one_checks", "DROP VIEW IF EXISTS fold_checks", "DROP TABLE IF EXISTS fold_checks",
-		"DROP TABLE IF EXISTS fold_several", "DROP TABLE IF EXISTS fold_last_runs",
-		"DROP VIEW IF EXISTS fold_runs", "DROP VIEW IF EXISTS bucket_checks",
-		"DROP VIEW IF EXISTS carry_all", "DROP VIEW IF EXISTS new_checks_all",
-		"DROP VIEW IF EXISTS new_discoveries_all",
-	} {
-		conn.ExecContext(context.Background(), stmt)
+// dropTemporary drops every temporary table and view on d's connection,
+// as DuckDB lists them: what the fold defined, including what a failed step
+// left, so the connection goes back to the pool clean and the memory they
+// hold is freed.
+func (d *derivation) dropTemporary() {
+	rows, err := d.conn.QueryContext(context.Background(), `
+		SELECT 'DROP VIEW IF EXISTS temp."' || replace(view_name, '"', '""') || '"' FROM duckdb_views() WHERE temporary
+		UNION ALL
+		SELECT 'DROP TABLE IF EXISTS temp."' || replace(table_name, '"', '""') || '"' FROM duckdb_tables() WHERE temporary`)
+	if err != nil {
+		d.log.Warn("derive: list the fold's temporary tables", "err", err)
+		return
+	}
+	var drops []string
+	for rows.Next() {
+		var stmt string
+		if rows.Scan(&stmt) == nil {
+			drops = append(drops, stmt)
+		}
+	}
+	rows.Close()
+	for _, stmt := range drops {
+		if _, err := d.conn.ExecContext(context.Background(), stmt); err != nil {
+			d.log.Warn("derive: drop a temporary table", "statement", stmt, "err", err)
+		}
 	}
 }
 

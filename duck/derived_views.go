@@ -28,7 +28,7 @@ func (s *Store) derivedViews(p ViewParams) ([]view, error) {
 	if err != nil {
 		return nil, err
 	}
-	stateSource := "(" + sqlFile("state_empty.sql") + ")"
+	stateSource := "(" + sqlFile("derivation/state_empty.sql") + ")"
 	transitionsSource, eventsSource := emptyTransitions, emptyLiveEvents
 	if m != nil {
 		stateSource = "read_parquet(" + sqlString(s.derivedPath(m.State)) + ")"
@@ -52,25 +52,29 @@ func (s *Store) derivedViews(p ViewParams) ([]view, error) {
 		blocklistSource = "(VALUES " + strings.Join(rows, ", ") + ") AS blocklist(kind, entry)"
 	}
 	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
-	r := strings.NewReplacer(
-		"{{now}}", "TIMESTAMP "+sqlString(p.Now.UTC().Format("2006-01-02 15:04:05.999999")),
-		"{{live_window_us}}", us(st.LiveWindow.D()),
-		"{{new_window_us}}", us(st.NewWindow.D()),
-		"{{warmup_us}}", us(st.Warmup.D()),
-		"{{discovery_delay_us}}", us(max(st.DiscoveryDelay.D(), time.Microsecond)),
-		"{{active_us}}", us(st.ActiveInterval.D()),
-		"{{active_jitter_us}}", us(st.ActiveJitter.D()),
-		"{{inactive_us}}", us(st.InactiveInterval.D()),
-		"{{inactive_jitter_us}}", us(st.InactiveJitter.D()),
-		"{{live_days}}", strconv.FormatInt(liveDays(st), 10),
-		"{{state_source}}", stateSource,
-		"{{transitions_source}}", transitionsSource,
-		"{{live_events_source}}", eventsSource,
-		"{{blocklist_source}}", blocklistSource,
-	)
+	params := sqlParams{
+		"now":                "TIMESTAMP " + sqlString(p.Now.UTC().Format("2006-01-02 15:04:05.999999")),
+		"live_window_us":     us(st.LiveWindow.D()),
+		"new_window_us":      us(st.NewWindow.D()),
+		"warmup_us":          us(st.Warmup.D()),
+		"discovery_delay_us": us(max(st.DiscoveryDelay.D(), time.Microsecond)),
+		"active_us":          us(st.ActiveInterval.D()),
+		"active_jitter_us":   us(st.ActiveJitter.D()),
+		"inactive_us":        us(st.InactiveInterval.D()),
+		"inactive_jitter_us": us(st.InactiveJitter.D()),
+		"live_days":          strconv.FormatInt(liveDays(st), 10),
+		"state_source":       stateSource,
+		"transitions_source": transitionsSource,
+		"live_events_source": eventsSource,
+		"blocklist_source":   blocklistSource,
+	}
 	var out []view
 	for _, name := range []string{"state", "transitions", "blocked", "listable", "live", "new", "stats_software", "stats_daily", "stats"} {
-		out = append(out, view{name, strings.TrimSpace(r.Replace(sqlFile("view_" + name + ".sql")))})
+		text, err := renderSQL("views/"+name+".sql", params)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, view{name, strings.TrimSpace(text)})
 	}
 	return out, nil
 }

@@ -10,7 +10,7 @@ import (
 // KnownHosts calls fn for every known host, streaming, so a million hosts
 // never sit in one slice here. Views must have been created.
 func (s *Store) KnownHosts(ctx context.Context, fn func(host string)) error {
-	rows, err := s.db.QueryContext(ctx, sqlFile("known.sql"))
+	rows, err := s.db.QueryContext(ctx, sqlFile("queries/known.sql"))
 	if err != nil {
 		return fmt.Errorf("known hosts: %w", err)
 	}
@@ -47,7 +47,7 @@ type DueHost struct {
 // derive (and create the views) after recording new discoveries: a host
 // discovered since the last derivation is not in it yet.
 func (s *Store) DueHosts(ctx context.Context, now time.Time, peersInterval time.Duration, fn func(DueHost)) error {
-	rows, err := s.db.QueryContext(ctx, sqlFile("due.sql"), now.UTC(), peersInterval.Microseconds())
+	rows, err := s.db.QueryContext(ctx, sqlFile("queries/due.sql"), now.UTC(), peersInterval.Microseconds())
 	if err != nil {
 		return fmt.Errorf("due hosts: %w", err)
 	}

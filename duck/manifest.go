@@ -110,7 +110,7 @@ func (s *Store) readable(ctx context.Context, m *manifest) (stateRows int64, err
 	for _, kind := range []struct {
 		files []string
 		empty string
-	}{{[]string{m.State}, "(" + sqlFile("state_empty.sql") + ")"}, {m.Transitions, emptyTransitions}, {m.LiveEvents, emptyLiveEvents}} {
+	}{{[]string{m.State}, "(" + sqlFile("derivation/state_empty.sql") + ")"}, {m.Transitions, emptyTransitions}, {m.LiveEvents, emptyLiveEvents}} {
 		if len(kind.files) > 0 {
 			if err := s.sameColumns(ctx, s.derivedList(kind.files), kind.empty); err != nil {
 				return 0, err

@@ -3,7 +3,7 @@
 -- discovered during the observer's warmup (its first days after its earliest
 -- record) are its baseline, not new: the crawler was only finding what
 -- already existed. Opted-out and blocklisted hosts are never listed.
--- stats_daily's news (view_stats_daily.sql) repeats this definition over the
+-- stats_daily's news (views/stats_daily.sql) repeats this definition over the
 -- whole history: change both together.
 SELECT host, state, software, version, users, active_month, open_registrations, name, description,
     discovered_at, first_alive_at, last_alive_at

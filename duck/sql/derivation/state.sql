@@ -9,7 +9,7 @@
 -- validators the peers list was last served with (kept from the latest check
 -- that read the list or was told it had not changed; NULL when that list had
 -- none, such as a paged one). The schedule (next_check_at) is not stored:
--- the state view computes it from these columns (view_state.sql).
+-- the state view computes it from these columns (views/state.sql).
 -- The aggregates of fold_checks' hosts come from fold_hosts, their edge
 -- checks (the last, the last alive one's facts, the last peers fetch's
 -- validators, the last redirect) from fold_edge_picks, their last run and

@@ -5,7 +5,7 @@
 -- nor never seen alive (a name only ever seen in a peers list would
 -- otherwise be published for dying: any hostile list could put one on the
 -- site). A redirect target on the blocklist is left out of its row (the
--- test is view_listable.sql's, applied to moved_to).
+-- test is views/listable.sql's, applied to moved_to).
 SELECT t.host, t.from_state, t.to_state, t.checked_at,
     CASE WHEN NOT EXISTS (SELECT 1 FROM blocked b
                           WHERE b.entry = t.moved_to OR (b.kind = 'domain' AND ends_with(t.moved_to, '.' || b.entry)))

@@ -1,5 +1,5 @@
 -- Hosts due for a check at $1 (the pass's now): every host of the derived
--- state whose next_check_at (the schedule, see view_state.sql) is not after now,
+-- state whose next_check_at (the schedule, see views/state.sql) is not after now,
 -- the hosts checked before ahead of those never checked, each soonest first:
 -- a pass cut short by its budget takes the most overdue, and a flood of new
 -- names (a hostile peers list) cannot push the known hosts out of a pass.
