@@ -54,9 +54,7 @@ WITH joined AS (
     FROM run
 ), stepped AS (
     SELECT *,
-        run_end(o_class, o_crossed,
-                run_e2(o_class, o_crossed, prev_alive IS NOT NULL, run_e1(o_class, o_crossed), o_pre),
-                o_pre) AS o_state
+        run_state(o_pre, o_class, o_crossed, prev_alive IS NOT NULL) AS o_state
     FROM crossed
 )
 SELECT host,
