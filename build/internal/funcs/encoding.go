@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/fnv"
 	"html/template"
 )
 
@@ -120,6 +121,20 @@ func newHash(name string) (func() hash.Hash, error) {
 		return sha512.New, nil
 	}
 	return nil, fmt.Errorf("hash %q is not supported (md5, sha1, sha256, sha512)", name)
+}
+
+// Hash is the hash namespace: non-cryptographic hashes.
+type Hash struct{}
+
+// FNV32a is the 32-bit FNV-1a hash of text, as a number.
+func (*Hash) FNV32a(v any) (int, error) {
+	s, err := toString(v)
+	if err != nil {
+		return 0, fmt.Errorf("hash.FNV32a: %w", err)
+	}
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return int(h.Sum32()), nil
 }
 
 // HMAC is the HMAC of message under key, with the hash named, in

@@ -60,7 +60,8 @@ type Options struct {
 	// Server is hugo.IsServer.
 	Server bool
 	// ExecuteTemplate runs template text against data, for
-	// resources.ExecuteAsTemplate. Nil refuses it.
+	// resources.ExecuteAsTemplate. Nil runs it as a text/template with
+	// these functions.
 	ExecuteTemplate func(name, text string, data any) (string, error)
 }
 
@@ -78,6 +79,7 @@ type env struct {
 	log     *slog.Logger
 	regexps sync.Map // expression -> *regexp.Regexp
 	warned  sync.Map // warnf messages already logged
+	funcs   map[string]any
 }
 
 func (e *env) now() time.Time {
@@ -135,6 +137,7 @@ func New(opts Options) (template.FuncMap, error) {
 	osn := &OS{e: e}
 	res := newResources(e)
 	dbg := &Debug{}
+	hsh := &Hash{}
 
 	m := template.FuncMap{
 		// namespaces
@@ -158,6 +161,7 @@ func New(opts Options) (template.FuncMap, error) {
 		"os":          func() *OS { return osn },
 		"resources":   func() *Resources { return res },
 		"debug":       func() *Debug { return dbg },
+		"hash":        func() *Hash { return hsh },
 
 		// collections
 		"after":      coll.After,
@@ -247,6 +251,7 @@ func New(opts Options) (template.FuncMap, error) {
 
 		// transform
 		"emojify":      tr.Emojify,
+		"highlight":    tr.Highlight,
 		"htmlEscape":   tr.HTMLEscape,
 		"htmlUnescape": tr.HTMLUnescape,
 		"markdownify":  tr.Markdownify,
@@ -259,11 +264,13 @@ func New(opts Options) (template.FuncMap, error) {
 		"singularize": inf.Singularize,
 
 		// fmt
-		"errorf":  fm.Errorf,
-		"print":   fm.Print,
-		"printf":  fm.Printf,
-		"println": fm.Println,
-		"warnf":   fm.Warnf,
+		"errorf":   fm.Errorf,
+		"erroridf": fm.Erroridf,
+		"warnidf":  fm.Warnidf,
+		"print":    fm.Print,
+		"printf":   fm.Printf,
+		"println":  fm.Println,
+		"warnf":    fm.Warnf,
 
 		// encoding
 		"base64Decode": enc.Base64Decode,
@@ -300,5 +307,6 @@ func New(opts Options) (template.FuncMap, error) {
 		"return": Return,
 	}
 	coll.funcs = m
+	e.funcs = m
 	return m, nil
 }

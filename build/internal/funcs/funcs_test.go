@@ -167,6 +167,8 @@ var examples = []struct{ tpl, want string }{
 	{`{{ "I :heart: Hugo :nope:" | emojify }}`, `I ❤️ Hugo :nope:`},
 	{`{{ ("title = \"Hello World\"" | unmarshal).title }} {{ (unmarshal "{\"a\": [1, 2]}").a }} {{ (unmarshal "b: true\n").b }}`, `Hello World [1 2] true`},
 
+	{`{{ highlight "a < b" "go" "" }}`, `<div class="highlight"><pre tabindex="0"><code class="language-go" data-lang="go">a &lt; b</code></pre></div>`},
+
 	// inflect
 	{`{{ humanize "my-first-post" }}|{{ humanize "myCamelPost" }}|{{ humanize "52" }}|{{ humanize 103 }}|{{ humanize 11 }}`, `My first post|My camel post|52nd|103rd|11th`},
 	{`{{ "cat" | pluralize }} {{ "cats" | singularize }} {{ pluralize "category" }} {{ singularize "categories" }} {{ pluralize "Tag" }} {{ pluralize "person" }} {{ pluralize "box" }}`, `cats cat categories category Tags people boxes`},
@@ -184,8 +186,12 @@ var examples = []struct{ tpl, want string }{
 	{`{{ reflect.IsMap (dict "a" 1) }} {{ reflect.IsSlice (slice 1) }} {{ reflect.IsMap 1 }}`, `true true false`},
 	{`{{ hugo.IsProduction }} {{ hugo.Environment }} {{ hugo.IsMultilingual }} {{ hugo.IsServer }}`, `true production false false`},
 
+	{`{{ hash.FNV32a "Hugo Rocks!!" }} {{ (os.Stat "data/hello.txt").Size }} {{ len (resources.ByType "text") }}`, `1515779328 10 3`},
+
 	// lang
 	{`{{ i18n "home" }} {{ T "readTime" 1 }} {{ T "readTime" 5 }} {{ T "greeting" (dict "Name" "Ann") }} [{{ T "missing" }}]`, `Home One minute 5 minutes Hello Ann []`},
+
+	{`{{ 512.5032 | lang.FormatNumber 2 }} {{ lang.FormatNumber 2 12345.6789 }} {{ lang.FormatNumberCustom 2 12345.6789 "- , ." }} {{ lang.FormatNumberCustom 0 -12345.6789 "-|.| " "|" }} {{ 512.5032 | lang.FormatPercent 2 }}`, `512.50 12,345.68 12.345,68 -12 346 512.50%`},
 
 	// os
 	{`{{ readFile "data/hello.txt" }} {{ fileExists "data/hello.txt" }} {{ fileExists "nope" }} {{ range readDir "data" }}{{ .Name }}{{ end }}`, `hello file true false hello.txt`},
@@ -195,6 +201,7 @@ var examples = []struct{ tpl, want string }{
 	{`{{ $r := resources.Get "css/main.css" | minify | fingerprint }}{{ $r.RelPermalink }} {{ $r.Data.Integrity }}`, `/sub/css/main.min.15c42ab7768d955ec0667195e339104557827893b16cc3e7412c76e7c2fcd371.css sha256-FcQqt3aNlV7AZnGV4zkQRVeCeJOxbMPnQSx258L803E=`},
 	{`{{ $js := slice (resources.Get "js/a.js") (resources.Get "js/b.js") | resources.Concat "js/all.js" }}{{ $js.Content }} {{ $js.Permalink }} {{ $js.MediaType }} {{ $js.MediaType.SubType }}`, "var a=1;\nvar b=2; https://example.org/sub/js/all.js text/javascript javascript"},
 	{`{{ (resources.FromString "x.txt" "hello").Content }} {{ len (resources.Match "js/*.js") }}`, `hello 2`},
+	{`{{ (resources.FromString "c.css" "a{color:{{ .colour | upper }}}" | resources.ExecuteAsTemplate "out.css" (dict "colour" "red")).Content }}`, `a{color:RED}`},
 }
 
 func TestExamples(t *testing.T) {
@@ -224,7 +231,8 @@ var failures = []struct{ tpl, want string }{
 	{`{{ errorf "theme says %s" "no" }}`, "theme says no"},
 	{`{{ toCSS (resources.Get "css/main.css") }}`, "assets/css/main.css: Sass is not supported"},
 	{`{{ resources.GetRemote "https://example.org/" }}`, "fetches nothing"},
-	{`{{ minify (resources.Get "none.css") }}`, "want a resource"},
+	{`{{ minify (resources.Get "none.css") }}`, "minify: no resource (is the file missing from assets/?)"},
+	{`{{ minify "body{}" }}`, "minify: want a resource, got string"},
 	{`{{ getenv "HOME" }}`, "access denied"},
 	{`{{ readFile "../../etc/passwd" }}`, ""},
 	{`{{ replaceRE "(" "x" "y" }}`, "replaceRE: error parsing regexp"},

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"text/template"
@@ -256,16 +258,70 @@ func pluralForm(n float64) string {
 	return "other"
 }
 
-// FormatNumber formats a number with the given decimals, in English style
-// (1,234.50 is FormatNumberCustom's; this has no grouping: 1234.50).
-func (*Lang) FormatNumber(decimals, v any) (string, error) {
+// FormatNumber formats a number with the given decimals in the site's
+// language, which is English here: 12,345.68.
+func (l *Lang) FormatNumber(decimals, v any) (string, error) {
+	return l.FormatNumberCustom(decimals, v)
+}
+
+// FormatPercent is FormatNumber with a percent sign: 12.50%.
+func (l *Lang) FormatPercent(decimals, v any) (string, error) {
+	s, err := l.FormatNumber(decimals, v)
+	return s + "%", err
+}
+
+// FormatNumberCustom formats a number with the given decimals and, when
+// given, options "MINUS DECIMAL GROUPING" (separated by spaces, or by
+// the delimiter given last): lang.FormatNumberCustom 2 12345.6789 "- , ."
+// is 12.345,68.
+func (*Lang) FormatNumberCustom(decimals, v any, options ...any) (string, error) {
 	d, err := toInt(decimals)
-	if err != nil {
-		return "", fmt.Errorf("lang.FormatNumber: %w", err)
+	if err != nil || d < 0 || d > 20 {
+		return "", fmt.Errorf("lang.FormatNumberCustom: bad number of decimals %v", decimals)
 	}
 	f, err := toFloat(v)
 	if err != nil {
-		return "", fmt.Errorf("lang.FormatNumber: %w", err)
+		return "", fmt.Errorf("lang.FormatNumberCustom: %w", err)
 	}
-	return fmt.Sprintf("%.*f", d, f), nil
+	minus, point, group := "-", ".", ","
+	if len(options) > 0 {
+		o, err := toString(options[0])
+		if err != nil {
+			return "", fmt.Errorf("lang.FormatNumberCustom: %w", err)
+		}
+		delim := " "
+		if len(options) > 1 {
+			if delim, err = toString(options[1]); err != nil {
+				return "", fmt.Errorf("lang.FormatNumberCustom: %w", err)
+			}
+		}
+		parts := strings.Split(o, delim)
+		if len(parts) > 0 {
+			minus = parts[0]
+		}
+		if len(parts) > 1 {
+			point = parts[1]
+		}
+		group = ""
+		if len(parts) > 2 {
+			group = parts[2]
+		}
+	}
+	s := strconv.FormatFloat(math.Abs(f), 'f', d, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	if f < 0 && strings.Trim(s, "0.") != "" {
+		b.WriteString(minus)
+	}
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteString(group)
+		}
+		b.WriteRune(c)
+	}
+	if frac != "" {
+		b.WriteString(point)
+		b.WriteString(frac)
+	}
+	return b.String(), nil
 }

@@ -95,6 +95,27 @@ func (o *OS) FileExists(v any) (bool, error) {
 	return err == nil, err
 }
 
+// Stat describes a file or directory.
+func (o *OS) Stat(v any) (FileInfo, error) {
+	s, err := toString(v)
+	if err != nil {
+		return FileInfo{}, fmt.Errorf("os.Stat: %w", err)
+	}
+	fsys, err := o.files("os.Stat")
+	if err != nil {
+		return FileInfo{}, err
+	}
+	p, err := filePath("os.Stat", s)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	fi, err := fs.Stat(fsys, p)
+	if err != nil {
+		return FileInfo{}, fmt.Errorf("os.Stat: %w", err)
+	}
+	return FileInfo{fi}, nil
+}
+
 // FileInfo is what readDir gives of each entry.
 type FileInfo struct {
 	fs.FileInfo

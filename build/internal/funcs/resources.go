@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	texttemplate "text/template"
 )
 
 // Resources is the resources namespace: files of the assets directory,
@@ -195,6 +196,25 @@ func (rs *Resources) Match(pattern any) ([]*Resource, error) {
 	return out, nil
 }
 
+// ByType returns the assets of a media main type ("image", "text").
+func (rs *Resources) ByType(typ any) ([]*Resource, error) {
+	t, err := toString(typ)
+	if err != nil {
+		return nil, fmt.Errorf("resources.ByType: %w", err)
+	}
+	all, err := rs.Match("**")
+	if err != nil {
+		return nil, err
+	}
+	var out []*Resource
+	for _, r := range all {
+		if r.ResourceType() == t {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // GetMatch returns the first asset Match finds, or nil.
 func (rs *Resources) GetMatch(pattern any) (*Resource, error) {
 	m, err := rs.Match(pattern)
@@ -229,8 +249,11 @@ func globMatch(pattern, name string) bool {
 
 func resourceArg(fn string, v any) (*Resource, error) {
 	r, ok := v.(*Resource)
-	if !ok || r == nil {
-		return nil, fmt.Errorf("%s: want a resource, got %T (is the file missing from assets/?)", fn, v)
+	if ok && r == nil || v == nil {
+		return nil, fmt.Errorf("%s: no resource (is the file missing from assets/?)", fn)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: want a resource, got %T", fn, v)
 	}
 	return r, nil
 }
@@ -385,10 +408,11 @@ func (rs *Resources) ExecuteAsTemplate(target, data, v any) (*Resource, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rs.e.opts.ExecuteTemplate == nil {
-		return nil, errors.New("resources.ExecuteAsTemplate: the build cannot run templates of resources")
+	execute := rs.e.opts.ExecuteTemplate
+	if execute == nil {
+		execute = rs.executeText
 	}
-	out, err := rs.e.opts.ExecuteTemplate(r.name, string(r.content), data)
+	out, err := execute(r.name, string(r.content), data)
 	if err != nil {
 		return nil, fmt.Errorf("resources.ExecuteAsTemplate %s: %w", r.name, err)
 	}
@@ -396,6 +420,20 @@ func (rs *Resources) ExecuteAsTemplate(target, data, v any) (*Resource, error) {
 	return rs.cached("exec:"+p+"\x00"+out, func() (*Resource, error) {
 		return &Resource{e: rs.e, name: p, content: []byte(out)}, nil
 	})
+}
+
+// executeText runs a resource as a text template (CSS and JavaScript are
+// not HTML: Hugo runs them with text/template too) with these functions.
+func (rs *Resources) executeText(name, text string, data any) (string, error) {
+	t, err := texttemplate.New(name).Funcs(texttemplate.FuncMap(rs.e.funcs)).Parse(text)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
 
 // ToCSS fails: there is no Sass compiler. A theme that needs one is

@@ -177,6 +177,28 @@ func (*Transform) Emojify(v any) (template.HTML, error) {
 	return template.HTML(b.String()), nil
 }
 
+// Highlight prints code in Hugo's markup for highlighted code, without
+// the colours: there is no highlighter. Options are accepted and ignored.
+func (*Transform) Highlight(code any, args ...any) (template.HTML, error) {
+	s, err := toString(code)
+	if err != nil {
+		return "", fmt.Errorf("highlight: %w", err)
+	}
+	lang := ""
+	if len(args) > 0 {
+		lang, _ = toString(args[0])
+	}
+	var b strings.Builder
+	b.WriteString(`<div class="highlight"><pre tabindex="0"><code`)
+	if lang != "" {
+		b.WriteString(` class="language-` + html.EscapeString(lang) + `" data-lang="` + html.EscapeString(lang) + `"`)
+	}
+	b.WriteString(">")
+	b.WriteString(html.EscapeString(s))
+	b.WriteString("</code></pre></div>")
+	return template.HTML(b.String()), nil
+}
+
 // Unmarshal parses JSON, TOML or YAML (a resource, or text whose format
 // is guessed from its first characters) into maps and lists.
 func (*Transform) Unmarshal(args ...any) (any, error) {
