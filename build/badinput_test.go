@@ -172,12 +172,8 @@ func TestLinksInsideInputsAreRefused(t *testing.T) {
 // content/ prefix or where it was looked for.
 func TestPageLayoutErrors(t *testing.T) {
 	for _, c := range []struct{ fm, want string }{
-		{"layout: nonexistent", `content/bad.md: front matter layout "nonexistent": no layouts/nonexistent.html in the site or theme`},
-		{"layout: x.html", `content/bad.md: front matter layout "x.html": no layouts/x.html in the site or theme`},
 		{"layout: 3", "content/bad.md:2: front matter layout: want the name of a layout such as wide.html, got 3"},
 		{"Layout: [wide.html]", "content/bad.md:2: front matter Layout: want the name of a layout such as wide.html, got [wide.html]"},
-		{"layout: baseof", `content/bad.md: front matter layout "baseof": baseof.html is the frame`},
-		{"layout: _partials/footer.html", `content/bad.md: front matter layout "_partials/footer.html": a layout is a file directly in layouts/`},
 	} {
 		site := buildtest.WriteTree(t, t.TempDir(), map[string]string{"content/bad.md": "---\n" + c.fm + "\n---\nbad\n"})
 		if _, _, err := run(t, site, testConfig(), smallData()); err == nil || !strings.HasPrefix(err.Error(), c.want) {
@@ -185,32 +181,31 @@ func TestPageLayoutErrors(t *testing.T) {
 		}
 	}
 	// "wide" names layouts/wide.html, as in Hugo, and the key is
-	// case-insensitive like the other known keys.
+	// case-insensitive like the other keys. A layout that is not there
+	// is passed over for the next candidate, as in Hugo: the page still
+	// renders, with page.html.
 	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/wide.html": "<p>wide {{ .Page.Title }}</p>",
+		"layouts/wide.html": "<p>wide {{ .Title }}</p>",
+		"layouts/page.html": "<p>page {{ .Title }}</p>",
 		"content/a.md":      "---\ntitle: A\nlayout: wide\n---\na\n",
 		"content/b.md":      "---\ntitle: B\nLayout: wide.html\n---\nb\n",
+		"content/c.md":      "---\ntitle: C\nlayout: nonexistent\n---\nc\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	assertContains(t, "a/index.html", read(t, filepath.Join(out, "a", "index.html")), "<p>wide A</p>")
 	assertContains(t, "b/index.html", read(t, filepath.Join(out, "b", "index.html")), "<p>wide B</p>")
+	assertContains(t, "c/index.html", read(t, filepath.Join(out, "c", "index.html")), "<p>page C</p>")
 }
 
 // The home page's layout can be named in content/_index.md like any
-// page's (it was ignored), and a missing one is reported as for any page.
+// page's.
 func TestHomePageLayout(t *testing.T) {
 	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/landing.html": "<p>landing {{ .Page.Title }}</p>",
+		"layouts/landing.html": "<p>landing {{ .Title }}</p>",
 		"content/_index.md":    "---\ntitle: Hello\nlayout: landing\n---\nintro\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	assertContains(t, "index.html", read(t, filepath.Join(out, "index.html")), "<p>landing Hello</p>")
-
-	site = buildtest.WriteTree(t, t.TempDir(), map[string]string{"content/_index.md": "---\nlayout: nope\n---\nintro\n"})
-	want := `content/_index.md: front matter layout "nope": no layouts/nope.html in the site or theme`
-	if _, _, err := run(t, site, testConfig(), smallData()); err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("%v, want %q", err, want)
-	}
 }
 
 // A content that is there but is not a readable directory is an error
@@ -274,22 +269,20 @@ func TestCheckOutDirTellsSourceErrorsApart(t *testing.T) {
 	}
 }
 
-// A theme whose layouts define "main" but that has no baseof.html is an
-// error naming the layout: its pages used to build blank.
+// A theme whose layouts start with a define but that has no baseof.html
+// is an error naming the layout: its pages used to build blank.
 func TestMainWithoutBaseofIsAnError(t *testing.T) {
 	files := map[string]string{
 		"themes/mine/layouts/home.html": `{{ define "main" }}home{{ end }}`,
 		"themes/mine/layouts/page.html": `page`,
-		"themes/mine/layouts/live.html": `live`,
-		"themes/mine/layouts/404.html":  `404`,
 	}
 	cfg := testConfig()
 	cfg.Site.Theme = "mine"
-	want := `themes/mine/layouts/home.html defines "main", but there is no baseof.html to wrap it in (looked in themes/mine/layouts)`
+	want := `themes/mine/layouts/home.html starts with a define, but there is no baseof.html to frame it (looked in themes/mine/layouts)`
 	if _, _, err := run(t, buildtest.WriteTree(t, t.TempDir(), files), cfg, smallData()); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
 	}
-	// A baseof.html in the site's layouts/ does wrap it.
+	// A baseof.html in the site's layouts/ does frame it.
 	files["layouts/baseof.html"] = `<main>{{ block "main" . }}{{ end }}</main>`
 	out, _ := mustBuild(t, buildtest.WriteTree(t, t.TempDir(), files), cfg, smallData())
 	if got := read(t, filepath.Join(out, "index.html")); got != "<main>home</main>" {
@@ -297,51 +290,51 @@ func TestMainWithoutBaseofIsAnError(t *testing.T) {
 	}
 }
 
-// A theme directory without layouts/ is named in the error about a missing
-// layout, which used to name only the site's layouts/.
+// A theme directory without layouts/ (a theme of static files) builds
+// with the built-in default theme's layouts, framed by the site's own.
 func TestThemeWithoutLayoutsFolder(t *testing.T) {
 	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"themes/mine/static/style.css": "body{}",
-		"layouts/page.html":            "page",
+		"layouts/baseof.html":          `<body class="mine">{{ block "main" . }}{{ end }}</body>`,
 	})
 	cfg := testConfig()
 	cfg.Site.Theme = "mine"
-	want := `theme "mine" has no layout home.html (looked in layouts; there is no themes/mine/layouts)`
-	if _, _, err := run(t, site, cfg, smallData()); err == nil || err.Error() != want {
-		t.Errorf("got %v, want %q", err, want)
-	}
+	out, _ := mustBuild(t, site, cfg, smallData())
+	home := read(t, filepath.Join(out, "index.html"))
+	assertContains(t, "index.html", home, `<body class="mine">`, "New instances", "alpha.example")
+	assertContains(t, "live/index.html", read(t, filepath.Join(out, "live", "index.html")), `<body class="mine">`, "By software")
+	assertContains(t, "style.css", read(t, filepath.Join(out, "style.css")), "body{}")
 }
 
-// Hugo's layout folders (partials/, _default/, ...) are refused, naming the
-// folder: their files used to be ignored without a word.
-func TestLayoutSubfoldersAreRefused(t *testing.T) {
-	theme := map[string]string{
-		"themes/mine/layouts/home.html": `home`,
-		"themes/mine/layouts/page.html": `page`,
-		"themes/mine/layouts/live.html": `live`,
-		"themes/mine/layouts/404.html":  `404`,
-	}
-	for _, c := range []struct{ theme, file, want string }{
-		{"default", "layouts/partials/footer.html", "layouts/partials: partials go in layouts/_partials"},
-		{"mine", "themes/mine/layouts/partials/footer.html", "themes/mine/layouts/partials: partials go in layouts/_partials"},
-		{"default", "layouts/_default/single.html", "layouts/_default: layouts are files directly in layouts/ (home.html, page.html, live.html, 404.html, baseof.html, or a name given by front matter layout)"},
-		{"mine", "themes/mine/layouts/_default/baseof.html", "themes/mine/layouts/_default: layouts are files directly in layouts/"},
-		{"default", "layouts/shortcodes/x.txt", "layouts/shortcodes: layouts are files directly in layouts/"},
+// Hugo's layout folders are read: partials/ as well as _partials/,
+// _default/, and section and type folders, a file of the site's
+// layouts/ over the theme's.
+func TestLayoutFolders(t *testing.T) {
+	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
+		"themes/mine/layouts/_default/baseof.html": `<html>{{ partial "head.html" . }}{{ block "main" . }}{{ end }}</html>`,
+		"themes/mine/layouts/_default/single.html": `{{ define "main" }}single {{ .Title }}{{ end }}`,
+		"themes/mine/layouts/_default/list.html":   `{{ define "main" }}list {{ .Title }}{{ end }}`,
+		"themes/mine/layouts/partials/head.html":   `<head>theme head</head>`,
+		"themes/mine/layouts/posts/single.html":    `{{ define "main" }}post {{ .Title }}{{ end }}`,
+		"layouts/partials/head.html":               `<head>site head</head>`,
+		"layouts/_partials/sub/x.html":             `sub {{ .Title }}`,
+		"layouts/notes/single.html":                `{{ define "main" }}note {{ partial "partials/sub/x.html" . }}{{ end }}`,
+		"content/posts/p.md":                       "---\ntitle: P\n---\np\n",
+		"content/notes/n.md":                       "---\ntitle: N\n---\nn\n",
+		"content/about.md":                         "---\ntitle: About\n---\na\n",
+	})
+	cfg := testConfig()
+	cfg.Site.Theme = "mine"
+	out, _ := mustBuild(t, site, cfg, smallData())
+	for file, want := range map[string]string{
+		"posts/p/index.html": "<html><head>site head</head>post P</html>",
+		"notes/n/index.html": "<html><head>site head</head>note sub N</html>",
+		"about/index.html":   "<html><head>site head</head>single About</html>",
+		"posts/index.html":   "<html><head>site head</head>list Posts</html>",
+		"index.html":         "<html><head>site head</head>list Test Observer</html>",
 	} {
-		site := buildtest.WriteTree(t, buildtest.WriteTree(t, t.TempDir(), theme), map[string]string{c.file: "x"})
-		cfg := testConfig()
-		cfg.Site.Theme = c.theme
-		if _, _, err := run(t, site, cfg, smallData()); err == nil || !strings.HasPrefix(err.Error(), c.want) {
-			t.Errorf("%s: %v, want %q", c.file, err, c.want)
+		if got := read(t, filepath.Join(out, filepath.FromSlash(file))); got != want {
+			t.Errorf("%s = %q, want %q", file, got, want)
 		}
 	}
-	// Subfolders of _partials are fine, and a partial call may name
-	// "partials/x.html" as in Hugo: it is _partials/x.html.
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/page.html":            `<p>{{ partial "partials/sub/x.html" . }}</p>`,
-		"layouts/_partials/sub/x.html": `sub {{ .Page.Title }}`,
-		"content/a.md":                 "---\ntitle: A\n---\na\n",
-	})
-	out, _ := mustBuild(t, site, testConfig(), smallData())
-	assertContains(t, "a/index.html", read(t, filepath.Join(out, "a", "index.html")), "<p>sub A</p>")
 }

@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/fediverse-observer/observer"
@@ -119,25 +118,20 @@ func Build(ctx context.Context, opts Options) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	tpl, err := loadTemplates(th)
-	if err != nil {
-		return rep, err
-	}
 	site, err := newSite(opts)
 	if err != nil {
 		return rep, err
 	}
-	home, pages, assets, err := loadContent(ctx, filepath.Join(opts.SiteDir, "content"), opts.Config.Site, site)
+	st := &funcState{site: site}
+	tpl, err := loadTemplates(th, templateFuncs(st), st)
 	if err != nil {
 		return rep, err
 	}
-	site.Pages = pages
-	for _, p := range pages {
-		if p.inMenu {
-			site.Menu = append(site.Menu, p)
-		}
+	assets, err := loadContent(ctx, filepath.Join(opts.SiteDir, "content"), site)
+	if err != nil {
+		return rep, err
 	}
-	rep.Pages = len(pages)
+	rep.Pages = len(site.regular)
 
 	out, err := newOutput(opts.OutDir, opts.OutputLocked)
 	if err != nil {
@@ -146,7 +140,7 @@ func Build(ctx context.Context, opts Options) (Report, error) {
 	defer out.discard()
 
 	b := &builder{opts: opts, site: site, tpl: tpl, out: out, theme: th}
-	if err := b.run(ctx, home, pages, assets, &rep); err != nil {
+	if err := b.run(ctx, assets, &rep); err != nil {
 		return rep, err
 	}
 	leftover, err := out.commit()
@@ -172,7 +166,7 @@ type builder struct {
 	theme *theme
 }
 
-func (b *builder) run(ctx context.Context, home *Page, pages []*Page, assets []asset, rep *Report) error {
+func (b *builder) run(ctx context.Context, assets []asset, rep *Report) error {
 	// The marker first, so that a static file of its name is an error.
 	if err := b.out.writeFile(siteMarker, "observer build", []byte(siteMarkerText)); err != nil {
 		return err
@@ -199,6 +193,8 @@ func (b *builder) run(ctx context.Context, home *Page, pages []*Page, assets []a
 	}
 	feeds := softwareFeeds(newList, stats.BySoftware, b.site)
 	dv := &DataView{ctx: ctx, data: b.opts.Data, newList: newList, stats: stats, feeds: feeds}
+	b.site.Data = map[string]any{"observer": dv}
+	b.tpl.state.data = dv
 
 	live, err := b.writeLiveLists(ctx)
 	if err != nil {
@@ -212,68 +208,18 @@ func (b *builder) run(ctx context.Context, home *Page, pages []*Page, assets []a
 		return err
 	}
 
-	livePage := &Page{Kind: "live", Title: "Live instances", RelPermalink: b.site.relPath("live/"),
-		Description: "How many Fediverse instances the observer sees alive, by software and over time."}
-	livePage.Permalink = b.site.absPath("live/")
-	notFound := &Page{Kind: "404", Title: "Page not found", RelPermalink: b.site.relPath("404.html"), Permalink: b.site.absPath("404.html")}
-
-	// The home page renders with home.html unless content/_index.md names
-	// another layout, as any page may.
-	homeLayout := "home.html"
-	if home.layout != "" {
-		layout, err := b.pageLayout(home)
-		if err != nil {
-			return err
-		}
-		homeLayout = layout
-	}
-	jobs := []renderJob{
-		{page: home, layout: homeLayout, rel: "index.html"},
-		{page: livePage, layout: "live.html", rel: "live/index.html"},
-		{page: notFound, layout: "404.html", rel: "404.html"},
-	}
-	for _, p := range pages {
-		layout, err := b.pageLayout(p)
-		if err != nil {
-			return err
-		}
-		jobs = append(jobs, renderJob{page: p, layout: layout, rel: p.outPath})
-	}
-	if err := b.render(ctx, dv, jobs); err != nil {
+	livePage := b.site.ownPage("live", "Live instances", "live/")
+	livePage.description = "How many Fediverse instances the observer sees alive, by software and over time."
+	notFound := b.site.ownPage("404", "Page not found", "404.html")
+	pages := append(slices.Clone(b.site.all), livePage, notFound)
+	if err := b.render(ctx, pages); err != nil {
 		return err
 	}
-
-	sitemapPages := []*Page{home, livePage}
-	sitemapPages = append(sitemapPages, pages...)
-	if err := b.writeSitemap(sitemapPages); err != nil {
+	sitemap := append(slices.Clone(b.site.all), livePage)
+	if err := b.writeSitemap(sitemap); err != nil {
 		return err
 	}
 	return b.writeRobots()
-}
-
-// pageLayout is the layout a content page renders with: page.html, or the
-// one its front matter names. "wide" names layouts/wide.html as "wide.html"
-// does, since Hugo's layout names have no extension. A layout that is not
-// there is an error naming the page, before anything is rendered.
-func (b *builder) pageLayout(p *Page) (string, error) {
-	if p.layout == "" {
-		return "page.html", nil
-	}
-	name := p.layout
-	if !strings.HasSuffix(name, ".html") {
-		name += ".html"
-	}
-	if b.tpl.sets[name] != nil {
-		return name, nil
-	}
-	why := fmt.Sprintf("no layouts/%s in the site or theme", name)
-	switch {
-	case strings.Contains(name, "/"):
-		why = "a layout is a file directly in layouts/, not in a folder"
-	case name == "baseof.html":
-		why = "baseof.html is the frame the layouts go in, not a layout of its own"
-	}
-	return "", fmt.Errorf("content/%s: front matter layout %q: %s", p.File, p.layout, why)
 }
 
 // collectNew reads the whole new list: it is bounded by the new window (30

@@ -540,8 +540,19 @@ func TestRebuildWritesOnlyChangedFiles(t *testing.T) {
 	if _, ok := after["docs/guide/index.html"]; ok {
 		t.Error("docs/guide/index.html is still there after its source was removed")
 	}
-	if rep.Removed != 1 || rep.Written != 4 {
-		t.Errorf("report %+v, want 1 removed, 4 written", rep)
+	// The page was the only one of section docs, which goes with it
+	// (its list, feed and first pager's redirect), and the home page's
+	// RSS feed listed it.
+	for _, name := range []string{"docs/index.html", "docs/index.xml", "docs/page/1/index.html"} {
+		if _, ok := after[name]; ok {
+			t.Errorf("%s is still there after its section's only page was removed", name)
+		}
+	}
+	if after["index.xml"].data == before["index.xml"].data {
+		t.Error("index.xml still lists the removed page")
+	}
+	if rep.Removed != 4 || rep.Written != 5 {
+		t.Errorf("report %+v, want 4 removed, 5 written", rep)
 	}
 
 	// A value changed to another of the same length: the files holding it
@@ -789,9 +800,9 @@ func TestThemes(t *testing.T) {
 	theme := map[string]string{
 		"themes/plain/layouts/baseof.html":        `<html><body>{{ partial "nav.html" . }}<main>{{ block "main" . }}{{ end }}</main></body></html>`,
 		"themes/plain/layouts/_partials/nav.html": `<nav>theme nav</nav>`,
-		"themes/plain/layouts/home.html":          `{{ define "main" }}HOME {{ len .Data.New }} new{{ range .Data.Live }} [{{ .Host }}]{{ end }}{{ end }}`,
-		"themes/plain/layouts/page.html":          `{{ define "main" }}PAGE {{ .Page.Title }} {{ .Page.Params.colour }}{{ end }}`,
-		"themes/plain/layouts/live.html":          `{{ define "main" }}LIVE {{ .Data.Stats.Live }}{{ end }}`,
+		"themes/plain/layouts/home.html":          `{{ define "main" }}HOME {{ len .Site.Data.observer.New }} new{{ range site.Data.observer.Live }} [{{ .Host }}]{{ end }}{{ end }}`,
+		"themes/plain/layouts/page.html":          `{{ define "main" }}PAGE {{ .Title }} {{ .Params.colour }}{{ end }}`,
+		"themes/plain/layouts/live.html":          `{{ define "main" }}LIVE {{ .Site.Data.observer.Stats.Live }}{{ end }}`,
 		"themes/plain/layouts/404.html":           `standalone 404 {{ .Site.Title }}`,
 		"themes/plain/layouts/stats.html":         `{{ define "main" }}{{ range sql "select software, n from counts where n > ?" 1 }}<i>{{ .software }}={{ .n }}</i>{{ end }}{{ end }}`,
 		"themes/plain/static/plain.css":           "body{}",
@@ -840,11 +851,12 @@ func TestThemes(t *testing.T) {
 	if _, _, err := run(t, site, cfg, data); err == nil || !strings.Contains(err.Error(), `theme "missing" not found`) {
 		t.Errorf("unknown theme: err = %v", err)
 	}
+	// A theme without the observer's live page gets the built-in one, in
+	// the theme's frame.
 	os.Remove(filepath.Join(site, "themes", "plain", "layouts", "live.html"))
 	cfg.Site.Theme = "plain"
-	if _, _, err := run(t, site, cfg, data); err == nil || !strings.Contains(err.Error(), "no layout live.html") {
-		t.Errorf("missing layout: err = %v", err)
-	}
+	out, _ = mustBuild(t, site, cfg, data)
+	assertContains(t, "live", read(t, filepath.Join(out, "live", "index.html")), "<html><body><nav>site nav</nav><main>", "By software", "</main></body></html>")
 	data.QueryFunc = func(string, ...any) ([]map[string]any, error) { return nil, errors.New("no such table counts") }
 	buildtest.WriteTree(t, site, map[string]string{"themes/plain/layouts/live.html": `{{ define "main" }}{{ end }}`})
 	if _, _, err := run(t, site, cfg, data); err == nil || !strings.Contains(err.Error(), "no such table counts") ||
@@ -997,13 +1009,13 @@ func TestSoftwareFeedIsNamedByMostHosts(t *testing.T) {
 // alike; add and sub refused int64 and percent refused int.
 func TestArithmeticOnTheData(t *testing.T) {
 	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/page.html": `<p>{{ add .Data.Stats.Live 1 }} {{ sub .Data.Stats.Live (len .Data.New) }} {{ percent (len .Data.New) .Data.Stats.Live }} {{ formatInt (add .Data.Stats.Live 12344) }}</p>`,
+		"layouts/page.html": `<p>{{ $o := site.Data.observer }}{{ add $o.Stats.Live 1 }} {{ sub $o.Stats.Live (len $o.New) }} {{ percent (len $o.New) $o.Stats.Live }} {{ formatInt (add $o.Stats.Live 12344) }}</p>`,
 		"content/a.md":      "---\ntitle: A\n---\na\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	assertContains(t, "a/index.html", read(t, filepath.Join(out, "a", "index.html")), "<p>4 1 66.6 12\u202f347</p>")
 
-	buildtest.WriteTree(t, site, map[string]string{"layouts/page.html": `{{ add .Data.Stats.Live 0.5 }}`})
+	buildtest.WriteTree(t, site, map[string]string{"layouts/page.html": `{{ add site.Data.observer.Stats.Live 0.5 }}`})
 	_, _, err := run(t, site, testConfig(), smallData())
 	if err == nil || !strings.Contains(err.Error(), "layouts/page.html:1") || !strings.Contains(err.Error(), "add: want whole numbers, got 0.5 (float64)") {
 		t.Errorf("add of a float: %v", err)
@@ -1016,7 +1028,7 @@ func TestArithmeticOnTheData(t *testing.T) {
 // case-insensitive like the other known keys.
 func TestMenuForms(t *testing.T) {
 	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/home.html": `{{ range .Site.Menu }}[{{ .Title }}]{{ end }}`,
+		"layouts/home.html": `{{ range .Site.Menus.main }}[{{ .Name }}]{{ end }}`,
 		"content/string.md": "---\ntitle: a-string\nmenu: main\n---\n",
 		"content/list.md":   "---\ntitle: b-list\nmenu: [footer, main]\n---\n",
 		"content/map.md":    "---\ntitle: c-map\nmenu:\n  main:\n    weight: 1\n---\n",
@@ -1030,7 +1042,7 @@ func TestMenuForms(t *testing.T) {
 		"content/params.md": "---\ntitle: x-params\nparams:\n  menu: main\n---\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
-	if got, want := read(t, filepath.Join(out, "index.html")), "[a-string][b-list][c-map][d-empty][e-toml][f-upper]"; got != want {
+	if got, want := read(t, filepath.Join(out, "index.html")), "[c-map][e-toml][a-string][b-list][d-empty][f-upper]"; got != want {
 		t.Errorf("menu = %s, want %s", got, want)
 	}
 	for _, c := range []struct{ fm, want string }{
@@ -1044,17 +1056,18 @@ func TestMenuForms(t *testing.T) {
 	}
 }
 
-// docs/theming.md says how to take the first N of the streamed .Data.Live:
+// docs/theming.md says how to take the first N of the streamed
+// site.Data.observer.Live:
 // one range variable, a counter and {{ break }}.
 func TestFirstLiveInstances(t *testing.T) {
 	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/home.html": `{{ $n := 0 }}{{ range $x := .Data.Live }}{{ if ge $n 2 }}{{ break }}{{ end }}{{ $n = add $n 1 }}[{{ $x.Host }}]{{ end }}`,
+		"layouts/home.html": `{{ $n := 0 }}{{ range $x := site.Data.observer.Live }}{{ if ge $n 2 }}{{ break }}{{ end }}{{ $n = add $n 1 }}[{{ $x.Host }}]{{ end }}`,
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	if got, want := read(t, filepath.Join(out, "index.html")), "[alpha.example][beta.example]"; got != want {
 		t.Errorf("index.html = %q, want %q", got, want)
 	}
-	buildtest.WriteTree(t, site, map[string]string{"layouts/home.html": `{{ range $i, $x := .Data.Live }}{{ end }}`})
+	buildtest.WriteTree(t, site, map[string]string{"layouts/home.html": `{{ range $i, $x := site.Data.observer.Live }}{{ end }}`})
 	if _, _, err := run(t, site, testConfig(), smallData()); err == nil || !strings.Contains(err.Error(), "iterate over more than one variable") {
 		t.Errorf("two range variables: %v, want the error the docs describe", err)
 	}

@@ -2,10 +2,10 @@ package build
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"html/template"
 	"io/fs"
 	"maps"
@@ -27,39 +27,31 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/renderer/html"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/fediverse-observer/observer/config"
 )
 
 // asset is a non-Markdown file in content/, copied as it is.
 type asset struct{ rel, src string }
 
-// loadContent reads content/: _index.md becomes the home page, every other
-// Markdown file a page at /NAME/ (pretty URLs), other files are copied.
-// Drafts are left out. A missing content/ is an empty site.
-func loadContent(ctx context.Context, dir string, cfg config.Site, site *Site) (*Page, []*Page, []asset, error) {
-	home := &Page{Kind: "home", Title: cfg.Title, Description: cfg.Description,
-		RelPermalink: site.relPath(""), Permalink: site.absPath(""), Params: map[string]any{}}
+// loadContent reads content/ and assembles the site's pages (see
+// assemble). Other files are copied as they are. A missing content/ is an
+// empty site.
+func loadContent(ctx context.Context, dir string, site *Site) ([]asset, error) {
 	dir, err := contentRoot(dir)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	files, assets, err := walkContent(dir)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	pages, err := parsePages(ctx, dir, files, newMarkdown(cfg.UnsafeHTML))
+	co := contentOpts{md: newMarkdown(site.unsafeHTML), summaryLen: site.summaryLen, taxonomies: site.taxonomyList}
+	pages, err := parsePages(ctx, dir, files, co)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	out, err := placePages(pages, home, site)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	sortPages(out)
-	return home, out, assets, nil
+	return assets, site.assemble(pages)
 }
 
 // contentRoot returns the directory to walk for content/ at dir: dir
@@ -141,7 +133,7 @@ func walkContent(dir string) ([]string, []asset, error) {
 // a time. The pages are in the order of files, whatever order they finish
 // in. The first error is the one returned, and files not yet started then
 // are not read.
-func parsePages(ctx context.Context, dir string, files []string, md goldmark.Markdown) ([]*Page, error) {
+func parsePages(ctx context.Context, dir string, files []string, co contentOpts) ([]*Page, error) {
 	pages := make([]*Page, len(files))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
@@ -154,7 +146,7 @@ func parsePages(ctx context.Context, dir string, files []string, md goldmark.Mar
 			if err != nil {
 				return fmt.Errorf("read content: %w", err)
 			}
-			p, err := parsePage(rel, src, md)
+			p, err := parsePage(rel, src, co)
 			if le, ok := errors.AsType[*lineError](err); ok {
 				return fmt.Errorf("content/%s:%d: %w", rel, le.line, le.err)
 			}
@@ -171,105 +163,109 @@ func parsePages(ctx context.Context, dir string, files []string, md goldmark.Mar
 	return pages, nil
 }
 
-// placePages gives each page other than drafts its URL and output path,
-// and returns them. content/_index.md is not a page of its own: it fills
-// in home.
-func placePages(pages []*Page, home *Page, site *Site) ([]*Page, error) {
-	var out []*Page
-	for _, p := range pages {
-		if p.Draft {
-			continue
-		}
-		if p.File == "_index.md" {
-			fillHome(home, p)
-			continue
-		}
-		dirPart, name := path.Split(strings.TrimSuffix(p.File, ".md"))
-		var sitePath string
-		if name == "_index" || name == "index" {
-			// A directory's index page lives at the directory's URL.
-			sitePath = dirPart
-		} else {
-			sitePath = dirPart + name + "/"
-		}
-		if sitePath == "" {
-			return nil, fmt.Errorf("content/%s: would replace the home page; use content/_index.md", p.File)
-		}
-		p.Kind = "page"
-		p.RelPermalink = site.relPath(sitePath)
-		p.Permalink = site.absPath(sitePath)
-		p.outPath = sitePath + "index.html"
-		if p.Title == "" {
-			// Untitled, a page is named after its file, and a
-			// directory's index page after its directory, not "_index".
-			p.Title = path.Base(strings.TrimSuffix(sitePath, "/"))
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// fillHome puts what content/_index.md says into the home page. Its title
-// and description override the [site] ones only when it has them; its URL
-// stays the home page's.
-func fillHome(home, index *Page) {
-	home.Content = index.Content
-	if index.Title != "" {
-		home.Title = index.Title
-	}
-	if index.Description != "" {
-		home.Description = index.Description
-	}
-	home.Date, home.Params, home.File, home.layout = index.Date, index.Params, index.File, index.layout
-}
-
-// sortPages puts pages in Hugo's order: weighted pages first by weight,
-// then the rest, each by title and then by file. The file makes the order
-// total, so the unstable sort gives the same order on every build.
-func sortPages(pages []*Page) {
-	slices.SortFunc(pages, func(a, b *Page) int {
-		aw, bw := a.Weight == 0, b.Weight == 0
-		if aw != bw {
-			if aw {
-				return 1
-			}
-			return -1
-		}
-		return cmp.Or(cmp.Compare(a.Weight, b.Weight), cmp.Compare(a.Title, b.Title), cmp.Compare(a.File, b.File))
-	})
-}
-
 func newMarkdown(unsafe bool) goldmark.Markdown {
 	ropts := []goldmark.Option{
 		goldmark.WithExtensions(extension.GFM, extension.Footnote),
 		goldmark.WithParserOptions(parser.WithAutoHeadingID()),
 	}
 	if unsafe {
-		ropts = append(ropts, goldmark.WithRendererOptions(html.WithUnsafe()))
+		ropts = append(ropts, goldmark.WithRendererOptions(gmhtml.WithUnsafe()))
 	}
 	return goldmark.New(ropts...)
 }
 
-func parsePage(rel string, src []byte, md goldmark.Markdown) (*Page, error) {
+// contentOpts is what parsing a page needs from the site's config.
+type contentOpts struct {
+	md         goldmark.Markdown
+	summaryLen int
+	taxonomies []taxonomyDef
+}
+
+// moreDivider ends a hand-made summary, as in Hugo.
+var moreDivider = []byte("<!--more-->")
+
+func parsePage(rel string, src []byte, co contentOpts) (*Page, error) {
 	fm, body, err := splitFrontMatter(src)
 	if err != nil {
 		return nil, err
 	}
-	p := &Page{File: rel, Params: map[string]any{}}
-	if key, err := p.applyFrontMatter(fm); err != nil {
+	p := &Page{file: rel, params: map[string]any{}, terms: map[string][]string{}}
+	if key, err := p.applyFrontMatter(fm, co.taxonomies); err != nil {
 		if line := keyLine(src, key); line > 0 {
 			return nil, &lineError{line: line, err: err}
 		}
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := md.Convert(body, &buf); err != nil {
-		return nil, fmt.Errorf("markdown: %w", err)
-	}
 	// The Markdown is the site owner's; raw HTML in it was already dropped by
 	// goldmark unless site.unsafe_html allows it.
-	p.Content = template.HTML(buf.String())
+	render := func(md []byte) (template.HTML, error) {
+		var buf bytes.Buffer
+		if err := co.md.Convert(md, &buf); err != nil {
+			return "", fmt.Errorf("markdown: %w", err)
+		}
+		return template.HTML(buf.String()), nil
+	}
+	before, after, hasMore := bytes.Cut(body, moreDivider)
+	if hasMore {
+		body = append(append([]byte{}, before...), after...)
+	}
+	if p.content, err = render(body); err != nil {
+		return nil, err
+	}
+	stripped := stripTags(string(p.content))
+	p.plain = html.UnescapeString(stripped)
+	p.words = len(strings.Fields(p.plain))
+	switch sum, _ := p.params["summary"].(string); {
+	case hasMore:
+		if p.summary, err = render(before); err != nil {
+			return nil, err
+		}
+		p.truncated = len(bytes.TrimSpace(after)) > 0
+	case sum != "":
+		if p.summary, err = render([]byte(sum)); err != nil {
+			return nil, err
+		}
+		p.truncated = true
+	default:
+		text, cut := wholeSentences(stripped, co.summaryLen)
+		p.summary, p.truncated = template.HTML(text), cut
+	}
 	return p, nil
+}
+
+// stripTags is the text of HTML, entities left as they are (so that it
+// is still HTML), block ends turned into spaces so that words do not run
+// together.
+func stripTags(s string) string {
+	var b strings.Builder
+	inTag := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '<':
+			inTag = true
+		case c == '>' && inTag:
+			inTag = false
+			b.WriteByte(' ')
+		case !inTag:
+			b.WriteByte(c)
+		}
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// wholeSentences is Hugo's automatic summary: the first n words, then on
+// to the end of the sentence they stop in; cut says text was left out.
+func wholeSentences(s string, n int) (string, bool) {
+	words := strings.Fields(s)
+	if len(words) <= n {
+		return strings.Join(words, " "), false
+	}
+	end := n
+	for end < len(words) && !strings.ContainsAny(words[end-1][len(words[end-1])-1:], ".!?") {
+		end++
+	}
+	return strings.Join(words[:end], " "), end < len(words)
 }
 
 // splitFrontMatter separates YAML (---) or TOML (+++) front matter from the
@@ -443,53 +439,97 @@ func hasDelimLine(src []byte, delim string) bool {
 	return len(rest) == 0 || rest[0] == '\n' || (rest[0] == '\r' && len(rest) > 1 && rest[1] == '\n')
 }
 
-// applyFrontMatter returns, with an error, the key it is about.
-func (p *Page) applyFrontMatter(fm map[string]any) (string, error) {
+// applyFrontMatter returns, with an error, the key it is about. Every key
+// lands in .Params lower-cased, as in Hugo, a params table's keys at the
+// top; the keys Hugo gives a meaning are also read into the page.
+func (p *Page) applyFrontMatter(fm map[string]any, taxonomies []taxonomyDef) (string, error) {
 	// Sorted, so that which error is reported does not depend on map order;
-	// the known keys are case-insensitive, so two spellings of one would
+	// the keys are case-insensitive, so two spellings of one would
 	// otherwise race (a "Draft: false" beside "draft: true" published the
 	// page at random).
 	known := map[string]string{}
+	isTaxonomy := map[string]bool{}
+	for _, t := range taxonomies {
+		isTaxonomy[t.plural] = true
+	}
 	for _, k := range slices.Sorted(maps.Keys(fm)) {
 		v := fm[k]
 		var err error
 		lower := strings.ToLower(k)
-		switch lower {
-		case "title", "description", "date", "draft", "weight", "layout", "menu":
-			if other, ok := known[lower]; ok {
-				return k, fmt.Errorf("front matter has both %s and %s: keys are case-insensitive", other, k)
-			}
-			known[lower] = k
+		if other, ok := known[lower]; ok {
+			return k, fmt.Errorf("front matter has both %s and %s: keys are case-insensitive", other, k)
+		}
+		known[lower] = k
+		if lower != "params" {
+			p.params[lower] = lowerValue(v)
 		}
 		switch lower {
 		case "title":
-			p.Title, err = asString(k, v)
+			p.title, err = asString(k, v)
+		case "linktitle":
+			p.linkTitle, err = asString(k, v)
 		case "description":
-			p.Description, err = asString(k, v)
+			p.description, err = asString(k, v)
 		case "date":
-			p.Date, err = asTime(k, v)
+			p.date, err = asTime(k, v)
+		case "lastmod", "modified":
+			p.lastmod, err = asTime(k, v)
+		case "publishdate", "pubdate", "published":
+			p.publishDate, err = asTime(k, v)
+		case "expirydate", "unpublishdate":
+			p.expiryDate, err = asTime(k, v)
 		case "draft":
 			b, ok := v.(bool)
 			if !ok {
 				err = fmt.Errorf("front matter %s: want true or false, got %s", k, shown(v))
 			}
-			p.Draft = b
+			p.draft = b
 		case "weight":
-			p.Weight, err = asInt(k, v)
+			p.weight, err = asInt(k, v)
 		case "layout":
-			// Checked here because anything but text used to be ignored
-			// without a word, rendering the page with page.html; whether
-			// the layout exists is checked once the templates are loaded.
-			if p.layout, err = asString(k, v); err == nil {
-				p.Params[k] = v
-			} else {
+			if p.layout, err = asString(k, v); err != nil {
 				err = fmt.Errorf("front matter %s: want the name of a layout such as wide.html, got %s", k, shown(v))
 			}
-		case "menu":
-			p.Params[k] = v
-			p.inMenu, err = inMainMenu(k, v)
+		case "type":
+			p.typ, err = asString(k, v)
+		case "slug":
+			p.slug, err = asString(k, v)
+			if err == nil && (strings.Contains(p.slug, "/") || p.slug == "." || p.slug == "..") {
+				err = fmt.Errorf("front matter %s: want one path element, got %s", k, shown(v))
+			}
+		case "url":
+			p.url, err = asString(k, v)
+		case "aliases":
+			p.aliases, err = asStrings(k, v)
+		case "summary":
+			var sum string
+			if sum, err = asString(k, v); err == nil {
+				p.params["summary"] = sum
+			}
+		case "menu", "menus":
+			p.rawMenus = v
+			switch v.(type) {
+			case nil, string, []any, map[string]any:
+			default:
+				err = fmt.Errorf("front matter %s: want a menu name such as main, a list such as [main] or a table such as {main: {}}, got %s", k, shown(v))
+			}
+		case "params":
+			m, ok := v.(map[string]any)
+			if !ok {
+				err = fmt.Errorf("front matter %s: want a table, got %s", k, shown(v))
+			}
+			for pk, pv := range lowerKeys(m) {
+				if _, set := p.params[pk]; !set {
+					p.params[pk] = pv
+				}
+			}
 		default:
-			p.Params[k] = v
+			if isTaxonomy[lower] {
+				var terms []string
+				if terms, err = asStrings(k, v); err == nil {
+					p.terms[lower] = terms
+				}
+			}
 		}
 		if err != nil {
 			return k, err
@@ -498,29 +538,30 @@ func (p *Page) applyFrontMatter(fm map[string]any) (string, error) {
 	return "", nil
 }
 
-// inMainMenu reads the forms Hugo accepts for menu: a menu's name
-// ("main"), a list of names ([main]), or a table keyed by name ({main:
-// {weight: 1}}, TOML's [menu.main]). Only "main" has a menu here; what a
-// table says about the entry is not used. Only the first form used to
-// count, so the others left the page out of the menu without a word.
-func inMainMenu(k string, v any) (bool, error) {
-	switch m := v.(type) {
+// asStrings takes one text or a list of texts.
+func asStrings(k string, v any) ([]string, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
 	case string:
-		return m == "main", nil
+		if x == "" {
+			return nil, nil
+		}
+		return []string{x}, nil
 	case []any:
-		for _, name := range m {
-			if s, ok := name.(string); ok && s == "main" {
-				return true, nil
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("front matter %s: want a list of texts, got %s in it", k, shown(e))
+			}
+			if s != "" {
+				out = append(out, s)
 			}
 		}
-		return false, nil
-	case map[string]any:
-		_, ok := m["main"]
-		return ok, nil
-	case nil:
-		return false, nil
+		return out, nil
 	}
-	return false, fmt.Errorf("front matter %s: want a menu name such as main, a list such as [main] or a table such as {main: {}}, got %s", k, shown(v))
+	return nil, fmt.Errorf("front matter %s: want a text or a list of texts, got %s", k, shown(v))
 }
 
 // shown is a front matter value in a message, text quoted: `weight: "10"`

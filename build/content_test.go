@@ -82,11 +82,12 @@ func TestSiteBaseURLEndsInASlash(t *testing.T) {
 	}
 }
 
-// A page without a title is named after its file, and a directory's index
-// page after its directory: "blog", not "_index".
+// A page without a title is named after its file, a leaf bundle
+// (docs/index.md) after its folder, and a section without one after its
+// folder, capitalised as in Hugo.
 func TestUntitledPagesAreNamedAfterTheirPath(t *testing.T) {
 	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/home.html":        `{{ range .Site.Pages }}[{{ .Title }}]{{ end }}`,
+		"layouts/home.html":        `{{ range .Site.RegularPages }}[{{ .Title }}]{{ end }}|{{ range .Site.Sections }}[{{ .Title }}]{{ range .Sections }}({{ .Title }}){{ end }}{{ end }}`,
 		"content/blog/_index.md":   "blog\n",
 		"content/docs/index.md":    "docs\n",
 		"content/notes.md":         "notes\n",
@@ -95,7 +96,7 @@ func TestUntitledPagesAreNamedAfterTheirPath(t *testing.T) {
 		"content/a/b/_index.md":    "nested\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
-	if got, want := read(t, filepath.Join(out, "index.html")), "[Kept][b][blog][docs][guide][notes]"; got != want {
+	if got, want := read(t, filepath.Join(out, "index.html")), "[docs][guide][notes]|[A](B)[Blog][Kept]"; got != want {
 		t.Errorf("titles %s, want %s", got, want)
 	}
 }

@@ -58,24 +58,28 @@ func TestSplitFrontMatter(t *testing.T) {
 	}
 }
 
+func testContentOpts() contentOpts {
+	return contentOpts{md: newMarkdown(false), summaryLen: 70, taxonomies: []taxonomyDef{{"tag", "tags"}, {"category", "categories"}}}
+}
+
 func TestFrontMatterFields(t *testing.T) {
 	for _, src := range []string{
 		"---\ntitle: T\ndescription: D\ndate: 2024-05-01T10:00:00+02:00\ndraft: true\nweight: 3\nextra: 1\n---\n",
 		"+++\ntitle = \"T\"\ndescription = \"D\"\ndate = 2024-05-01T10:00:00+02:00\ndraft = true\nweight = 3\nextra = 1\n+++\n",
 	} {
-		p, err := parsePage("x.md", []byte(src), newMarkdown(false))
+		p, err := parsePage("x.md", []byte(src), testContentOpts())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Title != "T" || p.Description != "D" || !p.Draft || p.Weight != 3 || p.Params["extra"] == nil ||
-			!p.Date.Equal(time.Date(2024, 5, 1, 8, 0, 0, 0, time.UTC)) {
+		if p.Title() != "T" || p.Description() != "D" || !p.Draft() || p.Weight() != 3 || p.Params()["extra"] == nil ||
+			!p.Date().Equal(time.Date(2024, 5, 1, 8, 0, 0, 0, time.UTC)) {
 			t.Errorf("%q: %+v", src, p)
 		}
 	}
-	if _, err := parsePage("x.md", []byte("---\ndraft: maybe\n---\n"), newMarkdown(false)); err == nil {
+	if _, err := parsePage("x.md", []byte("---\ndraft: maybe\n---\n"), testContentOpts()); err == nil {
 		t.Error("draft: maybe was accepted")
 	}
-	if _, err := parsePage("x.md", []byte("---\ndate: yesterday\n---\n"), newMarkdown(false)); err == nil {
+	if _, err := parsePage("x.md", []byte("---\ndate: yesterday\n---\n"), testContentOpts()); err == nil {
 		t.Error("date: yesterday was accepted")
 	}
 	// The known keys are case-insensitive, so two spellings of one are
@@ -84,7 +88,7 @@ func TestFrontMatterFields(t *testing.T) {
 		"---\ndraft: true\nDraft: false\n---\n",
 		"+++\ntitle = \"A\"\nTitle = \"B\"\n+++\n",
 	} {
-		_, err := parsePage("x.md", []byte(src), newMarkdown(false))
+		_, err := parsePage("x.md", []byte(src), testContentOpts())
 		if err == nil || !strings.Contains(err.Error(), "case-insensitive") {
 			t.Errorf("%q: got %v, want a refusal of the two spellings", src, err)
 		}
@@ -107,7 +111,7 @@ func FuzzFrontMatter(f *testing.F) {
 	for _, s := range []string{"---\ntitle: x\n---\nbody", "+++\ntitle = 1\n+++\n", "---\n", "+++", "---\n- a\n---\n", "---\r\n: :\r\n---"} {
 		f.Add([]byte(s))
 	}
-	md := newMarkdown(false)
+	co := testContentOpts()
 	f.Fuzz(func(t *testing.T, src []byte) {
 		fm, body, err := splitFrontMatter(src)
 		if err != nil {
@@ -119,7 +123,7 @@ func FuzzFrontMatter(f *testing.F) {
 		if len(body) > len(src) {
 			t.Fatal("body longer than the source")
 		}
-		parsePage("f.md", src, md) // must not panic
+		parsePage("f.md", src, co) // must not panic
 	})
 }
 

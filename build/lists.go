@@ -202,7 +202,7 @@ func (b *builder) writeSitemap(pages []*Page) error {
 	}
 	sm := sitemapSet{Xmlns: "http://www.sitemaps.org/schemas/sitemap/0.9"}
 	for _, p := range pages {
-		sm.URLs = append(sm.URLs, sitemapURL{Loc: p.Permalink, LastMod: dateOnly(p.Date)})
+		sm.URLs = append(sm.URLs, sitemapURL{Loc: p.perma, LastMod: dateOnly(p.Lastmod())})
 	}
 	data, err := xml.MarshalIndent(sm, "", "  ")
 	if err != nil {

@@ -1,11 +1,14 @@
 package build
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"html/template"
 	"iter"
+	"maps"
 	"net/url"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,44 +17,34 @@ import (
 	"github.com/fediverse-observer/observer/config"
 )
 
-// Context is the dot of every template: the page being rendered, the site
-// and the derived data.
-type Context struct {
-	Page *Page
-	Site *Site
-	Data *DataView
+// Language is .Site.Language, as Hugo's; printed, it is the language code.
+type Language struct {
+	Lang, LanguageCode, LanguageName, LanguageDirection string
 }
 
-// Page is one rendered page: a content page or one of the generated ones.
-type Page struct {
-	// Kind is "home", "page", "live" or "404".
-	Kind        string
-	Title       string
-	Description string
-	Date        time.Time
-	Weight      int
-	Draft       bool
-	// Params holds the front matter keys other than the ones above.
-	Params  map[string]any
-	Content template.HTML
-	// RelPermalink is the path of the page including the base URL's path,
-	// e.g. "/about/"; Permalink is the absolute URL.
-	RelPermalink string
-	Permalink    string
-	// File is the source file relative to content/ ("" for generated pages).
-	File string
+func (l Language) String() string { return l.Lang }
 
-	outPath string
-	layout  string // front matter layout, as written; also in Params
-	inMenu  bool   // front matter menu names main
-}
-
-// Site is .Site in templates: the [site] settings plus what the build knows.
+// Site is `site` and .Site in templates, with Hugo's fields and methods,
+// and the observer's own: its data (.Data.observer) and crawler details.
 type Site struct {
-	config.Site
-	// Pages are the published content pages (not the home page), by weight
-	// (unweighted last), then title.
-	Pages []*Page
+	Title        string
+	BaseURL      string // always ends in "/"
+	LanguageCode string
+	Language     Language
+	Copyright    string
+	Description  string
+	Theme        string
+	// Contact is [site] contact, for the footer.
+	Contact string
+	// Params are [site.params], keys lower-cased so that any case finds
+	// them, as in Hugo; params.mainSections defaults to the section with
+	// the most pages.
+	Params     map[string]any
+	Menus      Menus
+	Taxonomies map[string]Taxonomy
+	// Data is Hugo's site data; the observer's is Data.observer (a
+	// *DataView).
+	Data map[string]any
 	// Now is the build time.
 	Now time.Time
 	// UserAgent is the crawler's User-Agent header, ProductToken the word
@@ -60,15 +53,102 @@ type Site struct {
 	ProductToken string
 	// FeedURL is the path of the Atom feed of new instances.
 	FeedURL string
-	// Menu are the pages whose front matter menu names main (`menu: main`,
-	// `menu: [main]` or a table with the key main), in the order of Pages.
-	Menu []*Page
 	// LiveWindow, NewWindow, Warmup, ActiveInterval and InactiveInterval are
 	// the state thresholds, for pages that explain the lists.
 	LiveWindow, NewWindow, Warmup, ActiveInterval, InactiveInterval time.Duration
 
+	home         *Page
+	all          Pages // every page of every kind
+	regular      Pages
+	byRef        map[string]*Page
+	terms        map[string]map[string]*Page
+	taxonomyList []taxonomyDef
+	params       map[string]any
+	pagerSize    int
+	pagerPath    string
+	summaryLen   int
+	menuConfig   map[string][]MenuConfig
+	unsafeHTML   bool
+
 	base     *url.URL
 	basePath string // always ends in "/"
+}
+
+type taxonomyDef struct{ singular, plural string }
+
+// MenuConfig is a menu entry of the config.
+type MenuConfig = config.MenuEntry
+
+// Pages is every page of the site: home, sections, regular pages,
+// taxonomies and terms.
+func (s *Site) Pages() Pages { return s.all }
+
+// RegularPages is every regular (content) page, in Hugo's default order.
+func (s *Site) RegularPages() Pages { return s.regular }
+
+// Sections are the first-level sections.
+func (s *Site) Sections() Pages { return s.home.sections }
+
+// Home is the home page.
+func (s *Site) Home() *Page { return s.home }
+
+// IsServer is false: observer serve rebuilds the same files.
+func (s *Site) IsServer() bool { return false }
+
+// BuildDrafts is false: drafts are never published.
+func (s *Site) BuildDrafts() bool { return false }
+
+// LanguagePrefix is empty: a site has one language.
+func (s *Site) LanguagePrefix() string { return "" }
+
+// MainSections is params.mainSections.
+func (s *Site) MainSections() any { return s.params["mainsections"] }
+
+// Lastmod is the newest date of a regular page.
+func (s *Site) Lastmod() time.Time {
+	var t time.Time
+	for _, p := range s.regular {
+		if l := p.Lastmod(); l.After(t) {
+			t = l
+		}
+	}
+	return t
+}
+
+// GetPage finds a page by its path in content/ ("/posts", "posts/a.md",
+// "/about"), nil if there is none.
+func (s *Site) GetPage(ref string) *Page {
+	return s.byRef[normRef(ref)]
+}
+
+// ref is the ref and relref functions: the URL of the page at a path in
+// content/, with any #fragment kept; a page that is not there is an error.
+func (s *Site) ref(ref string, abs bool) (string, error) {
+	p, frag, _ := strings.Cut(ref, "#")
+	if frag != "" {
+		frag = "#" + frag
+	}
+	if p == "" {
+		return frag, nil
+	}
+	pg := s.GetPage(p)
+	if pg == nil {
+		return "", fmt.Errorf("ref %q: no such page in content/", ref)
+	}
+	if abs {
+		return pg.perma + frag, nil
+	}
+	return pg.rel + frag, nil
+}
+
+func normRef(ref string) string {
+	ref = strings.ToLower(strings.Trim(path.Clean("/"+ref), "/"))
+	ref = strings.TrimSuffix(ref, ".md")
+	ref = strings.TrimSuffix(strings.TrimSuffix(ref, "/_index"), "/index")
+	if ref == "_index" || ref == "index" {
+		ref = ""
+	}
+	return ref
 }
 
 func newSite(opts Options) (*Site, error) {
@@ -88,8 +168,17 @@ func newSite(opts Options) (*Site, error) {
 	if version == "" {
 		version = "dev"
 	}
+	sc := cfg.Site
 	s := &Site{
-		Site:             cfg.Site,
+		Title:            sc.Title,
+		BaseURL:          sc.BaseURL,
+		LanguageCode:     sc.Language,
+		Language:         Language{Lang: sc.Language, LanguageCode: sc.Language, LanguageName: sc.Language, LanguageDirection: "ltr"},
+		Copyright:        sc.Copyright,
+		Description:      sc.Description,
+		Theme:            sc.Theme,
+		Contact:          sc.Contact,
+		Params:           lowerKeys(sc.Params),
 		Now:              opts.Now.UTC(),
 		UserAgent:        cfg.Crawl.UserAgent(version),
 		ProductToken:     cfg.Crawl.ProductToken,
@@ -98,8 +187,28 @@ func newSite(opts Options) (*Site, error) {
 		Warmup:           cfg.State.Warmup.D(),
 		ActiveInterval:   cfg.State.ActiveInterval.D(),
 		InactiveInterval: cfg.State.InactiveInterval.D(),
+		pagerSize:        cmp.Or(sc.Pagination.PagerSize, sc.Paginate, 10),
+		pagerPath:        cmp.Or(sc.Pagination.Path, "page"),
+		summaryLen:       cmp.Or(sc.SummaryLength, 70),
+		menuConfig:       sc.Menus,
+		unsafeHTML:       sc.UnsafeHTML,
 		base:             u,
 		basePath:         bp,
+	}
+	if s.Params == nil {
+		s.Params = map[string]any{}
+	}
+	s.params = s.Params
+	taxonomies := sc.Taxonomies
+	if taxonomies == nil {
+		taxonomies = map[string]string{"tag": "tags", "category": "categories"}
+	}
+	for _, singular := range slices.Sorted(maps.Keys(taxonomies)) {
+		plural := strings.ToLower(taxonomies[singular])
+		if plural == "" || strings.ContainsAny(plural, "/\\") || plural == "." || plural == ".." {
+			return nil, fmt.Errorf("site.taxonomies.%s must name a folder such as tags, got %q", singular, taxonomies[singular])
+		}
+		s.taxonomyList = append(s.taxonomyList, taxonomyDef{singular: strings.ToLower(singular), plural: plural})
 	}
 	if !strings.HasSuffix(u.Path, "/") {
 		// Templates append paths to it ("{{ .Site.BaseURL }}style.css"),
@@ -112,11 +221,41 @@ func newSite(opts Options) (*Site, error) {
 		}
 		s.BaseURL = bu.String()
 	}
-	if s.Params == nil {
-		s.Params = map[string]any{}
-	}
 	s.FeedURL = s.relPath("new.atom")
 	return s, nil
+}
+
+// lowerKeys copies a table with its keys lower-cased, tables within too,
+// which is how Hugo makes params keys case-insensitive.
+func lowerKeys(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[strings.ToLower(k)] = lowerValue(v)
+	}
+	return out
+}
+
+func lowerValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return lowerKeys(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = lowerValue(e)
+		}
+		return out
+	case []map[string]any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = lowerKeys(e)
+		}
+		return out
+	}
+	return v
 }
 
 // RelURL is the template function relURL: a site path with the base URL's

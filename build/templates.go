@@ -2,40 +2,51 @@ package build
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
-	"math"
-	"math/big"
-	"reflect"
-	"runtime"
-	"strconv"
+	"path"
+	"regexp"
 	"strings"
 	"sync"
 	"text/template/parse"
-	"time"
-	"unicode/utf8"
-
-	"golang.org/x/sync/errgroup"
-
-	"github.com/fediverse-observer/observer"
+	"unicode"
 )
 
-// templates holds one parsed template set per layout (home.html, page.html,
-// ...), each with baseof.html and the partials, as Hugo combines them.
+// templates finds and compiles layouts as Hugo does. Files come from two
+// tiers: the site's layouts/ over the theme's (file by file), then the
+// built-in default theme, which supplies what the first tier lacks. Each
+// page is rendered with the first of its candidate layouts (lookup.go)
+// found in the first tier, else in the built-in theme; a layout that
+// starts with a define is framed by the nearest baseof.html.
 type templates struct {
-	sets  map[string]*layoutSet // by layout name, e.g. "page.html"
-	state *funcState
+	user    map[string]themeFile // by path under layouts/, site over theme
+	builtin map[string]themeFile
+	// builtinFrames says the built-in baseof.html may frame the first
+	// tier's layouts: the theme is the default one, of which the site's
+	// layouts/ are overrides.
+	builtinFrames bool
+	partials      map[string]string // partial name ("head.html") -> template name
+	master        *template.Template
+	state         *funcState
+	cache         *partialCache
+	themeName     string
+	lookedIn      string
+
+	mu   sync.Mutex
+	sets map[string]*layoutSet // by layout and frame
 }
 
+// layoutSet is one compiled layout (with its baseof and every partial).
 type layoutSet struct {
 	// master is never executed, so that it can still be cloned: html/template
 	// refuses to clone a set once it has run.
 	master   *template.Template
-	entry    string            // name of the template to execute
-	partials map[string]string // partial name -> template name
+	entry    string // name of the template to execute
+	file     string // the layout's display path, for messages
+	partials map[string]string
+	cache    *partialCache
 	mu       sync.Mutex
 	free     []*execSet
 }
@@ -77,10 +88,13 @@ func (ls *layoutSet) get() (*execSet, error) {
 	}
 	t, err := ls.master.Clone()
 	if err != nil {
-		return nil, fmt.Errorf("template %s: %w", ls.entry, err)
+		return nil, fmt.Errorf("template %s: %w", ls.file, err)
 	}
 	es := &execSet{t: t}
-	t.Funcs(template.FuncMap{"partial": es.partialFunc(ls.partials)})
+	t.Funcs(template.FuncMap{
+		"partial":       es.partialFunc(ls.partials, nil),
+		"partialCached": es.partialFunc(ls.partials, ls.cache),
+	})
 	return es, nil
 }
 
@@ -97,106 +111,340 @@ type funcState struct {
 	data *DataView
 }
 
-// Names of templates are the files' display paths, so that parse and
-// execution errors name the file: "themes/x/layouts/home.html:12:5".
-func loadTemplates(th *theme) (*templates, error) {
-	files, err := layerFiles(th.layouts)
-	if err != nil {
-		return nil, err
-	}
-	state := &funcState{}
-	base := template.New("").Funcs(baseFuncs(state))
-	partials := map[string]string{}
-	var layouts []themeFile
-	var baseof string
-	for _, f := range files {
-		if dir, _, ok := strings.Cut(f.rel, "/"); ok && dir != "_partials" {
-			return nil, subfolderError(f, dir)
-		}
-		if !strings.HasSuffix(f.rel, ".html") {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(f.rel, "_partials/"):
-			if err := parseInto(base, f); err != nil {
-				return nil, err
-			}
-			partials[strings.TrimPrefix(f.rel, "_partials/")] = f.display
-		case f.rel == "baseof.html":
-			if err := parseInto(base, f); err != nil {
-				return nil, err
-			}
-			baseof = f.display
-		default:
-			layouts = append(layouts, f)
-		}
-	}
-	tp := &templates{sets: map[string]*layoutSet{}, state: state}
-	for _, f := range layouts {
-		set, err := base.Clone()
-		if err != nil {
-			return nil, fmt.Errorf("template %s: %w", f.display, err)
-		}
-		src, err := fs.ReadFile(f.fsys, f.rel)
-		if err != nil {
-			return nil, fmt.Errorf("read template %s: %w", f.display, err)
-		}
-		definesMain, err := defines(f.display, string(src), "main")
+// partialCache holds partialCached's results for one build.
+type partialCache struct {
+	mu sync.Mutex
+	m  map[string]template.HTML
+}
+
+// internalTemplates stand in for Hugo's embedded templates that themes
+// call with {{ template "_internal/…" . }}: the services they load
+// (analytics, comments) are not part of an observer site, which makes no
+// requests to third parties; the metadata ones print the basic tags.
+var internalTemplates = map[string]string{
+	"_internal/google_analytics.html":       "",
+	"_internal/google_analytics_async.html": "",
+	"_internal/disqus.html":                 "",
+	"_internal/opengraph.html": `<meta property="og:title" content="{{ .Title }}">
+<meta property="og:description" content="{{ with .Description }}{{ . }}{{ else }}{{ .Site.Description }}{{ end }}">
+<meta property="og:type" content="{{ if .IsPage }}article{{ else }}website{{ end }}">
+<meta property="og:url" content="{{ .Permalink }}">`,
+	"_internal/twitter_cards.html": `<meta name="twitter:card" content="summary">
+<meta name="twitter:title" content="{{ .Title }}">`,
+	"_internal/schema.html": `<meta itemprop="name" content="{{ .Title }}">`,
+}
+
+// loadTemplates lists the layouts of every tier and parses them all, so
+// that an error in any (an unknown function, a syntax error) stops the
+// build at once, naming the file and line, whether or not a page uses it.
+func loadTemplates(th *theme, fm template.FuncMap, st *funcState) (*templates, error) {
+	tp := &templates{user: map[string]themeFile{}, builtin: map[string]themeFile{}, partials: map[string]string{},
+		state: st, cache: &partialCache{m: map[string]template.HTML{}}, sets: map[string]*layoutSet{},
+		builtinFrames: th.builtinFrames, themeName: th.name, lookedIn: th.lookedIn()}
+	for _, tier := range []struct {
+		layers []layer
+		into   map[string]themeFile
+	}{{th.layouts, tp.user}, {th.builtin, tp.builtin}} {
+		files, err := layerFiles(tier.layers)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := set.New(f.display).Parse(string(src)); err != nil {
-			return nil, err // "template: FILE:LINE: …" already
+		for _, f := range files {
+			tier.into[f.rel] = f
 		}
-		entry := f.display
-		if definesMain {
-			if baseof == "" {
-				// Used on its own, such a layout renders as nothing but
-				// the text around its define: a blank page, built without
-				// a word.
-				return nil, fmt.Errorf("%s defines \"main\", but there is no baseof.html to wrap it in (%s)", f.display, th.lookedIn())
-			}
-			entry = baseof
-		}
-		tp.sets[f.rel] = &layoutSet{master: set, entry: entry, partials: partials}
 	}
-	for _, need := range []string{"home.html", "page.html", "live.html", "404.html"} {
-		if tp.sets[need] == nil {
-			return nil, fmt.Errorf("theme %q has no layout %s (%s)", th.name, need, th.lookedIn())
+	tp.master = template.New("").Funcs(fm)
+	for name, src := range internalTemplates {
+		if _, err := tp.master.New(name).Parse(src); err != nil {
+			return nil, fmt.Errorf("internal template %s: %w", name, err)
+		}
+	}
+	// Partials: _partials/ (Hugo's current name) before partials/ (the
+	// classic one), the first tier before the built-in theme.
+	for _, tier := range []map[string]themeFile{tp.user, tp.builtin} {
+		for _, dir := range []string{"_partials/", "partials/"} {
+			for rel, f := range tier {
+				name, ok := strings.CutPrefix(rel, dir)
+				if !ok || !isTemplateFile(rel) {
+					continue
+				}
+				if _, dup := tp.partials[name]; dup {
+					continue
+				}
+				if err := parseInto(tp.master, f); err != nil {
+					return nil, err
+				}
+				tp.partials[name] = f.display
+			}
+		}
+	}
+	for name, display := range tp.partials {
+		// {{ template "partials/x.html" . }} works in Hugo too.
+		t := tp.master.Lookup(display)
+		for _, alias := range []string{"partials/" + name, "_partials/" + name} {
+			if tp.master.Lookup(alias) == nil {
+				if _, err := tp.master.AddParseTree(alias, t.Tree); err != nil {
+					return nil, fmt.Errorf("template %s: %w", display, err)
+				}
+			}
+		}
+	}
+	// Every other template file is parsed once on its own, for its errors.
+	for _, tier := range []map[string]themeFile{tp.user, tp.builtin} {
+		for rel, f := range tier {
+			if !isTemplateFile(rel) || isPartial(rel) || isShortcode(rel) {
+				continue
+			}
+			src, err := fs.ReadFile(f.fsys, f.rel)
+			if err != nil {
+				return nil, fmt.Errorf("read template %s: %w", f.display, err)
+			}
+			if _, err := template.New(f.display).Funcs(fm).Parse(string(src)); err != nil {
+				return nil, err // "template: FILE:LINE: …" already
+			}
 		}
 	}
 	return tp, nil
 }
 
-// lookedIn says where layouts were looked for, for messages.
-func (th *theme) lookedIn() string {
-	var n []string
-	for _, l := range th.layouts {
-		n = append(n, l.name)
-	}
-	var parts []string
-	if len(n) > 0 {
-		parts = append(parts, "looked in "+strings.Join(n, ", "))
-	}
-	if th.missingLayouts != "" {
-		parts = append(parts, "there is no "+th.missingLayouts)
-	}
-	if len(parts) == 0 {
-		return "there is no layouts directory"
-	}
-	return strings.Join(parts, "; ")
+func isTemplateFile(rel string) bool {
+	return strings.HasSuffix(rel, ".html") || strings.HasSuffix(rel, ".xml")
 }
 
-// subfolderError refuses a folder of layouts/ other than _partials. Hugo
-// looks in some (partials/, _default/), so a theme ported from Hugo had
-// its files there ignored without a word and the embedded ones used, or
-// a layout reported missing that was right there.
-func subfolderError(f themeFile, dir string) error {
-	display := strings.TrimSuffix(f.display, f.rel) + dir
-	if dir == "partials" {
-		return fmt.Errorf("%s: partials go in layouts/_partials", display)
+func isPartial(rel string) bool {
+	return strings.HasPrefix(rel, "_partials/") || strings.HasPrefix(rel, "partials/")
+}
+
+// isShortcode: shortcodes are not supported (docs/theming.md), so a
+// theme's are left unread.
+func isShortcode(rel string) bool {
+	return strings.HasPrefix(rel, "_shortcodes/") || strings.HasPrefix(rel, "shortcodes/")
+}
+
+// errNoLayout says no candidate layout exists in any tier.
+var errNoLayout = errors.New("no layout")
+
+// find returns the first candidate in the first tier, else in the
+// built-in theme; fromBuiltin says which.
+func (tp *templates) find(cands []string, builtinToo bool) (f themeFile, fromBuiltin bool, err error) {
+	for _, c := range cands {
+		if f, ok := tp.user[c]; ok {
+			return f, false, nil
+		}
 	}
-	return fmt.Errorf("%s: layouts are files directly in layouts/ (home.html, page.html, live.html, 404.html, baseof.html, or a name given by front matter layout), and partials go in layouts/_partials", display)
+	if builtinToo {
+		for _, c := range cands {
+			if f, ok := tp.builtin[c]; ok {
+				return f, true, nil
+			}
+		}
+	}
+	return themeFile{}, false, errNoLayout
+}
+
+// set returns the compiled layout for a page's candidates.
+func (tp *templates) set(cands []string, builtinToo bool) (*layoutSet, error) {
+	f, fromBuiltin, err := tp.find(cands, builtinToo)
+	if err != nil {
+		return nil, err
+	}
+	src, err := fs.ReadFile(f.fsys, f.rel)
+	if err != nil {
+		return nil, fmt.Errorf("read template %s: %w", f.display, err)
+	}
+	var frame *themeFile
+	if needsBaseof(string(src)) {
+		fr, err := tp.baseof(f, fromBuiltin)
+		if err != nil {
+			return nil, err
+		}
+		frame = &fr
+	}
+	key := f.display
+	if frame != nil {
+		key += "\x00" + frame.display
+	}
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	if ls := tp.sets[key]; ls != nil {
+		return ls, nil
+	}
+	set, err := tp.master.Clone()
+	if err != nil {
+		return nil, fmt.Errorf("template %s: %w", f.display, err)
+	}
+	entry := f.display
+	if frame != nil {
+		if err := parseInto(set, *frame); err != nil {
+			return nil, err
+		}
+		entry = frame.display
+	}
+	if _, err := set.New(f.display).Parse(string(src)); err != nil {
+		return nil, err
+	}
+	lowerParamKeys(set)
+	ls := &layoutSet{master: set, entry: entry, file: f.display, partials: tp.partials, cache: tp.cache}
+	tp.sets[key] = ls
+	return ls, nil
+}
+
+// baseof finds the frame of a layout: baseof.html in the layout's own
+// folder, then in _default/, then at the top, as Hugo looks. A layout of
+// the built-in theme goes in the theme's frame when the theme has one
+// with a "main" block, so that the observer's pages look like the rest of
+// the site, else in the built-in frame.
+func (tp *templates) baseof(layout themeFile, fromBuiltin bool) (themeFile, error) {
+	dir := path.Dir(layout.rel)
+	var cands []string
+	if dir != "." {
+		cands = append(cands, dir+"/baseof.html")
+	}
+	cands = append(cands, "_default/baseof.html", "baseof.html")
+	for _, c := range cands {
+		f, ok := tp.user[c]
+		if !ok {
+			continue
+		}
+		if !fromBuiltin {
+			return f, nil
+		}
+		if src, err := fs.ReadFile(f.fsys, f.rel); err == nil && mainBlock.Match(src) {
+			return f, nil
+		}
+	}
+	if fromBuiltin || tp.builtinFrames {
+		for _, c := range cands {
+			if f, ok := tp.builtin[c]; ok {
+				return f, nil
+			}
+		}
+	}
+	// Used on its own, such a layout renders as nothing but the text
+	// around its defines: a blank page, built without a word.
+	return themeFile{}, fmt.Errorf("%s starts with a define, but there is no baseof.html to frame it (%s)", layout.display, tp.lookedIn)
+}
+
+// mainBlock finds where a baseof puts a layout's "main".
+var mainBlock = regexp.MustCompile(`\{\{-?\s*(block|template)\s+"main"`)
+
+// needsBaseof is Hugo's rule: a layout whose first action (after
+// comments and white space) is a define fills in a baseof.
+func needsBaseof(src string) bool {
+	s := src
+	for {
+		s = strings.TrimLeftFunc(s, unicode.IsSpace)
+		if c, ok := cutComment(s); ok {
+			s = c
+			continue
+		}
+		break
+	}
+	return defineStart.MatchString(s)
+}
+
+var defineStart = regexp.MustCompile(`^\{\{-?\s*define\s`)
+
+var commentStart = regexp.MustCompile(`^\{\{-?\s*/\*`)
+
+func cutComment(s string) (string, bool) {
+	if !commentStart.MatchString(s) {
+		return s, false
+	}
+	_, rest, ok := strings.Cut(s, "*/")
+	if !ok {
+		return s, false
+	}
+	_, rest, ok = strings.Cut(rest, "}}")
+	return rest, ok
+}
+
+// lowerParamKeys lower-cases the names after .Params in the set's trees
+// (.Params.myKey, .Site.Params.Author.Name, $p.Params.X): Hugo keeps
+// params keys lower-cased and looks them up in any case, which Go's
+// templates do not do for maps, so the names are folded where they are
+// written instead.
+func lowerParamKeys(t *template.Template) bool {
+	changed := false
+	for _, tt := range t.Templates() {
+		if tt.Tree != nil && tt.Tree.Root != nil {
+			walkNodes(tt.Tree.Root, func(n parse.Node) {
+				switch x := n.(type) {
+				case *parse.FieldNode:
+					changed = foldAfterParams(x.Ident) || changed
+				case *parse.ChainNode:
+					changed = foldAfterParams(x.Field) || changed
+				case *parse.VariableNode:
+					changed = foldAfterParams(x.Ident) || changed
+				}
+			})
+		}
+	}
+	return changed
+}
+
+func foldAfterParams(idents []string) bool {
+	changed := false
+	for i := 0; i+1 < len(idents); i++ {
+		if idents[i] == "Params" {
+			for j := i + 1; j < len(idents); j++ {
+				if l := strings.ToLower(idents[j]); l != idents[j] {
+					idents[j], changed = l, true
+				}
+			}
+			break
+		}
+	}
+	return changed
+}
+
+func walkNodes(n parse.Node, f func(parse.Node)) {
+	if n == nil {
+		return
+	}
+	f(n)
+	switch x := n.(type) {
+	case *parse.ListNode:
+		if x == nil {
+			return
+		}
+		for _, c := range x.Nodes {
+			walkNodes(c, f)
+		}
+	case *parse.ActionNode:
+		walkNodes(x.Pipe, f)
+	case *parse.PipeNode:
+		if x == nil {
+			return
+		}
+		for _, c := range x.Cmds {
+			walkNodes(c, f)
+		}
+	case *parse.CommandNode:
+		for _, a := range x.Args {
+			walkNodes(a, f)
+		}
+	case *parse.ChainNode:
+		walkNodes(x.Node, f)
+	case *parse.IfNode:
+		walkBranch(&x.BranchNode, f)
+	case *parse.RangeNode:
+		walkBranch(&x.BranchNode, f)
+	case *parse.WithNode:
+		walkBranch(&x.BranchNode, f)
+	case *parse.TemplateNode:
+		walkNodes(x.Pipe, f)
+	}
+}
+
+func walkBranch(b *parse.BranchNode, f func(parse.Node)) {
+	walkNodes(b.Pipe, f)
+	if b.List != nil {
+		walkNodes(b.List, f)
+	}
+	if b.ElseList != nil {
+		walkNodes(b.ElseList, f)
+	}
 }
 
 func parseInto(t *template.Template, f themeFile) error {
@@ -210,28 +458,32 @@ func parseInto(t *template.Template, f themeFile) error {
 	return nil
 }
 
-// defines reports whether the template text defines the named block, which
-// is how a layout says "wrap me in baseof.html".
-func defines(name, src, block string) (bool, error) {
-	trees := map[string]*parse.Tree{}
-	t := parse.New(name)
-	t.Mode = parse.SkipFuncCheck
-	if _, err := t.Parse(src, "", "", trees); err != nil {
-		return false, err // "template: FILE:LINE: …" already
-	}
-	_, ok := trees[block]
-	return ok, nil
-}
-
-func (es *execSet) partialFunc(partials map[string]string) func(string, ...any) (template.HTML, error) {
-	return func(name string, ctx ...any) (template.HTML, error) {
+// partialFunc is partial, or partialCached with a cache: a partial found
+// by its name under _partials/ or partials/ ("head.html", "head", and
+// "partials/head.html" all name it), rendered with the given dot.
+// partialCached renders a name (and variant keys) once per build.
+func (es *execSet) partialFunc(partials map[string]string, cache *partialCache) func(string, ...any) (template.HTML, error) {
+	return func(name string, args ...any) (template.HTML, error) {
 		name = strings.TrimPrefix(strings.TrimPrefix(name, "_partials/"), "partials/")
-		if !strings.HasSuffix(name, ".html") {
+		if path.Ext(name) == "" {
 			name += ".html"
 		}
 		full, ok := partials[name]
 		if !ok {
-			return "", fmt.Errorf("no partial %s in _partials/", name)
+			return "", fmt.Errorf("no partial %s in layouts/_partials or layouts/partials", name)
+		}
+		var key string
+		if cache != nil {
+			key = name
+			for _, v := range args[min(1, len(args)):] {
+				key += "\x00" + fmt.Sprint(v)
+			}
+			cache.mu.Lock()
+			out, hit := cache.m[key]
+			cache.mu.Unlock()
+			if hit {
+				return out, nil
+			}
 		}
 		if es.depth >= maxPartialDepth {
 			return "", &partialDepthError{file: full}
@@ -239,8 +491,8 @@ func (es *execSet) partialFunc(partials map[string]string) func(string, ...any) 
 		es.depth++
 		defer func() { es.depth-- }()
 		var dot any
-		if len(ctx) > 0 {
-			dot = ctx[0]
+		if len(args) > 0 {
+			dot = args[0]
 		}
 		var buf bytes.Buffer
 		if err := es.t.ExecuteTemplate(&buf, full, dot); err != nil {
@@ -250,334 +502,12 @@ func (es *execSet) partialFunc(partials map[string]string) func(string, ...any) 
 			return "", err
 		}
 		// The partial was escaped as HTML by html/template itself.
-		return template.HTML(buf.String()), nil
-	}
-}
-
-func baseFuncs(st *funcState) template.FuncMap {
-	return template.FuncMap{
-		"partial": func(string, ...any) (template.HTML, error) { return "", nil }, // replaced per set
-		"sql": func(query string, args ...any) ([]map[string]any, error) {
-			if st.data == nil {
-				return nil, fmt.Errorf("sql: no data")
-			}
-			rows, err := st.data.data.Query(st.data.ctx, query, args...)
-			if err != nil {
-				return nil, fmt.Errorf("sql: %w", err)
-			}
-			return rows, nil
-		},
-		"relURL":      func(p string) string { return st.site.RelURL(p) },
-		"absURL":      func(p string) string { return st.site.AbsURL(p) },
-		"instanceURL": instanceURL,
-		"formatInt":   formatInt,
-		"date":        func(t time.Time) string { return dateOnly(t) },
-		"dateTime":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-		"isoTime":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"duration":    humanDuration,
-		"truncate":    truncate,
-		"lower":       strings.ToLower,
-		"upper":       strings.ToUpper,
-		"add":         add,
-		"sub":         sub,
-		"percent":     percent,
-		"deref":       deref,
-		"default": func(def, v any) any {
-			if isZero(v) {
-				return def
-			}
-			return v
-		},
-		"dict": func(kv ...any) (map[string]any, error) {
-			if len(kv)%2 != 0 {
-				return nil, fmt.Errorf("dict: odd number of arguments")
-			}
-			m := make(map[string]any, len(kv)/2)
-			for i := 0; i < len(kv); i += 2 {
-				k, ok := kv[i].(string)
-				if !ok {
-					return nil, fmt.Errorf("dict: key %v is not text", kv[i])
-				}
-				m[k] = kv[i+1]
-			}
-			return m, nil
-		},
-		"liveChart": func(days []observer.DayCount) template.HTML { return chartSVG(days, seriesLive) },
-		"newChart":  func(days []observer.DayCount) template.HTML { return chartSVG(days, seriesNew) },
-	}
-}
-
-// instanceURL is the address of an instance's home page. html/template
-// escapes it again in whatever attribute it lands.
-func instanceURL(host string) string { return "https://" + host + "/" }
-
-func dateOnly(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format("2006-01-02")
-}
-
-// formatInt prints a number whole, its digits grouped. It takes whatever
-// the data and sql give: any integer type, pointers to them (nil prints
-// nothing), *big.Int (DuckDB's HUGEINT, which sum of a BIGINT is), and
-// floats and decimals (avg, median), rounded to the nearest whole number.
-func formatInt(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case *big.Int:
-		if x == nil {
-			return ""
+		out := template.HTML(buf.String())
+		if cache != nil {
+			cache.mu.Lock()
+			cache.m[key] = out
+			cache.mu.Unlock()
 		}
-		return groupSigned(x.String())
-	case float64:
-		return formatFloat(x)
-	case float32:
-		return formatFloat(float64(x))
-	case uint64:
-		return groupDigits(strconv.FormatUint(x, 10)) // may be above int64's range
-	case uint:
-		return groupDigits(strconv.FormatUint(uint64(x), 10))
-	case interface{ Float64() float64 }:
-		// duckdb.Decimal, which only the duck package may name.
-		return formatFloat(x.Float64())
+		return out, nil
 	}
-	if n, ok := toInt64(v); ok {
-		return groupSigned(strconv.FormatInt(n, 10))
-	}
-	if r := reflect.ValueOf(v); r.Kind() == reflect.Pointer {
-		if r.IsNil() {
-			return ""
-		}
-		return formatInt(r.Elem().Interface())
-	}
-	return fmt.Sprint(v)
-}
-
-func formatFloat(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return fmt.Sprint(f)
-	}
-	// Through big.Int, since a float can be far outside int64.
-	n, _ := new(big.Float).SetFloat64(math.Round(f)).Int(nil)
-	return groupSigned(n.String())
-}
-
-func groupSigned(s string) string {
-	if rest, ok := strings.CutPrefix(s, "-"); ok {
-		return "-" + groupDigits(rest)
-	}
-	return groupDigits(s)
-}
-
-// toInt64 takes any Go integer type (not named ones such as
-// time.Duration): the data's numbers are int64, len's are int, and the sql
-// function's columns may be of any width.
-func toInt64(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint:
-		return int64(x), uint64(x) <= math.MaxInt64
-	case uint64:
-		return int64(x), x <= math.MaxInt64
-	case *big.Int:
-		// DuckDB's HUGEINT, which sum() of a BIGINT is.
-		if x == nil || !x.IsInt64() {
-			return 0, false
-		}
-		return x.Int64(), true
-	}
-	return 0, false
-}
-
-// wholeNumbers converts the arguments of add, sub and percent.
-func wholeNumbers(fn string, a, b any) (int64, int64, error) {
-	x, okx := toInt64(a)
-	y, oky := toInt64(b)
-	switch {
-	case !okx:
-		return 0, 0, fmt.Errorf("%s: want whole numbers, got %v (%T)", fn, a, a)
-	case !oky:
-		return 0, 0, fmt.Errorf("%s: want whole numbers, got %v (%T)", fn, b, b)
-	}
-	return x, y, nil
-}
-
-// groupDigits puts thin spaces between groups of three digits, readable in
-// every language (SI style).
-func groupDigits(s string) string {
-	if len(s) <= 4 {
-		return s
-	}
-	var b strings.Builder
-	pre := len(s) % 3
-	if pre > 0 {
-		b.WriteString(s[:pre])
-	}
-	for i := pre; i < len(s); i += 3 {
-		if b.Len() > 0 {
-			b.WriteString("\u202f")
-		}
-		b.WriteString(s[i : i+3])
-	}
-	return b.String()
-}
-
-func humanDuration(d time.Duration) string {
-	switch {
-	case d >= 48*time.Hour && d%(24*time.Hour) == 0:
-		return fmt.Sprintf("%d days", d/(24*time.Hour))
-	case d >= time.Hour && d%time.Hour == 0:
-		if d == time.Hour {
-			return "1 hour"
-		}
-		return fmt.Sprintf("%d hours", d/time.Hour)
-	}
-	return d.String()
-}
-
-func truncate(n int, s string) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:n])) + "…"
-}
-
-func add(a, b any) (int64, error) {
-	x, y, err := wholeNumbers("add", a, b)
-	if err != nil {
-		return 0, err
-	}
-	r := x + y
-	if (x^r)&(y^r) < 0 { // both signs differ from the result's: it wrapped
-		return 0, fmt.Errorf("add: %d + %d is out of range", x, y)
-	}
-	return r, nil
-}
-
-func sub(a, b any) (int64, error) {
-	x, y, err := wholeNumbers("sub", a, b)
-	if err != nil {
-		return 0, err
-	}
-	r := x - y
-	if (x^y)&(x^r) < 0 { // operands of unlike signs, and the result's sign not x's
-		return 0, fmt.Errorf("sub: %d - %d is out of range", x, y)
-	}
-	return r, nil
-}
-
-func percent(a, b any) (float64, error) {
-	part, total, err := wholeNumbers("percent", a, b)
-	if err != nil || total <= 0 {
-		return 0, err
-	}
-	return float64(int(float64(part)/float64(total)*1000)) / 10, nil
-}
-
-// deref follows a pointer the data uses for "not reported" (nil stays nil).
-func deref(v any) any {
-	switch p := v.(type) {
-	case *int64:
-		if p != nil {
-			return *p
-		}
-	case *bool:
-		if p != nil {
-			return *p
-		}
-	default:
-		return v
-	}
-	return nil
-}
-
-func isZero(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case string:
-		return x == ""
-	case bool:
-		return !x
-	case int:
-		return x == 0
-	case int64:
-		return x == 0
-	case float64:
-		return x == 0
-	case []any:
-		return len(x) == 0
-	case map[string]any:
-		return len(x) == 0
-	}
-	return false
-}
-
-type renderJob struct {
-	page   *Page
-	layout string
-	rel    string
-}
-
-// render executes the layouts in parallel. Any error fails the whole build.
-func (b *builder) render(ctx context.Context, dv *DataView, jobs []renderJob) error {
-	b.tpl.state.site = b.site
-	b.tpl.state.data = dv
-	g, gctx := errgroup.WithContext(ctx)
-	// Writing many small files waits on the file system more than on the
-	// CPU (a directory and a file per page), so run more than one job per core.
-	g.SetLimit(4 * runtime.GOMAXPROCS(0))
-	for _, j := range jobs {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
-			ls := b.tpl.sets[j.layout]
-			if ls == nil {
-				// pageLayout checked the pages' layouts; this is a bug.
-				return fmt.Errorf("render %s: no layout %s", j.rel, j.layout)
-			}
-			es, err := ls.get()
-			if err != nil {
-				return err
-			}
-			var buf bytes.Buffer
-			buf.Grow(16 << 10)
-			err = es.t.ExecuteTemplate(&buf, ls.entry, &Context{Page: j.page, Site: b.site, Data: dv})
-			ls.put(es)
-			if err != nil {
-				if j.page.File != "" {
-					return fmt.Errorf("render content/%s: %w", j.page.File, err)
-				}
-				return fmt.Errorf("render %s: %w", j.rel, err)
-			}
-			if err := dv.failed(); err != nil {
-				return err
-			}
-			source := "the generated page " + j.rel
-			if j.page.File != "" {
-				source = "content/" + j.page.File
-			}
-			return b.out.writeFile(j.rel, source, buf.Bytes())
-		})
-	}
-	return g.Wait()
 }

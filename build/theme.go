@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/fediverse-observer/observer/themes"
 )
@@ -23,8 +24,12 @@ type layer struct {
 
 type theme struct {
 	name    string
-	layouts []layer
+	layouts []layer // the site's and the theme's
+	builtin []layer // the built-in default theme's, under every theme
 	static  []layer
+	// builtinFrames: the theme is the built-in one, so its baseof.html
+	// frames the site's layouts too.
+	builtinFrames bool
 	// missingLayouts is "themes/NAME/layouts" when the theme's directory
 	// has no layouts/ in it, so that a missing layout names what is missing
 	// rather than only the site's layouts/ that was looked in.
@@ -66,16 +71,36 @@ func openTheme(siteDir, name string) (*theme, error) {
 			return nil, err
 		}
 	}
+	emb := themes.Default()
+	lay, _ := fs.Sub(emb, "layouts")
+	t.builtin = []layer{{name: "(embedded) themes/default/layouts", fsys: lay}}
 	if name == themes.DefaultName {
-		emb := themes.Default()
-		lay, _ := fs.Sub(emb, "layouts")
 		sta, _ := fs.Sub(emb, "static")
-		t.layouts = append(t.layouts, layer{name: "(embedded) themes/default/layouts", fsys: lay})
 		t.static = append(t.static, layer{name: "(embedded) themes/default/static", fsys: sta})
+		t.builtinFrames = true
 	} else if !onDisk {
 		return nil, fmt.Errorf("theme %q not found: no directory %s (only %q is built in)", name, themeDir, themes.DefaultName)
 	}
 	return t, nil
+}
+
+// lookedIn says where layouts were looked for, for messages.
+func (th *theme) lookedIn() string {
+	var n []string
+	for _, l := range th.layouts {
+		n = append(n, l.name)
+	}
+	var parts []string
+	if len(n) > 0 {
+		parts = append(parts, "looked in "+strings.Join(n, ", "))
+	}
+	if th.missingLayouts != "" {
+		parts = append(parts, "there is no "+th.missingLayouts)
+	}
+	if len(parts) == 0 {
+		return "there is no layouts directory"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // inputDir reports whether dir, one of the site's input directories (shown

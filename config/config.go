@@ -42,8 +42,49 @@ type Site struct {
 	// UnsafeHTML lets raw HTML in Markdown through, as Hugo's
 	// markup.goldmark.renderer.unsafe does. Off by default.
 	UnsafeHTML bool `toml:"unsafe_html"`
-	// Params are free values that templates read as .Site.Params.
+	// Params are free values that templates read as .Site.Params (keys
+	// in any case, as Hugo's).
 	Params map[string]any `toml:"params"`
+
+	// Hugo's names for the same settings, so that a hugo.toml's keys can
+	// be moved under [site] as they are: baseURL is base_url and
+	// languageCode is language (Parse folds them in; both spellings of
+	// one is an error).
+	HugoBaseURL      string `toml:"baseURL"`
+	HugoLanguageCode string `toml:"languageCode"`
+	// Copyright is .Site.Copyright, shown in the footer and the RSS feeds.
+	Copyright string `toml:"copyright"`
+	// Menus are Hugo's menus defined in the config, by menu name.
+	Menus map[string][]MenuEntry `toml:"menus"`
+	// Paginate is Hugo's former name of Pagination.PagerSize.
+	Paginate   int        `toml:"paginate"`
+	Pagination Pagination `toml:"pagination"`
+	// Taxonomies maps singular to plural names; nil means Hugo's default
+	// (tag = "tags", category = "categories"), an empty table none.
+	Taxonomies map[string]string `toml:"taxonomies"`
+	// SummaryLength is the number of words of an automatic summary
+	// (Hugo's default, 70, when 0).
+	SummaryLength int `toml:"summaryLength"`
+}
+
+// MenuEntry is an entry of a menu in the config, with Hugo's keys.
+type MenuEntry struct {
+	Name       string         `toml:"name"`
+	URL        string         `toml:"url"`
+	PageRef    string         `toml:"pageRef"`
+	Weight     int            `toml:"weight"`
+	Parent     string         `toml:"parent"`
+	Identifier string         `toml:"identifier"`
+	Pre        string         `toml:"pre"`
+	Post       string         `toml:"post"`
+	Title      string         `toml:"title"`
+	Params     map[string]any `toml:"params"`
+}
+
+// Pagination is Hugo's [pagination] table.
+type Pagination struct {
+	PagerSize int    `toml:"pagerSize"` // 10 when 0
+	Path      string `toml:"path"`      // "page" when empty
 }
 
 // Crawl configures the crawl pass.
@@ -192,6 +233,7 @@ func Parse(data []byte, cfg *Config) error {
 	if err := checkTypes(data); err != nil {
 		return err
 	}
+	before := cfg.Site
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(cfg); err != nil {
@@ -215,6 +257,9 @@ func Parse(data []byte, cfg *Config) error {
 		}
 		return err
 	}
+	if err := foldHugoKeys(&cfg.Site, before); err != nil {
+		return err
+	}
 	if len(cfg.Site.Params) == 0 {
 		// go-toml reads an empty [site.params] table as nil but
 		// `params = {}` as an empty map; one form, so that a config written
@@ -222,6 +267,27 @@ func Parse(data []byte, cfg *Config) error {
 		cfg.Site.Params = nil
 	}
 	return cfg.Validate()
+}
+
+// foldHugoKeys moves Hugo's spelling of a setting into the observer's,
+// refusing a file that gives both different values.
+func foldHugoKeys(s *Site, before Site) error {
+	if s.HugoBaseURL != "" {
+		if s.BaseURL != before.BaseURL && s.BaseURL != s.HugoBaseURL {
+			return fmt.Errorf("site.baseURL and site.base_url are the same setting, given twice (%q and %q): keep one", s.HugoBaseURL, s.BaseURL)
+		}
+		s.BaseURL, s.HugoBaseURL = s.HugoBaseURL, ""
+	}
+	if s.HugoLanguageCode != "" {
+		if s.Language != before.Language && s.Language != s.HugoLanguageCode {
+			return fmt.Errorf("site.languageCode and site.language are the same setting, given twice (%q and %q): keep one", s.HugoLanguageCode, s.Language)
+		}
+		s.Language, s.HugoLanguageCode = s.HugoLanguageCode, ""
+	}
+	if s.Paginate != 0 && s.Pagination.PagerSize == 0 {
+		s.Pagination.PagerSize = s.Paginate
+	}
+	return nil
 }
 
 // Validate rejects values no pass or build could work with, and those the
@@ -233,6 +299,12 @@ func (c Config) Validate() error {
 	switch {
 	case c.Crawl.Concurrency < 1 || c.Crawl.Concurrency > MaxConcurrency:
 		return fmt.Errorf("crawl.concurrency must be between 1 and %d, got %d", MaxConcurrency, c.Crawl.Concurrency)
+	case c.Site.Pagination.PagerSize < 0 || c.Site.Paginate < 0:
+		return fmt.Errorf("site.pagination.pagerSize must not be negative, got %d", min(c.Site.Pagination.PagerSize, c.Site.Paginate))
+	case c.Site.SummaryLength < 0:
+		return fmt.Errorf("site.summaryLength must not be negative, got %d", c.Site.SummaryLength)
+	case strings.Contains(c.Site.Pagination.Path, "/") || c.Site.Pagination.Path == "." || c.Site.Pagination.Path == "..":
+		return fmt.Errorf("site.pagination.path must be one path element such as page, got %q", c.Site.Pagination.Path)
 	case c.Crawl.MaxChecks < 0:
 		return fmt.Errorf("crawl.max_checks must not be negative, got %d", c.Crawl.MaxChecks)
 	case c.Crawl.Duration <= 0:
