@@ -60,6 +60,7 @@ type Page struct {
 
 // renderState is what one render of a page knows: which pager it is.
 type renderState struct {
+	page        *Page // the shared page this render is a copy of
 	pagerNumber int
 	paginator   *Pager
 }
@@ -144,12 +145,7 @@ func (p *Page) Data() *pageData {
 func (p *Page) Pages() Pages { return p.pages }
 
 // RegularPages is .Pages without the sections.
-func (p *Page) RegularPages() Pages {
-	if p.kind == "term" || p.kind == "taxonomy" {
-		return p.pages.regular()
-	}
-	return p.pages.regular()
-}
+func (p *Page) RegularPages() Pages { return p.pages.regular() }
 
 // RegularPagesRecursive is every regular page under a section or the home
 // page, sub-sections' too.
@@ -195,7 +191,17 @@ func (p *Page) FirstSection() *Page {
 	return s
 }
 
+// self is the shared page: the one in the lists, of which a render's dot
+// is a copy.
+func (p *Page) self() *Page {
+	if p.render != nil && p.render.page != nil {
+		return p.render.page
+	}
+	return p
+}
+
 func (p *Page) inSection(s *Page) bool {
+	s = s.self()
 	for q := p.parent; q != nil; q = q.parent {
 		if q == s {
 			return true
@@ -281,7 +287,7 @@ func (p *Page) PrevInSection() *Page {
 }
 
 func (ps Pages) neighbour(p *Page, step int) *Page {
-	i := slices.Index(ps, p)
+	i := slices.Index(ps, p.self())
 	if i < 0 || i+step < 0 || i+step >= len(ps) {
 		return nil
 	}

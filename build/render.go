@@ -74,7 +74,7 @@ func (b *builder) renderHTML(p *Page) error {
 	}
 	for n := 1; ; n++ {
 		dot := *p
-		dot.render = &renderState{pagerNumber: n}
+		dot.render = &renderState{page: p, pagerNumber: n}
 		out, err := b.execute(ls, &dot)
 		if err != nil {
 			return err
@@ -134,7 +134,7 @@ func (b *builder) renderRSS(p *Page) error {
 		return err
 	default:
 		dot := *p
-		dot.render = &renderState{pagerNumber: 1}
+		dot.render = &renderState{page: p, pagerNumber: 1}
 		if out, err = b.execute(ls, &dot); err != nil {
 			return err
 		}

@@ -267,3 +267,32 @@ func WriteTree(t testing.TB, dir string, files map[string]string) string {
 	}
 	return dir
 }
+
+// WriteArchive writes a site given as one text in the txtar form Hugo's
+// integration tests use: each file starts with a line "-- PATH --", and
+// its content is the lines up to the next such line.
+func WriteArchive(t testing.TB, dir, archive string) string {
+	t.Helper()
+	files := map[string]string{}
+	var name string
+	var body strings.Builder
+	flush := func() {
+		if name != "" {
+			files[name] = body.String()
+		}
+		body.Reset()
+	}
+	for line := range strings.SplitAfterSeq(archive, "\n") {
+		trimmed := strings.TrimRight(line, "\r\n")
+		if strings.HasPrefix(trimmed, "-- ") && strings.HasSuffix(trimmed, " --") && len(trimmed) > 6 {
+			flush()
+			name = strings.TrimSpace(trimmed[3 : len(trimmed)-3])
+			continue
+		}
+		if name != "" {
+			body.WriteString(line)
+		}
+	}
+	flush()
+	return WriteTree(t, dir, files)
+}
