@@ -917,7 +917,7 @@ func TestWorkedExample(t *testing.T) {
 	unindent := func(s string) string { return regexp.MustCompile("(?m)^   ").ReplaceAllString(s, "") + "\n" }
 	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"content/top.md":                unindent(blocks[0][1]),
-		"layouts/top.html":              unindent(blocks[1][1]),
+		"layouts/_default/top.html":     unindent(blocks[1][1]),
 		"layouts/_partials/footer.html": unindent(blocks[2][1]),
 	})
 	data := smallData()
