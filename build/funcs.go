@@ -24,6 +24,7 @@ func templateFuncs(st *funcState) template.FuncMap {
 		"partial":       func(string, ...any) (template.HTML, error) { return "", nil },
 		"partialCached": func(string, ...any) (template.HTML, error) { return "", nil },
 		"site":          func() *Site { return st.site },
+		"templates":     func() *templatesNS { return st.templates },
 		"relLangURL":    func(p string) string { return st.site.RelURL(p) },
 		"absLangURL":    func(p string) string { return st.site.AbsURL(p) },
 		"ref":           func(_ any, ref string) (string, error) { return st.site.ref(ref, true) },

@@ -604,3 +604,31 @@ func TestHugoConfigKeys(t *testing.T) {
 		t.Errorf("Hugo's keys not folded in: %+v", cfg.Site)
 	}
 }
+
+// What themes read besides the model's core: the table of contents,
+// templates.Exists, .Site.Config's RSS limit, the params' author, Hugo's
+// embedded metadata templates.
+func TestHugoThemeExtras(t *testing.T) {
+	out := hugoBuild(t, `
+-- observer.toml --
+[site.params.author]
+name = "Ann"
+-- content/a.md --
+---
+title: A
+---
+## One
+### One point one
+## Two
+-- layouts/partials/here.html --
+here
+-- layouts/_default/single.html --
+{{ .TableOfContents }}
+exists={{ templates.Exists "partials/here.html" }} {{ templates.Exists "_default/single.html" }} {{ templates.Exists "partials/nothere.html" }}
+limit={{ .Site.Config.Services.RSS.Limit }} author={{ .Site.Author.name }}
+{{ template "_internal/opengraph.html" . }}{{ template "_internal/google_analytics.html" . }}
+`)
+	assertFile(t, out, "a/index.html",
+		`<nav id="TableOfContents">`, "<ul>\n<li><a href=\"#one\">One</a>", "<ul>\n<li><a href=\"#one-point-one\">One point one</a></li>\n</ul></li>\n<li><a href=\"#two\">Two</a></li>\n</ul>\n</nav>",
+		"exists=true true false", "limit=-1 author=Ann", `<meta property="og:title" content="A">`)
+}

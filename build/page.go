@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"path"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -293,6 +294,42 @@ func (ps Pages) neighbour(p *Page, step int) *Page {
 	}
 	return ps[i+step]
 }
+
+// TableOfContents lists the page's h2 and h3 headings, as Hugo's
+// default (startLevel 2, endLevel 3) does.
+func (p *Page) TableOfContents() template.HTML {
+	var b strings.Builder
+	level := 0
+	for _, m := range headingRE.FindAllStringSubmatch(string(p.content), -1) {
+		l := int(m[1][0] - '0')
+		for level < l-1 {
+			b.WriteString("<ul>\n<li>")
+			level++
+		}
+		for level > l-1 {
+			b.WriteString("</li>\n</ul>")
+			level--
+		}
+		if level == l-1 && b.Len() > 0 && !strings.HasSuffix(b.String(), "<li>") {
+			b.WriteString("</li>\n<li>")
+		}
+		if level == 0 {
+			b.WriteString("<ul>\n<li>")
+			level = 1
+		}
+		b.WriteString(`<a href="#` + m[2] + `">` + stripTags(m[3]) + "</a>")
+	}
+	for ; level > 0; level-- {
+		b.WriteString("</li>\n</ul>")
+	}
+	if b.Len() == 0 {
+		return `<nav id="TableOfContents"></nav>`
+	}
+	return template.HTML(`<nav id="TableOfContents">` + "\n" + b.String() + "\n</nav>")
+}
+
+// headingRE finds the h2 and h3 headings goldmark writes, with their ids.
+var headingRE = regexp.MustCompile(`<h([23]) id="([^"]*)">(.*?)</h[23]>`)
 
 // File is Hugo's .File: the page's source file.
 func (p *Page) File() *File {

@@ -101,6 +101,32 @@ func (s *Site) BuildDrafts() bool { return false }
 // LanguagePrefix is empty: a site has one language.
 func (s *Site) LanguagePrefix() string { return "" }
 
+// Author is the params' author table, where Hugo's former [author] was.
+func (s *Site) Author() map[string]any {
+	m, _ := s.params["author"].(map[string]any)
+	return m
+}
+
+// Config is the part of Hugo's .Site.Config that themes read: the RSS
+// limit (-1, none) and the privacy settings of services the observer
+// never loads.
+func (s *Site) Config() siteConfig {
+	var c siteConfig
+	c.Services.RSS.Limit = -1
+	c.Privacy.GoogleAnalytics.Disable = true
+	c.Privacy.Disqus.Disable = true
+	return c
+}
+
+type siteConfig struct {
+	Services struct {
+		RSS struct{ Limit int }
+	}
+	Privacy struct {
+		GoogleAnalytics, Disqus struct{ Disable bool }
+	}
+}
+
 // MainSections is params.mainSections.
 func (s *Site) MainSections() any { return s.params["mainsections"] }
 

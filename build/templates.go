@@ -107,8 +107,35 @@ func (ls *layoutSet) put(es *execSet) {
 // funcState is what the template functions need that only exists once the
 // build has its data.
 type funcState struct {
-	site *Site
-	data *DataView
+	site      *Site
+	data      *DataView
+	templates *templatesNS
+}
+
+// templatesNS is Hugo's templates namespace.
+type templatesNS struct{ tp *templates }
+
+// Exists reports whether a layout or partial of that path (under
+// layouts/, in any tier) exists: templates.Exists "partials/x.html".
+func (ns *templatesNS) Exists(name string) bool {
+	if ns == nil || ns.tp == nil {
+		return false
+	}
+	name = strings.TrimPrefix(name, "/")
+	if _, ok := ns.tp.user[name]; ok {
+		return true
+	}
+	if _, ok := ns.tp.builtin[name]; ok {
+		return true
+	}
+	for _, dir := range []string{"partials/", "_partials/"} {
+		if p, ok := strings.CutPrefix(name, dir); ok {
+			if _, ok := ns.tp.partials[p]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // partialCache holds partialCached's results for one build.
@@ -141,6 +168,7 @@ func loadTemplates(th *theme, fm template.FuncMap, st *funcState) (*templates, e
 	tp := &templates{user: map[string]themeFile{}, builtin: map[string]themeFile{}, partials: map[string]string{},
 		state: st, cache: &partialCache{m: map[string]template.HTML{}}, sets: map[string]*layoutSet{},
 		builtinFrames: th.builtinFrames, themeName: th.name, lookedIn: th.lookedIn()}
+	st.templates = &templatesNS{tp: tp}
 	for _, tier := range []struct {
 		layers []layer
 		into   map[string]themeFile
