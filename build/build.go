@@ -7,17 +7,21 @@
 package build
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/build/internal/funcs"
 	"github.com/fediverse-observer/observer/config"
 )
 
@@ -123,7 +127,11 @@ func Build(ctx context.Context, opts Options) (Report, error) {
 		return rep, err
 	}
 	st := &funcState{site: site}
-	tpl, err := loadTemplates(th, templateFuncs(st), st)
+	fm, err := templateFuncs(st, b4funcs(opts, site, th, st))
+	if err != nil {
+		return rep, err
+	}
+	tpl, err := loadTemplates(th, fm, st)
 	if err != nil {
 		return rep, err
 	}
@@ -138,6 +146,7 @@ func Build(ctx context.Context, opts Options) (Report, error) {
 		return rep, err
 	}
 	defer out.discard()
+	st.out = out
 
 	b := &builder{opts: opts, site: site, tpl: tpl, out: out, theme: th}
 	if err := b.run(ctx, assets, &rep); err != nil {
@@ -220,6 +229,63 @@ func (b *builder) run(ctx context.Context, assets []asset, rep *Report) error {
 		return err
 	}
 	return b.writeRobots()
+}
+
+// b4funcs is what Hugo's functions need from the build: the base URL,
+// the Markdown renderer, the build's clock, the site's files, assets and
+// translations (the site's over the theme's), and where resources are
+// published.
+func b4funcs(opts Options, site *Site, th *theme, st *funcState) funcs.Options {
+	md := newMarkdown(site.unsafeHTML)
+	dirs := func(sub string) []fs.FS {
+		out := []fs.FS{os.DirFS(filepath.Join(opts.SiteDir, sub))}
+		if th.dir != "" {
+			out = append(out, os.DirFS(filepath.Join(th.dir, sub)))
+		}
+		return out
+	}
+	i18n, err := funcs.LoadI18n(dirs("i18n")...)
+	if err != nil {
+		opts.Logger.Warn("translations not read", "err", err)
+	}
+	return funcs.Options{
+		BaseURL: site.BaseURL,
+		Markdown: func(src string) (string, error) {
+			var buf bytes.Buffer
+			err := md.Convert([]byte(src), &buf)
+			return buf.String(), err
+		},
+		Now:             func() time.Time { return opts.Now },
+		Files:           os.DirFS(opts.SiteDir),
+		Assets:          layeredFS(dirs("assets")),
+		I18n:            i18n,
+		Language:        site.LanguageCode,
+		DefaultLanguage: site.LanguageCode,
+		Logger:          opts.Logger,
+		Environment:     "production",
+		Publish: func(rel string, data []byte) error {
+			if st.out == nil {
+				return fmt.Errorf("resource %s: published before the output exists", rel)
+			}
+			return st.out.writeFile(rel, "the resource "+rel, data)
+		},
+	}
+}
+
+// layeredFS reads a file from the first of its layers that has it.
+type layeredFS []fs.FS
+
+func (l layeredFS) Open(name string) (fs.File, error) {
+	for _, f := range l {
+		file, err := f.Open(name)
+		if err == nil {
+			return file, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 }
 
 // collectNew reads the whole new list: it is bounded by the new window (30

@@ -2,6 +2,8 @@ package build
 
 import (
 	"fmt"
+
+	"github.com/fediverse-observer/observer/build/internal/funcs"
 	"html/template"
 	"math"
 	"math/big"
@@ -9,24 +11,34 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fediverse-observer/observer"
 )
 
-// templateFuncs is every function templates can call: the page model's
-// own (site, partial, partialCached, relURL, ref, …) and the observer's
-// (sql, formatInt, the charts, …). Names not here fail the parse of the
-// template that uses them, naming its file and line.
-func templateFuncs(st *funcState) template.FuncMap {
+// templateFuncs is every function templates can call, wired here and
+// nowhere else: Hugo's (package funcs), then the page model's own (site,
+// partial, partialCached, templates, ref, relref), then the observer's
+// (sql, formatInt, the charts, …), a later one replacing an earlier of
+// the same name. Names not here fail the parse of the template that uses
+// them, naming its file and line.
+func templateFuncs(st *funcState, hugo funcs.Options) (template.FuncMap, error) {
+	fm, err := funcs.New(hugo)
+	if err != nil {
+		return nil, fmt.Errorf("template functions: %w", err)
+	}
+	for name, f := range modelFuncs(st) {
+		fm[name] = f
+	}
+	return fm, nil
+}
+
+func modelFuncs(st *funcState) template.FuncMap {
 	return template.FuncMap{
 		// partial and partialCached are replaced per render (execSet).
-		"partial":       func(string, ...any) (template.HTML, error) { return "", nil },
-		"partialCached": func(string, ...any) (template.HTML, error) { return "", nil },
+		"partial":       func(string, ...any) (any, error) { return "", nil },
+		"partialCached": func(string, ...any) (any, error) { return "", nil },
 		"site":          func() *Site { return st.site },
 		"templates":     func() *templatesNS { return st.templates },
-		"relLangURL":    func(p string) string { return st.site.RelURL(p) },
-		"absLangURL":    func(p string) string { return st.site.AbsURL(p) },
 		"ref":           func(_ any, ref string) (string, error) { return st.site.ref(ref, true) },
 		"relref":        func(_ any, ref string) (string, error) { return st.site.ref(ref, false) },
 		"sql": func(query string, args ...any) ([]map[string]any, error) {
@@ -39,43 +51,16 @@ func templateFuncs(st *funcState) template.FuncMap {
 			}
 			return rows, nil
 		},
-		"relURL":        func(p string) string { return st.site.RelURL(p) },
-		"absURL":        func(p string) string { return st.site.AbsURL(p) },
 		"instanceURL":   instanceURL,
 		"formatInt":     formatInt,
 		"date":          func(t time.Time) string { return dateOnly(t) },
 		"dateTime":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 		"isoTime":       func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"humanDuration": humanDuration,
-		"truncate":      truncate,
-		"lower":         strings.ToLower,
-		"upper":         strings.ToUpper,
-		"add":           add,
-		"sub":           sub,
 		"percent":       percent,
 		"deref":         deref,
-		"default": func(def, v any) any {
-			if isZero(v) {
-				return def
-			}
-			return v
-		},
-		"dict": func(kv ...any) (map[string]any, error) {
-			if len(kv)%2 != 0 {
-				return nil, fmt.Errorf("dict: odd number of arguments")
-			}
-			m := make(map[string]any, len(kv)/2)
-			for i := 0; i < len(kv); i += 2 {
-				k, ok := kv[i].(string)
-				if !ok {
-					return nil, fmt.Errorf("dict: key %v is not text", kv[i])
-				}
-				m[k] = kv[i+1]
-			}
-			return m, nil
-		},
-		"liveChart": func(days []observer.DayCount) template.HTML { return chartSVG(days, seriesLive) },
-		"newChart":  func(days []observer.DayCount) template.HTML { return chartSVG(days, seriesNew) },
+		"liveChart":     func(days []observer.DayCount) template.HTML { return chartSVG(days, seriesLive) },
+		"newChart":      func(days []observer.DayCount) template.HTML { return chartSVG(days, seriesNew) },
 	}
 }
 
@@ -224,38 +209,6 @@ func humanDuration(d time.Duration) string {
 	return d.String()
 }
 
-func truncate(n int, s string) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:n])) + "…"
-}
-
-func add(a, b any) (int64, error) {
-	x, y, err := wholeNumbers("add", a, b)
-	if err != nil {
-		return 0, err
-	}
-	r := x + y
-	if (x^r)&(y^r) < 0 { // both signs differ from the result's: it wrapped
-		return 0, fmt.Errorf("add: %d + %d is out of range", x, y)
-	}
-	return r, nil
-}
-
-func sub(a, b any) (int64, error) {
-	x, y, err := wholeNumbers("sub", a, b)
-	if err != nil {
-		return 0, err
-	}
-	r := x - y
-	if (x^y)&(x^r) < 0 { // operands of unlike signs, and the result's sign not x's
-		return 0, fmt.Errorf("sub: %d - %d is out of range", x, y)
-	}
-	return r, nil
-}
-
 func percent(a, b any) (float64, error) {
 	part, total, err := wholeNumbers("percent", a, b)
 	if err != nil || total <= 0 {
@@ -279,26 +232,4 @@ func deref(v any) any {
 		return v
 	}
 	return nil
-}
-
-func isZero(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case string:
-		return x == ""
-	case bool:
-		return !x
-	case int:
-		return x == 0
-	case int64:
-		return x == 0
-	case float64:
-		return x == 0
-	case []any:
-		return len(x) == 0
-	case map[string]any:
-		return len(x) == 0
-	}
-	return false
 }

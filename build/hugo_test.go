@@ -632,3 +632,50 @@ limit={{ .Site.Config.Services.RSS.Limit }} author={{ .Site.Author.name }}
 		`<nav id="TableOfContents">`, "<ul>\n<li><a href=\"#one\">One</a>", "<ul>\n<li><a href=\"#one-point-one\">One point one</a></li>\n</ul></li>\n<li><a href=\"#two\">Two</a></li>\n</ul>\n</nav>",
 		"exists=true true false", "limit=-1 author=Ann", `<meta property="og:title" content="A">`)
 }
+
+// Hugo's functions work on the model: where and first on pages (a page's
+// params by key path), a partial's return value, the page's scratch pad,
+// safeHTML (which only the template decides on), and a theme's own RSS
+// template in Hugo's usual form.
+func TestHugoFunctionsOnTheModel(t *testing.T) {
+	out := hugoBuild(t, `
+-- content/posts/a.md --
+---
+title: A
+date: 2026-01-01
+colour: blue
+note: <em>safe</em>
+---
+-- content/posts/b.md --
+---
+title: B
+date: 2026-01-02
+colour: red
+---
+-- content/posts/c.md --
+---
+title: C
+date: 2026-01-03
+colour: blue
+---
+-- content/other.md --
+---
+title: O
+---
+-- layouts/partials/double.html --
+{{ return (mul . 2) }}
+-- layouts/index.html --
+first={{ range first 2 (where .Site.RegularPages "Section" "posts") }}{{ .Title }}{{ end }}
+blue={{ range where site.RegularPages "Params.colour" "blue" }}{{ .Title }}{{ end }}
+double={{ partial "double.html" 21 }}
+{{ .Scratch.Set "n" 1 }}{{ .Scratch.Add "n" 2 }}scratch={{ .Scratch.Get "n" }}
+{{ with site.GetPage "/posts/a" }}note={{ .Params.note }} safe={{ .Params.note | safeHTML }}{{ end }}
+titles={{ range sort site.RegularPages "Title" "desc" }}{{ .Title }} {{ end }}{{ delimit (slice "x" "y") ", " }}
+-- layouts/_default/rss.xml --
+{{- printf "<?xml version=\"1.0\"?>" | safeHTML }}
+<rss><channel><title>{{ .Title }}</title>{{ range first 2 .Pages.ByDate.Reverse }}<item>{{ .Title }} {{ .Date.Format "Mon, 02 Jan 2006" }}</item>{{ end }}</channel></rss>
+`)
+	assertFile(t, out, "index.html", "first=CB", "blue=CA", "double=42", "scratch=3",
+		"note=&lt;em&gt;safe&lt;/em&gt; safe=<em>safe</em>", "titles=O C B A x, y")
+	assertFile(t, out, "posts/index.xml", `<?xml version="1.0"?>`, "<rss><channel><title>Posts</title><item>C Sat, 03 Jan 2026</item><item>B Fri, 02 Jan 2026</item></channel></rss>")
+}

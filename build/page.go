@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fediverse-observer/observer/build/internal/funcs"
 )
 
 // Page is the dot of every page template, as in Hugo: a content page, a
@@ -55,6 +57,8 @@ type Page struct {
 	data     *pageData
 	site     *Site
 	dir      string // content folder of a section ("posts/2024"); "" for home
+
+	scratch *funcs.Scratch
 
 	render *renderState
 }
@@ -127,6 +131,11 @@ func (p *Page) Site() *Site          { return p.site }
 func (p *Page) Sites() []*Site       { return []*Site{p.site} }
 func (p *Page) Lang() string         { return p.site.Language.Lang }
 func (p *Page) Language() *Language  { return &p.site.Language }
+
+// Scratch and Store are the page's scratch pad, shared by every template
+// that renders it in this build.
+func (p *Page) Scratch() *funcs.Scratch { return p.scratch }
+func (p *Page) Store() *funcs.Scratch   { return p.scratch }
 
 // Page is the page itself, so that a template written for a dot with a
 // .Page (partials given a dict, the observer's former dot) still works.

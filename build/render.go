@@ -13,12 +13,14 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/fediverse-observer/observer/build/internal/funcs"
 )
 
 // ownPage makes one of the observer's pages (live, 404), which have no
 // content file.
 func (s *Site) ownPage(kind, title, relPath string) *Page {
-	p := &Page{kind: kind, title: title, typ: "page", relPath: relPath, site: s, params: map[string]any{}}
+	p := &Page{kind: kind, title: title, typ: "page", relPath: relPath, site: s, params: map[string]any{}, scratch: funcs.NewScratch()}
 	p.rel, p.perma = s.relPath(relPath), s.absPath(relPath)
 	p.outFile = relPath
 	if strings.HasSuffix(relPath, "/") {

@@ -2,6 +2,8 @@ package build
 
 import (
 	"fmt"
+
+	"github.com/fediverse-observer/observer/build/internal/funcs"
 	"path"
 	"slices"
 	"strings"
@@ -171,6 +173,7 @@ func (s *Site) assemble(parsed []*Page) error {
 	s.byRef = map[string]*Page{}
 	for _, p := range all {
 		p.site = s
+		p.scratch = funcs.NewScratch()
 		p.rel, p.perma = s.relPath(p.relPath), s.absPath(p.relPath)
 		p.outFile = p.relPath
 		if p.outFile == "" || strings.HasSuffix(p.outFile, "/") {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"text/template/parse"
 	"unicode"
+
+	"github.com/fediverse-observer/observer/build/internal/funcs"
 )
 
 // templates finds and compiles layouts as Hugo does. Files come from two
@@ -107,6 +109,7 @@ func (ls *layoutSet) put(es *execSet) {
 // funcState is what the template functions need that only exists once the
 // build has its data.
 type funcState struct {
+	out       *output // where resources are published, once the build has one
 	site      *Site
 	data      *DataView
 	templates *templatesNS
@@ -141,7 +144,7 @@ func (ns *templatesNS) Exists(name string) bool {
 // partialCache holds partialCached's results for one build.
 type partialCache struct {
 	mu sync.Mutex
-	m  map[string]template.HTML
+	m  map[string]any
 }
 
 // internalTemplates stand in for Hugo's embedded templates that themes
@@ -166,7 +169,7 @@ var internalTemplates = map[string]string{
 // build at once, naming the file and line, whether or not a page uses it.
 func loadTemplates(th *theme, fm template.FuncMap, st *funcState) (*templates, error) {
 	tp := &templates{user: map[string]themeFile{}, builtin: map[string]themeFile{}, partials: map[string]string{},
-		state: st, cache: &partialCache{m: map[string]template.HTML{}}, sets: map[string]*layoutSet{},
+		state: st, cache: &partialCache{m: map[string]any{}}, sets: map[string]*layoutSet{},
 		builtinFrames: th.builtinFrames, themeName: th.name, lookedIn: th.lookedIn()}
 	st.templates = &templatesNS{tp: tp}
 	for _, tier := range []struct {
@@ -490,8 +493,8 @@ func parseInto(t *template.Template, f themeFile) error {
 // by its name under _partials/ or partials/ ("head.html", "head", and
 // "partials/head.html" all name it), rendered with the given dot.
 // partialCached renders a name (and variant keys) once per build.
-func (es *execSet) partialFunc(partials map[string]string, cache *partialCache) func(string, ...any) (template.HTML, error) {
-	return func(name string, args ...any) (template.HTML, error) {
+func (es *execSet) partialFunc(partials map[string]string, cache *partialCache) func(string, ...any) (any, error) {
+	return func(name string, args ...any) (any, error) {
 		name = strings.TrimPrefix(strings.TrimPrefix(name, "_partials/"), "partials/")
 		if path.Ext(name) == "" {
 			name += ".html"
@@ -523,14 +526,21 @@ func (es *execSet) partialFunc(partials map[string]string, cache *partialCache) 
 			dot = args[0]
 		}
 		var buf bytes.Buffer
+		var out any
 		if err := es.t.ExecuteTemplate(&buf, full, dot); err != nil {
 			if deep, ok := errors.AsType[*partialDepthError](err); ok {
 				return "", deep
 			}
-			return "", err
+			v, returned := funcs.Returned(err)
+			if !returned {
+				return "", err
+			}
+			// {{ return VALUE }} gives the value, not the text.
+			out = v
+		} else {
+			// The partial was escaped as HTML by html/template itself.
+			out = template.HTML(buf.String())
 		}
-		// The partial was escaped as HTML by html/template itself.
-		out := template.HTML(buf.String())
 		if cache != nil {
 			cache.mu.Lock()
 			cache.m[key] = out

@@ -24,6 +24,7 @@ type layer struct {
 
 type theme struct {
 	name    string
+	dir     string  // themes/NAME of the site, "" when there is none
 	layouts []layer // the site's and the theme's
 	builtin []layer // the built-in default theme's, under every theme
 	static  []layer
@@ -60,6 +61,7 @@ func openTheme(siteDir, name string) (*theme, error) {
 		return nil, err
 	}
 	if onDisk {
+		t.dir = themeDir
 		n := len(t.layouts)
 		if err := add(&t.layouts, filepath.Join(themeDir, "layouts"), path.Join("themes", name, "layouts")); err != nil {
 			return nil, err
