@@ -138,6 +138,8 @@ func New(opts Options) (template.FuncMap, error) {
 	res := newResources(e)
 	dbg := &Debug{}
 	hsh := &Hash{}
+	jsn := &JS{}
+	cssn := &CSS{}
 
 	m := template.FuncMap{
 		// namespaces
@@ -162,6 +164,8 @@ func New(opts Options) (template.FuncMap, error) {
 		"resources":   func() *Resources { return res },
 		"debug":       func() *Debug { return dbg },
 		"hash":        func() *Hash { return hsh },
+		"js":          func() *JS { return jsn },
+		"css":         func() *CSS { return cssn },
 
 		// collections
 		"after":      coll.After,
@@ -302,6 +306,8 @@ func New(opts Options) (template.FuncMap, error) {
 		"fingerprint": res.Fingerprint,
 		"minify":      res.Minify,
 		"toCSS":       res.ToCSS,
+		"postCSS":     res.PostCSS,
+		"babel":       res.Babel,
 
 		// templates
 		"return": Return,

@@ -229,7 +229,10 @@ var failures = []struct{ tpl, want string }{
 	{`{{ seq 2000000 }}`, "size of the sequence"},
 	{`{{ dict "a" }}`, "odd number"},
 	{`{{ errorf "theme says %s" "no" }}`, "theme says no"},
-	{`{{ toCSS (resources.Get "css/main.css") }}`, "assets/css/main.css: Sass is not supported"},
+	{`{{ toCSS (resources.Get "css/main.css") }}`, "toCSS: assets/css/main.css: Sass is not available to the builder"},
+	{`{{ resources.Get "js/a.js" | js.Build }}`, "js.Build: assets/js/a.js: esbuild is not available to the builder"},
+	{`{{ css.Sass (resources.Get "css/main.css") }}`, "css.Sass: assets/css/main.css: Sass is not available"},
+	{`{{ resources.Get "css/main.css" | postCSS }}`, "resources.PostCSS: assets/css/main.css: PostCSS is not available"},
 	{`{{ resources.GetRemote "https://example.org/" }}`, "fetches nothing"},
 	{`{{ minify (resources.Get "none.css") }}`, "minify: no resource (is the file missing from assets/?)"},
 	{`{{ minify "body{}" }}`, "minify: want a resource, got string"},
@@ -323,6 +326,7 @@ func TestLoadI18n(t *testing.T) {
 		"en.toml": {Data: []byte("[home]\nother = \"Home\"\n[posts]\none = \"post\"\nother = \"posts\"\n")},
 		"de.yaml": {Data: []byte("- id: home\n  translation: Startseite\n")},
 		"fr.json": {Data: []byte(`{"home": {"other": "Accueil"}}`)},
+		"nl.toml": {Data: []byte("[posts]\n[posts.title]\nother = \"Berichten\"\n[posts.date]\nother = \"2 Jan\"\n")},
 	}
 	tr, err := LoadI18n(site, theme)
 	if err != nil {
@@ -339,6 +343,9 @@ func TestLoadI18n(t *testing.T) {
 	}
 	if got := tr["fr"]["home"]["other"]; got != "Accueil" {
 		t.Errorf("json: got %q", got)
+	}
+	if got := tr["nl"]["posts.title"]["other"]; got != "Berichten" {
+		t.Errorf("nested tables: got %q (%v)", got, tr["nl"])
 	}
 	if _, err := LoadI18n(fstest.MapFS{"en.toml": {Data: []byte("= broken")}}); err == nil || !strings.Contains(err.Error(), "i18n/en.toml") {
 		t.Errorf("a broken file: got %v", err)

@@ -84,11 +84,22 @@ func parseI18n(ext string, b []byte) (map[string]map[string]string, error) {
 		return nil, err
 	}
 	out := map[string]map[string]string{}
-	add := func(id string, v any) error {
+	var add func(id string, v any) error
+	add = func(id string, v any) error {
 		switch x := v.(type) {
 		case string:
 			out[id] = map[string]string{"other": x}
 		case map[string]any:
+			if !isMessage(x) {
+				// A table of messages: its keys extend the id, as
+				// go-i18n reads [posts.title] as "posts.title".
+				for k, sub := range x {
+					if err := add(id+"."+strings.ToLower(k), sub); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
 			forms := map[string]string{}
 			for k, f := range x {
 				k = strings.ToLower(k)
@@ -103,6 +114,9 @@ func parseI18n(ext string, b []byte) (map[string]map[string]string, error) {
 						}
 						continue
 					}
+				}
+				if !pluralForms[k] {
+					continue // id, description, hash
 				}
 				s, err := toString(f)
 				if err != nil {
@@ -142,6 +156,20 @@ func parseI18n(ext string, b []byte) (map[string]map[string]string, error) {
 		return nil, fmt.Errorf("want a table of messages, got %T", raw)
 	}
 	return out, nil
+}
+
+var pluralForms = map[string]bool{"zero": true, "one": true, "two": true, "few": true, "many": true, "other": true}
+
+// isMessage tells a message (a table with plural forms or go-i18n's
+// fields) from a table of messages.
+func isMessage(m map[string]any) bool {
+	for k := range m {
+		switch strings.ToLower(k) {
+		case "zero", "one", "two", "few", "many", "other", "translation", "id", "description", "hash":
+			return true
+		}
+	}
+	return false
 }
 
 // Lang is the lang namespace: translations (i18n, T) and numbers.

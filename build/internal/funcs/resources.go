@@ -445,7 +445,7 @@ func (rs *Resources) ToCSS(args ...any) (*Resource, error) {
 			name = r.name
 		}
 	}
-	return nil, fmt.Errorf("toCSS: assets/%s: Sass is not supported; compile it to CSS and use resources.Get on the .css", name)
+	return nil, fmt.Errorf("toCSS: assets/%s: Sass is not available to the builder; commit the compiled CSS to assets/ and use resources.Get on it", name)
 }
 
 // GetRemote fails: a build fetches nothing from the network.
