@@ -149,6 +149,7 @@ func Build(ctx context.Context, opts Options) (Report, error) {
 	st.out = out
 
 	b := &builder{opts: opts, site: site, tpl: tpl, out: out, theme: th}
+	site.renderView = b.renderView
 	if err := b.run(ctx, assets, &rep); err != nil {
 		return rep, err
 	}
@@ -219,7 +220,7 @@ func (b *builder) run(ctx context.Context, assets []asset, rep *Report) error {
 
 	livePage := b.site.ownPage("live", "Live instances", "live/")
 	livePage.description = "How many Fediverse instances the observer sees alive, by software and over time."
-	notFound := b.site.ownPage("404", "Page not found", "404.html")
+	notFound := b.site.ownPage("404", "404 Page not found", "404.html")
 	pages := append(slices.Clone(b.site.all), livePage, notFound)
 	if err := b.render(ctx, pages); err != nil {
 		return err

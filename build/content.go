@@ -472,12 +472,16 @@ func (p *Page) applyFrontMatter(fm map[string]any, taxonomies []taxonomyDef) (st
 			p.description, err = asString(k, v)
 		case "date":
 			p.date, err = asTime(k, v)
+			p.params[lower] = p.date // a time, as Hugo gives it
 		case "lastmod", "modified":
 			p.lastmod, err = asTime(k, v)
+			p.params[lower] = p.lastmod // a time, as Hugo gives it
 		case "publishdate", "pubdate", "published":
 			p.publishDate, err = asTime(k, v)
+			p.params[lower] = p.publishDate // a time, as Hugo gives it
 		case "expirydate", "unpublishdate":
 			p.expiryDate, err = asTime(k, v)
+			p.params[lower] = p.expiryDate // a time, as Hugo gives it
 		case "draft":
 			b, ok := v.(bool)
 			if !ok {

@@ -141,6 +141,15 @@ func (p *Page) Store() *funcs.Scratch   { return p.scratch }
 // .Page (partials given a dict, the observer's former dot) still works.
 func (p *Page) Page() *Page { return p }
 
+// Render runs the page through a view template (.Render "summary"):
+// layouts/TYPE/NAME.html, else layouts/_default/NAME.html.
+func (p *Page) Render(layout string) (template.HTML, error) {
+	if p.site == nil || p.site.renderView == nil {
+		return "", fmt.Errorf("render %q: no templates", layout)
+	}
+	return p.site.renderView(p, layout)
+}
+
 // Data is Hugo's .Data of list pages.
 func (p *Page) Data() *pageData {
 	if p.data == nil {
@@ -361,12 +370,20 @@ type File struct {
 
 // OutputFormat is one rendering of a page (HTML, RSS).
 type OutputFormat struct {
-	Name, Rel, MediaType string
-	rel, perma           string
+	Name, Rel string
+	// MediaType prints as "text/html" and has Hugo's .Type, .MainType,
+	// .SubType and .Suffixes, which themes read.
+	MediaType  funcs.MediaType
+	rel, perma string
 }
 
 func (o OutputFormat) Permalink() string    { return o.perma }
 func (o OutputFormat) RelPermalink() string { return o.rel }
+
+var (
+	htmlType = funcs.MediaType{Type: "text/html", MainType: "text", SubType: "html", Suffixes: []string{"html"}}
+	rssType  = funcs.MediaType{Type: "application/rss+xml", MainType: "application", SubType: "rss", Suffixes: []string{"xml"}}
+)
 
 // OutputFormats lists a page's renderings, with Hugo's .Get.
 type OutputFormats []OutputFormat
@@ -385,10 +402,10 @@ func (o OutputFormats) Get(name string) *OutputFormat {
 // defaults.
 func (p *Page) OutputFormats() OutputFormats {
 	rel := "canonical"
-	out := OutputFormats{{Name: "HTML", Rel: rel, MediaType: "text/html", rel: p.rel, perma: p.perma}}
+	out := OutputFormats{{Name: "HTML", Rel: rel, MediaType: htmlType, rel: p.rel, perma: p.perma}}
 	if p.hasRSS() {
 		out[0].Rel = "canonical"
-		out = append(out, OutputFormat{Name: "RSS", Rel: "alternate", MediaType: "application/rss+xml",
+		out = append(out, OutputFormat{Name: "RSS", Rel: "alternate", MediaType: rssType,
 			rel: p.site.relPath(p.relPath + "index.xml"), perma: p.site.absPath(p.relPath + "index.xml")})
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"path"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,6 +103,28 @@ func (b *builder) renderHTML(p *Page) error {
 			return nil
 		}
 	}
+}
+
+// renderView is .Render: a view of the page, such as its summary in a
+// list, from layouts/TYPE/NAME.html or layouts/_default/NAME.html.
+func (b *builder) renderView(p *Page, layout string) (template.HTML, error) {
+	name := strings.TrimSuffix(layout, ".html") + ".html"
+	var cands []string
+	for _, dir := range []string{p.typ, p.section, "_default"} {
+		if dir != "" && !slices.Contains(cands, dir+"/"+name) {
+			cands = append(cands, dir+"/"+name)
+		}
+	}
+	ls, err := b.tpl.set(cands, false)
+	if errors.Is(err, errNoLayout) {
+		return "", fmt.Errorf(".Render %q: no layout among %s", layout, strings.Join(cands, ", "))
+	}
+	if err != nil {
+		return "", err
+	}
+	out, err := b.execute(ls, p)
+	// The view was escaped by html/template itself.
+	return template.HTML(out), err
 }
 
 func (b *builder) execute(ls *layoutSet, dot *Page) ([]byte, error) {

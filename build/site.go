@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"html/template"
 	"iter"
 	"maps"
 	"net/url"
@@ -57,10 +58,13 @@ type Site struct {
 	// the state thresholds, for pages that explain the lists.
 	LiveWindow, NewWindow, Warmup, ActiveInterval, InactiveInterval time.Duration
 
-	home         *Page
-	all          Pages // every page of every kind
-	regular      Pages
-	byRef        map[string]*Page
+	home    *Page
+	all     Pages // every page of every kind
+	regular Pages
+	byRef   map[string]*Page
+	// renderView runs a layout of the page's type (or _default/) with
+	// the page as its dot, for .Render.
+	renderView   func(p *Page, layout string) (template.HTML, error)
 	terms        map[string]map[string]*Page
 	taxonomyList []taxonomyDef
 	params       map[string]any
@@ -120,7 +124,9 @@ func (s *Site) Config() siteConfig {
 
 type siteConfig struct {
 	Services struct {
-		RSS struct{ Limit int }
+		RSS             struct{ Limit int }
+		Disqus          struct{ Shortname string }
+		GoogleAnalytics struct{ ID string }
 	}
 	Privacy struct {
 		GoogleAnalytics, Disqus struct{ Disable bool }
@@ -144,7 +150,22 @@ func (s *Site) Lastmod() time.Time {
 // GetPage finds a page by its path in content/ ("/posts", "posts/a.md",
 // "/about"), nil if there is none.
 func (s *Site) GetPage(ref string) *Page {
-	return s.byRef[normRef(ref)]
+	key := normRef(ref)
+	if p, ok := s.byRef[key]; ok || strings.Contains(key, "/") {
+		return p
+	}
+	// A bare name ("about", "life") is looked up by the last element of
+	// the pages' paths, as Hugo does, when one page alone has it.
+	var found *Page
+	for k, p := range s.byRef {
+		if path.Base(k) == key {
+			if found != nil && found != p {
+				return nil
+			}
+			found = p
+		}
+	}
+	return found
 }
 
 // ref is the ref and relref functions: the URL of the page at a path in

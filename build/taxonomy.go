@@ -16,6 +16,7 @@ type Taxonomy map[string]WeightedPages
 type WeightedPage struct {
 	Weight int
 	*Page
+	owner *Page // the term's page
 }
 
 // WeightedPages are a term's pages, in Hugo's default order.
@@ -28,6 +29,14 @@ func (w WeightedPages) Pages() Pages {
 		out[i] = wp.Page
 	}
 	return out
+}
+
+// Page is the term's page (nil for no pages), as Hugo gives it.
+func (w WeightedPages) Page() *Page {
+	if len(w) == 0 {
+		return nil
+	}
+	return w[0].owner
 }
 
 func (w WeightedPages) Count() int { return len(w) }
@@ -140,11 +149,24 @@ func (s *Site) buildTaxonomies(pages Pages) ([]*Page, error) {
 			slices.SortStableFunc(wp, func(a, b WeightedPage) int { return defaultOrder(a.Page, b.Page) })
 			term := &Page{kind: "term", title: titleCase(names[key]), typ: plural, section: plural, site: s,
 				params: map[string]any{}, relPath: plural + "/" + el + "/", parent: tp, pages: wp.Pages()}
+			for i := range wp {
+				wp[i].owner = term
+			}
 			term.data = &pageData{Pages: term.pages, Singular: tx.singular, Plural: plural, Term: key}
+			for _, p := range term.pages {
+				// A list's date is its newest page's, as in Hugo.
+				if p.date.After(term.date) {
+					term.date = p.date
+				}
+			}
+			if term.date.After(tp.date) {
+				tp.date = term.date
+			}
 			s.terms[plural][key] = term
 			tp.pages = append(tp.pages, term)
 			out = append(out, term)
 		}
+		slices.SortStableFunc(tp.pages, defaultOrder)
 		tp.data.Pages = tp.pages
 		out = append(out, tp)
 	}
