@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"html/template"
 	"io/fs"
 	"maps"
@@ -212,9 +211,6 @@ func parsePage(rel string, src []byte, co contentOpts) (*Page, error) {
 	if p.content, err = render(body); err != nil {
 		return nil, err
 	}
-	stripped := stripTags(string(p.content))
-	p.plain = html.UnescapeString(stripped)
-	p.words = len(strings.Fields(p.plain))
 	switch sum, _ := p.params["summary"].(string); {
 	case hasMore:
 		if p.summary, err = render(before); err != nil {
@@ -227,45 +223,62 @@ func parsePage(rel string, src []byte, co contentOpts) (*Page, error) {
 		}
 		p.truncated = true
 	default:
-		text, cut := wholeSentences(stripped, co.summaryLen)
+		text, cut := wholeSentences(stripTags(string(p.content)), co.summaryLen)
 		p.summary, p.truncated = template.HTML(text), cut
 	}
 	return p, nil
 }
 
 // stripTags is the text of HTML, entities left as they are (so that it
-// is still HTML), block ends turned into spaces so that words do not run
-// together.
+// is still HTML), every run of white space and every tag one space, so
+// that words do not run together.
 func stripTags(s string) string {
 	var b strings.Builder
-	inTag := false
+	b.Grow(len(s) / 2)
+	inTag, space := false, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '<':
-			inTag = true
+			inTag, space = true, true
 		case c == '>' && inTag:
 			inTag = false
-			b.WriteByte(' ')
-		case !inTag:
+		case inTag:
+		case c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f':
+			space = true
+		default:
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
 			b.WriteByte(c)
 		}
 	}
-	return strings.Join(strings.Fields(b.String()), " ")
+	return b.String()
 }
 
-// wholeSentences is Hugo's automatic summary: the first n words, then on
-// to the end of the sentence they stop in; cut says text was left out.
-func wholeSentences(s string, n int) (string, bool) {
-	words := strings.Fields(s)
-	if len(words) <= n {
-		return strings.Join(words, " "), false
+// wholeSentences is Hugo's automatic summary: the first n words of text
+// (words separated by single spaces, as stripTags gives), then on to the
+// end of the sentence they stop in; cut says text was left out.
+func wholeSentences(text string, n int) (string, bool) {
+	words, end := 0, 0
+	for end < len(text) {
+		next := strings.IndexByte(text[end:], ' ')
+		if next < 0 {
+			next = len(text) - end
+		}
+		word := text[end : end+next]
+		end += next
+		words++
+		if words >= n && word != "" && strings.ContainsAny(word[len(word)-1:], ".!?") {
+			break
+		}
+		if end < len(text) {
+			end++ // the space
+		}
 	}
-	end := n
-	for end < len(words) && !strings.ContainsAny(words[end-1][len(words[end-1])-1:], ".!?") {
-		end++
-	}
-	return strings.Join(words[:end], " "), end < len(words)
+	out := strings.TrimRight(text[:end], " ")
+	return out, len(strings.TrimSpace(text[end:])) > 0
 }
 
 // splitFrontMatter separates YAML (---) or TOML (+++) front matter from the

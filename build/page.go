@@ -3,6 +3,7 @@ package build
 import (
 	"cmp"
 	"fmt"
+	"html"
 	"html/template"
 	"path"
 	"reflect"
@@ -34,8 +35,6 @@ type Page struct {
 	content     template.HTML
 	summary     template.HTML
 	truncated   bool
-	plain       string
-	words       int
 	// file is the source file relative to content/ ("" for pages made
 	// without one).
 	file       string
@@ -110,11 +109,14 @@ func (p *Page) Content() template.HTML { return p.content }
 // front matter's summary, else the first 70 words of the text, as Hugo's.
 func (p *Page) Summary() template.HTML { return p.summary }
 func (p *Page) Truncated() bool        { return p.truncated }
-func (p *Page) Plain() string          { return p.plain }
-func (p *Page) WordCount() int         { return p.words }
+
+// Plain is the content's text without its tags, worked out when asked
+// for: held for every page, it made a build of many pages twice as big.
+func (p *Page) Plain() string  { return html.UnescapeString(stripTags(string(p.content))) }
+func (p *Page) WordCount() int { return len(strings.Fields(p.Plain())) }
 
 // ReadingTime is in minutes at 213 words a minute, Hugo's figure.
-func (p *Page) ReadingTime() int     { return (p.words + 212) / 213 }
+func (p *Page) ReadingTime() int     { return (p.WordCount() + 212) / 213 }
 func (p *Page) Permalink() string    { return p.perma }
 func (p *Page) RelPermalink() string { return p.rel }
 func (p *Page) Kind() string         { return p.kind }
