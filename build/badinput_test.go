@@ -136,7 +136,7 @@ func TestInputDirectoriesThatAreNotDirectories(t *testing.T) {
 func TestLinksInsideInputsAreRefused(t *testing.T) {
 	for _, c := range []struct{ link, target string }{
 		{"layouts/page.html", "other/page.html"},
-		{"layouts/_partials/footer.html", "other/page.html"},
+		{"layouts/_partials/observer/footer.html", "other/page.html"},
 		{"static/passwd", "/etc/passwd"},
 		{"static/dir", "other"},
 		{"content/about.md", "other/about.md"},

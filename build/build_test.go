@@ -100,11 +100,11 @@ func smallSite(t *testing.T) string {
 		"content/_index.md": "---\ntitle: Welcome home\n---\nIntro text for **everyone**.\n",
 		"content/about.md": "+++\ntitle = \"About us\"\nweight = 2\nmenu = \"main\"\ncolour = \"blue\"\ndate = 2024-05-01\n+++\n" +
 			"# Big heading\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nSee https://example.org and ~~old~~.[^n]\n\n[^n]: A note.\n\n<div class=\"raw\">raw html</div>\n",
-		"content/draft.md":              "---\ntitle: Secret\ndraft: true\n---\nnot yet\n",
-		"content/docs/guide.md":         "---\ntitle: Guide\ndescription: How to\n---\nGuide body\n",
-		"content/docs/image.txt":        "an asset",
-		"layouts/_partials/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`,
-		"static/extra.txt":              "static file\n",
+		"content/draft.md":                       "---\ntitle: Secret\ndraft: true\n---\nnot yet\n",
+		"content/docs/guide.md":                  "---\ntitle: Guide\ndescription: How to\n---\nGuide body\n",
+		"content/docs/image.txt":                 "an asset",
+		"layouts/_partials/observer/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`,
+		"static/extra.txt":                       "static file\n",
 	})
 }
 
@@ -692,21 +692,21 @@ func TestFailedBuildLeavesSiteUntouched(t *testing.T) {
 	}, {
 		name: "parse error in a partial",
 		setup: func() func() {
-			buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/footer.html": "<footer>\n{{ if }}\n</footer>"})
+			buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/observer/footer.html": "<footer>\n{{ if }}\n</footer>"})
 			return func() {
-				buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`})
+				buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/observer/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`})
 			}
 		},
-		want: []string{"layouts/_partials/footer.html:2", "missing value for if"},
+		want: []string{"layouts/_partials/observer/footer.html:2", "missing value for if"},
 	}, {
 		name: "error inside a partial",
 		setup: func() func() {
-			buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/footer.html": "<footer>\n\n{{ index .Site.Pages 99 }}</footer>"})
+			buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/observer/footer.html": "<footer>\n\n{{ index .Site.Pages 99 }}</footer>"})
 			return func() {
-				buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`})
+				buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/observer/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`})
 			}
 		},
-		want: []string{"layouts/_partials/footer.html:3:", "<index .Site.Pages 99>", "index out of range", "baseof.html:"},
+		want: []string{"layouts/_partials/observer/footer.html:3:", "<index .Site.Pages 99>", "index out of range", "baseof.html:"},
 	}, {
 		name: "data error while streaming the live list",
 		setup: func() func() {
@@ -868,7 +868,7 @@ func TestThemes(t *testing.T) {
 func TestDefaultThemeOverride(t *testing.T) {
 	// A project-level layout replaces one file of the embedded default theme.
 	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/_partials/instance.html": `<li class="mine">{{ .Host }}</li>`,
+		"layouts/_partials/observer/instance.html": `<li class="mine">{{ .Host }}</li>`,
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	home := read(t, filepath.Join(out, "index.html"))
@@ -916,9 +916,9 @@ func TestWorkedExample(t *testing.T) {
 	}
 	unindent := func(s string) string { return regexp.MustCompile("(?m)^   ").ReplaceAllString(s, "") + "\n" }
 	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"content/top.md":                unindent(blocks[0][1]),
-		"layouts/_default/top.html":     unindent(blocks[1][1]),
-		"layouts/_partials/footer.html": unindent(blocks[2][1]),
+		"content/top.md":                         unindent(blocks[0][1]),
+		"layouts/_default/top.html":              unindent(blocks[1][1]),
+		"layouts/_partials/observer/footer.html": unindent(blocks[2][1]),
 	})
 	data := smallData()
 	var asked []string

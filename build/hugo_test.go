@@ -679,3 +679,31 @@ titles={{ range sort site.RegularPages "Title" "desc" }}{{ .Title }} {{ end }}{{
 		"note=&lt;em&gt;safe&lt;/em&gt; safe=<em>safe</em>", "titles=O C B A x, y")
 	assertFile(t, out, "posts/index.xml", `<?xml version="1.0"?>`, "<rss><channel><title>Posts</title><item>C Sat, 03 Jan 2026</item><item>B Fri, 02 Jan 2026</item></channel></rss>")
 }
+
+// A theme without a baseof.html (its layouts call its header and footer
+// partials) gets the observer's pages in the built-in frame, whose
+// partials are the built-in theme's own (observer/…), not the theme's
+// of the same name: the theme's header.html is a whole <head>, and it
+// used to land inside the frame's.
+func TestHugoBuiltinFrameKeepsItsPartials(t *testing.T) {
+	out := hugoBuild(t, `
+-- observer.toml --
+[site]
+theme = "plain"
+-- themes/plain/layouts/_default/list.html --
+{{ partial "header.html" . }}list{{ partial "footer.html" . }}
+-- themes/plain/layouts/partials/header.html --
+<!DOCTYPE html><html><head><title>theme</title></head><body>
+-- themes/plain/layouts/partials/footer.html --
+</body></html>
+`)
+	assertFile(t, out, "index.html", "<title>theme</title>", "list</body></html>")
+	b, err := os.ReadFile(filepath.Join(out, "live", "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "<html"); n != 1 || strings.Contains(string(b), "<title>theme</title>") {
+		t.Errorf("live/index.html has %d <html> and the theme's header: %s", n, b)
+	}
+	assertFile(t, out, "live/index.html", "Live instances", "By software")
+}

@@ -31,7 +31,7 @@ func previewSite(t *testing.T) string {
 	return buildtest.WriteTree(t, t.TempDir(), map[string]string{
 		"content/_index.md":             "---\ntitle: Welcome home\n---\nIntro text.\n",
 		"content/docs/guide.md":         "---\ntitle: Guide\n---\nGuide body\n",
-		"layouts/_partials/footer.html": `<footer>Footer {{ .Site.Title }}</footer>`,
+		"layouts/_partials/observer/footer.html": `<footer>Footer {{ .Site.Title }}</footer>`,
 		"static/extra.txt":              "static file\n",
 	})
 }
