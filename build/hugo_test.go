@@ -603,6 +603,13 @@ func TestHugoConfigKeys(t *testing.T) {
 	if cfg.Site.BaseURL != "https://a.example/" || cfg.Site.Language != "de" || cfg.Site.Pagination.PagerSize != 3 {
 		t.Errorf("Hugo's keys not folded in: %+v", cfg.Site)
 	}
+	cfg = config.Default()
+	if err := config.Parse([]byte("[[site.menu.main]]\nname = \"Home\"\nurl = \"/\"\n"), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Site.Menus["main"]) != 1 || cfg.Site.Menus["main"][0].Name != "Home" {
+		t.Errorf("site.menu not read as site.menus: %+v", cfg.Site.Menus)
+	}
 }
 
 // What themes read besides the model's core: the table of contents,

@@ -54,8 +54,10 @@ type Site struct {
 	HugoLanguageCode string `toml:"languageCode"`
 	// Copyright is .Site.Copyright, shown in the footer and the RSS feeds.
 	Copyright string `toml:"copyright"`
-	// Menus are Hugo's menus defined in the config, by menu name.
-	Menus map[string][]MenuEntry `toml:"menus"`
+	// Menus are Hugo's menus defined in the config, by menu name; menu
+	// is Hugo's other name for them (Parse folds it in).
+	Menus    map[string][]MenuEntry `toml:"menus"`
+	HugoMenu map[string][]MenuEntry `toml:"menu"`
 	// Paginate is Hugo's former name of Pagination.PagerSize.
 	Paginate   int        `toml:"paginate"`
 	Pagination Pagination `toml:"pagination"`
@@ -283,6 +285,12 @@ func foldHugoKeys(s *Site, before Site) error {
 			return fmt.Errorf("site.languageCode and site.language are the same setting, given twice (%q and %q): keep one", s.HugoLanguageCode, s.Language)
 		}
 		s.Language, s.HugoLanguageCode = s.HugoLanguageCode, ""
+	}
+	if s.HugoMenu != nil {
+		if s.Menus != nil {
+			return fmt.Errorf("site.menu and site.menus are the same setting, given twice: keep one")
+		}
+		s.Menus, s.HugoMenu = s.HugoMenu, nil
 	}
 	if s.Paginate != 0 && s.Pagination.PagerSize == 0 {
 		s.Pagination.PagerSize = s.Paginate
