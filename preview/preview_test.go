@@ -29,10 +29,10 @@ var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 // static file.
 func previewSite(t *testing.T) string {
 	return buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"content/_index.md":             "---\ntitle: Welcome home\n---\nIntro text.\n",
-		"content/docs/guide.md":         "---\ntitle: Guide\n---\nGuide body\n",
+		"content/_index.md":                      "---\ntitle: Welcome home\n---\nIntro text.\n",
+		"content/docs/guide.md":                  "---\ntitle: Guide\n---\nGuide body\n",
 		"layouts/_partials/observer/footer.html": `<footer>Footer {{ .Site.Title }}</footer>`,
-		"static/extra.txt":              "static file\n",
+		"static/extra.txt":                       "static file\n",
 	})
 }
 
