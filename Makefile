@@ -64,11 +64,25 @@ kill-test:
 	OBSERVER_KILL_ITERATIONS=$(KILL_ITERATIONS) $(GO) test -count 1 -run 'Kill' -timeout 60m -v ./cmd/observer
 
 # Every benchmark once (the crawl pass at its small default size), then the
+# discovery latency over 60 simulated days (bench-latency) and the
 # million-instance crawl pass (bench-crawl, about an hour per isolation mode
 # on 2 cores). docs/benchmarks.md says which command gives which figure.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+	$(GO) test -run '^$$' -bench . -skip DiscoveryLatency -benchtime 1x -timeout 60m ./...
+	$(MAKE) bench-latency
 	$(MAKE) bench-crawl
+
+# The observer as deployed (a pass every 4 hours, the site built after
+# each) over fedisim's spread model for 60 simulated days: latency from an
+# instance's birth to new.atom, peers-list bytes and checks per day by host
+# state (cmd/observer/latency_bench_test.go; about an hour on 2 cores at
+# 2,000 instances). LATENCY_INSTANCES=10000 is the larger world.
+LATENCY_INSTANCES ?= 2000
+LATENCY_DAYS ?= 60
+.PHONY: bench-latency
+bench-latency:
+	OBSERVER_LATENCY_INSTANCES=$(LATENCY_INSTANCES) OBSERVER_LATENCY_DAYS=$(LATENCY_DAYS) \
+	  $(GO) test -run '^$$' -bench DiscoveryLatency -benchtime 1x -timeout 6h ./cmd/observer
 
 clean:
 	rm -rf bin public .public.lock

@@ -101,8 +101,18 @@ type Crawl struct {
 	MaxChecks    int      `toml:"max_checks"` // 0: no limit
 	Duration     Duration `toml:"duration"`   // time budget of one pass
 	CheckTimeout Duration `toml:"check_timeout"`
-	// PeersInterval is how often one host's peers list is fetched.
-	PeersInterval Duration `toml:"peers_interval"`
+	// PeersInterval is how often a peers list that named no new host
+	// lately is fetched; PeersMinInterval how often one that keeps naming
+	// new hosts may be, if its server gives validators (a conditional
+	// fetch of an unchanged list costs a 304). Between the two, a list
+	// earns its rate by the hosts first discovered through it within the
+	// last PeersInterval (duck/sql/due.sql).
+	PeersInterval    Duration `toml:"peers_interval"`
+	PeersMinInterval Duration `toml:"peers_min_interval"`
+	// DiscoveredChecks caps how many hosts discovered in a pass it checks
+	// in the same pass (0: none, they wait for a later pass); the domain
+	// and address budgets apply to them as to the due list.
+	DiscoveredChecks int `toml:"discovered_checks"`
 	// DomainBudget caps how many new hosts of one registrable domain are
 	// checked per pass, so subdomain farms cost little.
 	DomainBudget int `toml:"domain_budget"`
@@ -148,6 +158,11 @@ type State struct {
 	ActiveJitter     Duration `toml:"active_jitter"`
 	InactiveInterval Duration `toml:"inactive_interval"`
 	InactiveJitter   Duration `toml:"inactive_jitter"`
+	// BackoffMax caps the interval of hosts that back off: dead ones
+	// (inactive_interval doubled with each failed check past the one that
+	// made them dead) and checked ones never alive (active_interval
+	// doubled with each check).
+	BackoffMax Duration `toml:"backoff_max"`
 	// DiscoveryDelay: new discoveries are due at a random time within this
 	// delay, except during the observer's first Warmup, when they are due at once.
 	DiscoveryDelay Duration `toml:"discovery_delay"`
@@ -178,18 +193,20 @@ func Default() Config {
 			Theme:       "default",
 		},
 		Crawl: Crawl{
-			ProductToken:  "FediverseObserver",
-			ContactURL:    "https://github.com/fediverse-observer/observer",
-			Seeds:         "data/seeds.txt",
-			Concurrency:   64,
-			Duration:      Duration(2 * time.Hour),
-			CheckTimeout:  Duration(60 * time.Second),
-			PeersInterval: Duration(7 * 24 * time.Hour),
-			DomainBudget:  10,
-			AddressBudget: 50,
-			MaxNewPerList: 2000,
-			MaxNewPerPass: 100_000,
-			Blocklist:     "data/blocklist.txt",
+			ProductToken:     "FediverseObserver",
+			ContactURL:       "https://github.com/fediverse-observer/observer",
+			Seeds:            "data/seeds.txt",
+			Concurrency:      64,
+			Duration:         Duration(2 * time.Hour),
+			CheckTimeout:     Duration(60 * time.Second),
+			PeersInterval:    Duration(7 * 24 * time.Hour),
+			PeersMinInterval: Duration(3 * time.Hour),
+			DomainBudget:     10,
+			DiscoveredChecks: 20_000,
+			AddressBudget:    50,
+			MaxNewPerList:    2000,
+			MaxNewPerPass:    100_000,
+			Blocklist:        "data/blocklist.txt",
 			// The orchestrator's memory goal is 1 GiB with a million hosts;
 			// DuckDB would otherwise keep far more (docs/benchmarks.md).
 			DuckDBMemoryLimit: "256MB",
@@ -205,7 +222,8 @@ func Default() Config {
 			ActiveJitter:     Duration(2 * time.Hour),
 			InactiveInterval: Duration(167 * time.Hour),
 			InactiveJitter:   Duration(11*time.Hour + 30*time.Minute),
-			DiscoveryDelay:   Duration(29 * time.Hour),
+			BackoffMax:       Duration(90 * 24 * time.Hour),
+			DiscoveryDelay:   Duration(4 * time.Hour),
 		},
 		Serve: Serve{Port: 1313},
 	}
@@ -323,6 +341,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl.check_timeout must be positive, got %s", c.Crawl.CheckTimeout.D())
 	case c.Crawl.PeersInterval <= 0:
 		return fmt.Errorf("crawl.peers_interval must be positive, got %s", c.Crawl.PeersInterval.D())
+	case c.Crawl.DiscoveredChecks < 0:
+		return fmt.Errorf("crawl.discovered_checks must not be negative, got %d", c.Crawl.DiscoveredChecks)
 	case c.Crawl.DomainBudget < 0:
 		return fmt.Errorf("crawl.domain_budget must not be negative, got %d", c.Crawl.DomainBudget)
 	case c.Crawl.AddressBudget < 0:
@@ -363,6 +383,12 @@ func (c Config) Validate() error {
 	case c.State.InactiveJitter < 0 || c.State.InactiveJitter >= c.State.InactiveInterval:
 		return fmt.Errorf("state.inactive_jitter must be less than state.inactive_interval (%s), got %s",
 			c.State.InactiveInterval.D(), c.State.InactiveJitter.D())
+	case c.State.BackoffMax < c.State.ActiveInterval || c.State.BackoffMax < c.State.InactiveInterval:
+		return fmt.Errorf("state.backoff_max must be at least state.active_interval (%s) and state.inactive_interval (%s), got %s",
+			c.State.ActiveInterval.D(), c.State.InactiveInterval.D(), c.State.BackoffMax.D())
+	case c.Crawl.PeersMinInterval <= 0 || c.Crawl.PeersMinInterval > c.Crawl.PeersInterval:
+		return fmt.Errorf("crawl.peers_min_interval must be positive and at most crawl.peers_interval (%s), got %s",
+			c.Crawl.PeersInterval.D(), c.Crawl.PeersMinInterval.D())
 	case c.Serve.Port < 0 || c.Serve.Port > 65535:
 		return fmt.Errorf("serve.port must be between 0 and 65535, got %d", c.Serve.Port)
 	case c.Site.Theme == "" || strings.ContainsAny(c.Site.Theme, `/\`) || c.Site.Theme == "." || c.Site.Theme == "..":

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -295,5 +296,17 @@ func TestByteOrderMarkIsIgnored(t *testing.T) {
 	cfg := config.Default()
 	if err := config.Parse([]byte("\xef\xbb\xbf[crawl]\nconcurrency = 7\n"), &cfg); err != nil || cfg.Crawl.Concurrency != 7 {
 		t.Fatalf("concurrency %d, err %v", cfg.Crawl.Concurrency, err)
+	}
+}
+
+// The shipped observer.toml shows every default, as its header says: read
+// over nothing, it gives Default() exactly.
+func TestShippedConfigIsTheDefault(t *testing.T) {
+	cfg, err := config.Load(filepath.Join("..", "observer.toml"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg, config.Default()) {
+		t.Errorf("observer.toml reads as\n%+v\nDefault() is\n%+v", cfg, config.Default())
 	}
 }

@@ -48,3 +48,19 @@ func (d *DueList) Peers(host string) PeersDue {
 	}
 	return PeersDue{Fetch: true}
 }
+
+// AdmitDiscovered returns what says whether a host discovered during the
+// pass is to be checked in it too (Pass.CheckDiscovered): at most limit of
+// them (<= 0: none), not blocklisted, and within its registrable domain's
+// budget, which they share with the due list's new hosts. A host it refuses
+// stays a recorded discovery, due by the schedule. Only the pass's
+// collector calls what it returns, so it needs no lock.
+func (d *DueList) AdmitDiscovered(limit int) func(host string) bool {
+	return func(host string) bool {
+		if limit <= 0 || d.blocked(host) || !d.budget.Admit(host) {
+			return false
+		}
+		limit--
+		return true
+	}
+}

@@ -92,7 +92,15 @@ type Pass struct {
 	// memory; the pass holds every checker to it. What is dropped is
 	// counted (Summary.OverListCap, OverPassCap) and heard of again later.
 	MaxNewPerList, MaxNewPerPass int
-	Logger                       *slog.Logger
+	// CheckDiscovered, when set, says whether a host discovered in this
+	// pass is to be checked in this pass too (DueList.AdmitDiscovered: not
+	// blocklisted, within its registrable domain's budget). Admitted
+	// discoveries are checked before the rest of the due list, within the
+	// pass's budgets (MaxChecks counts them), so that a pass from a seed
+	// list reaches the hosts its seeds name instead of leaving every
+	// discovery to the next pass. Nil: discoveries wait for a later pass.
+	CheckDiscovered func(host string) bool
+	Logger          *slog.Logger
 
 	// withBudget, when set, replaces context.WithTimeout in making the
 	// Duration budget's context, so tests can end the budget themselves.
@@ -118,7 +126,10 @@ type Summary struct {
 	Bytes      int64                    // response bytes read, decoded
 	Invalid    int                      // due hosts skipped as invalid
 	Duplicates int                      // due hosts skipped as already checked in this pass
-	Abandoned  int                      // checks cut off by cancellation, or whose recording failed: not recorded
+	// DiscoveredChecked counts the checks (in Checks) of hosts discovered
+	// in this pass (Pass.CheckDiscovered), which were not on the due list.
+	DiscoveredChecked int
+	Abandoned         int // checks cut off by cancellation, or whose recording failed: not recorded
 	// NotStarted counts the due hosts left for a later pass: past
 	// MaxChecks, after the time budget or a cancellation, or not started
 	// because their address was busy and every place to wait for it was
@@ -147,6 +158,9 @@ func (s Summary) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "pass %s: %d checks in %s, %d hosts discovered, %s fetched\n",
 		s.PassID, s.Checks, s.Duration.Round(time.Millisecond), s.Discovered, byteText(s.Bytes))
+	if s.DiscoveredChecked > 0 {
+		fmt.Fprintf(&b, "  checks of hosts discovered in this pass: %d\n", s.DiscoveredChecked)
+	}
 	for _, o := range observer.Outcomes() {
 		if n := s.ByOutcome[o]; n > 0 {
 			fmt.Fprintf(&b, "  %-16s %d\n", o, n)
@@ -235,15 +249,17 @@ func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
 		return Summary{}, errors.New("crawl pass needs a Checker and a Sink")
 	}
 	r := p.newRun()
-	hosts := r.admit(due)
+	r.queue = newHostQueue(r.admit(due), p.MaxChecks)
 
 	// The sink's failure stops the pass like a cancellation.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	budget, cancelBudget := p.budgetContext(ctx)
 	defer cancelBudget()
+	stopWaking := context.AfterFunc(budget, r.queue.wake)
+	defer stopWaking()
 
-	go r.schedule(ctx, budget, hosts)
+	go r.schedule(ctx, budget)
 	err := r.collect(ctx, cancel)
 	return r.summary(), err
 }
@@ -269,11 +285,13 @@ type passRun struct {
 	results              chan hostDone
 	wg                   sync.WaitGroup
 	notStarted           int // written by the producer before it closes results
+	queue                *hostQueue
 }
 
 // hostDone is what one due host's goroutine reports to the collector.
 type hostDone struct {
 	r          observer.Result
+	discovered bool // the host was discovered in this pass, not on the due list
 	abandoned  bool
 	skipped    bool // address budget used up: not checked
 	notStarted bool // not begun: the budget or the pass ended first, or busy
@@ -354,30 +372,35 @@ func (p *Pass) budgetContext(ctx context.Context) (context.Context, context.Canc
 	return withBudget(ctx, p.Duration)
 }
 
-// schedule is the producer: it starts a goroutine per host, in order, as
-// pending lets it, until the hosts or the budget run out, and closes results
-// once every goroutine it started has reported.
-func (r *passRun) schedule(ctx, budget context.Context, hosts []string) {
+// schedule is the producer: it starts a goroutine per host, in the queue's
+// order, as pending lets it, until the queue or the budget runs out, and
+// closes results once every goroutine it started has reported.
+func (r *passRun) schedule(ctx, budget context.Context) {
 	defer close(r.results)
 	defer r.wg.Wait()
-	for i, h := range hosts {
+	for {
+		h, discovered, ok := r.queue.next(budget)
+		if !ok {
+			break
+		}
 		if budget.Err() != nil || r.pending.Acquire(budget, 1) != nil {
-			r.notStarted = len(hosts) - i
-			return
+			r.queue.giveBack(discovered)
+			break
 		}
 		// Acquire may succeed on a context already done.
 		if budget.Err() != nil {
 			r.pending.Release(1)
-			r.notStarted = len(hosts) - i
-			return
+			r.queue.giveBack(discovered)
+			break
 		}
 		opts := r.p.checkOptions(h)
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			r.checkHost(ctx, budget, h, opts)
+			r.checkHost(ctx, budget, h, opts, discovered)
 		}()
 	}
+	r.notStarted = r.queue.dueLeft()
 }
 
 // checkOptions returns the options to check host with, but for its address
@@ -400,24 +423,27 @@ func (p *Pass) checkOptions(host string) CheckOptions {
 
 // checkHost takes h through the gates, holding a place in pending, checks it
 // and reports to results.
-func (r *passRun) checkHost(ctx, budget context.Context, h string, opts CheckOptions) {
+func (r *passRun) checkHost(ctx, budget context.Context, h string, opts CheckOptions, discovered bool) {
 	g := gates{pending: r.pending, parked: r.parked, holdsPending: true}
 	defer g.leave()
 	if r.limiter != nil {
 		addr, d, ok := r.holdAddress(budget, &g, h)
 		if !ok {
+			d.discovered = discovered
 			r.results <- d
 			return
 		}
 		opts.Addr = addr
 	}
 	if !r.enterCheck(budget, opts.Addr) {
-		r.results <- hostDone{notStarted: true}
+		r.results <- hostDone{notStarted: true, discovered: discovered}
 		return
 	}
 	g.leave()
 	defer r.sem.Release(1)
-	r.results <- r.check(ctx, h, opts)
+	d := r.check(ctx, h, opts)
+	d.discovered = discovered
+	r.results <- d
 }
 
 // holdAddress resolves h and takes its address in the limiter. If it
@@ -476,36 +502,60 @@ func (r *passRun) collect(ctx context.Context, cancel context.CancelCauseFunc) e
 	var found KnownSet
 	var sinkErr error
 	for d := range r.results {
-		switch {
-		case d.skipped:
-			r.sum.SkippedAddressBudget++
-			continue
-		case d.notStarted:
+		r.collectOne(ctx, cancel, d, &found, &sinkErr)
+		// After its discoveries are queued, so the producer does not take
+		// the queue for finished while they are on their way.
+		r.queue.done()
+	}
+	return sinkErr
+}
+
+// collectOne records one finished host in r.sum, and queues its admitted
+// discoveries for checking in this pass.
+func (r *passRun) collectOne(ctx context.Context, cancel context.CancelCauseFunc, d hostDone, found *KnownSet, sinkErr *error) {
+	switch {
+	case d.skipped:
+		r.sum.SkippedAddressBudget++
+		return
+	case d.notStarted:
+		// A discovery not started stays a recorded discovery, due by
+		// the schedule; only due-list hosts count as left over.
+		if !d.discovered {
 			r.sum.NotStarted++
 			if d.busy {
 				r.sum.AddressBusy++
 			}
-			continue
 		}
-		if d.abandoned || sinkErr != nil {
-			r.sum.Abandoned++
-			continue
-		}
-		res := r.dedupe(d.r, &found)
-		r.log.Debug("checked", "host", res.Check.Host, "outcome", res.Check.Outcome, "error", res.Check.Error,
-			"ms", res.Check.DurationMS, "discoveries", len(res.Discoveries))
-		if err := r.p.Sink.Record(ctx, res); err != nil {
-			sinkErr = fmt.Errorf("record check of %s: %w", res.Check.Host, err)
-			cancel(sinkErr)
-			r.sum.Abandoned++
-			continue
-		}
-		r.sum.Checks++
-		r.sum.ByOutcome[res.Check.Outcome]++
-		r.sum.Discovered += len(res.Discoveries)
-		r.sum.Bytes += res.Bytes
+		return
 	}
-	return sinkErr
+	if d.abandoned || *sinkErr != nil {
+		r.sum.Abandoned++
+		return
+	}
+	res := r.dedupe(d.r, found)
+	r.log.Debug("checked", "host", res.Check.Host, "outcome", res.Check.Outcome, "error", res.Check.Error,
+		"ms", res.Check.DurationMS, "discoveries", len(res.Discoveries))
+	if err := r.p.Sink.Record(ctx, res); err != nil {
+		*sinkErr = fmt.Errorf("record check of %s: %w", res.Check.Host, err)
+		cancel(*sinkErr)
+		r.sum.Abandoned++
+		return
+	}
+	r.sum.Checks++
+	r.sum.ByOutcome[res.Check.Outcome]++
+	r.sum.Discovered += len(res.Discoveries)
+	r.sum.Bytes += res.Bytes
+	if d.discovered {
+		r.sum.DiscoveredChecked++
+	}
+	if r.p.CheckDiscovered == nil {
+		return
+	}
+	for _, disc := range res.Discoveries {
+		if r.p.CheckDiscovered(disc.Host) {
+			r.queue.addDiscovered(disc.Host)
+		}
+	}
 }
 
 // summary completes the summary once results is closed.

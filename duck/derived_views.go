@@ -62,6 +62,9 @@ func (s *Store) derivedViews(p ViewParams) ([]view, error) {
 		"active_jitter_us":   us(st.ActiveJitter.D()),
 		"inactive_us":        us(st.InactiveInterval.D()),
 		"inactive_jitter_us": us(st.InactiveJitter.D()),
+		// Never below the intervals it caps, whatever a hand-built State says.
+		"backoff_max_us":     us(max(st.BackoffMax.D(), st.ActiveInterval.D(), st.InactiveInterval.D())),
+		"failures_to_dead":   strconv.Itoa(st.FailuresToDead),
 		"live_days":          strconv.FormatInt(liveDays(st), 10),
 		"state_source":       stateSource,
 		"transitions_source": transitionsSource,

@@ -302,7 +302,7 @@ func TestSnapshotsFromBeforeAColumnWasAddedStillDerive(t *testing.T) {
 		t.Fatalf("a.example: %s", got)
 	}
 	var d []duck.DueHost
-	if err := s.DueHosts(context.Background(), t0.Add(40*day), 7*day, func(h duck.DueHost) { d = append(d, h) }); err != nil {
+	if err := s.DueHosts(context.Background(), t0.Add(40*day), duck.PeersSchedule{Interval: 7 * day, MinInterval: 7 * day}, func(h duck.DueHost) { d = append(d, h) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(d) != 2 || d[0].PeersETag != "" {

@@ -42,12 +42,21 @@ type DueHost struct {
 	PeersETag, PeersLastModified string
 }
 
+// PeersSchedule is how often peers lists are fetched (due.sql):
+// Interval for a list that named no new host lately, down to MinInterval
+// for one that keeps naming them (config.Crawl's peers_interval and
+// peers_min_interval).
+type PeersSchedule struct {
+	Interval, MinInterval time.Duration
+}
+
 // DueHosts calls fn for every host due for a check at now by the schedule
 // (state.next_check_at), soonest first. It reads the derived state, so
 // derive (and create the views) after recording new discoveries: a host
 // discovered since the last derivation is not in it yet.
-func (s *Store) DueHosts(ctx context.Context, now time.Time, peersInterval time.Duration, fn func(DueHost)) error {
-	rows, err := s.db.QueryContext(ctx, sqlFile("queries/due.sql"), now.UTC(), peersInterval.Microseconds())
+func (s *Store) DueHosts(ctx context.Context, now time.Time, peers PeersSchedule, fn func(DueHost)) error {
+	minInterval := min(max(peers.MinInterval, time.Microsecond), peers.Interval)
+	rows, err := s.db.QueryContext(ctx, sqlFile("queries/due.sql"), now.UTC(), peers.Interval.Microseconds(), minInterval.Microseconds())
 	if err != nil {
 		return fmt.Errorf("due hosts: %w", err)
 	}

@@ -36,7 +36,7 @@ func nextChecks(t *testing.T, s *duck.Store, from time.Time) map[string]time.Dur
 func due(t *testing.T, s *duck.Store, now time.Time) []duck.DueHost {
 	t.Helper()
 	var out []duck.DueHost
-	if err := s.DueHosts(context.Background(), now, 7*day, func(d duck.DueHost) { out = append(out, d) }); err != nil {
+	if err := s.DueHosts(context.Background(), now, duck.PeersSchedule{Interval: 7 * day, MinInterval: 7 * day}, func(d duck.DueHost) { out = append(out, d) }); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -128,9 +128,15 @@ func TestSchedule(t *testing.T) {
 	})
 	t.Run("inactive_interval_with_jitter", func(t *testing.T) {
 		lo := checkAt + st.InactiveInterval.D() - st.InactiveJitter.D()
-		for _, kind := range []string{"dead", "optout", "moved"} {
+		for _, kind := range []string{"optout", "moved"} {
 			assertJitter(t, kind, next, hosts(kind), lo, lo+2*st.InactiveJitter.D())
 		}
+	})
+	t.Run("never_alive_backed_off_to_the_ceiling", func(t *testing.T) {
+		// Nine failed checks of hosts never alive: 29h doubled eight
+		// times is past backoff_max, so backoff_max it is.
+		lo := checkAt + st.BackoffMax.D() - st.ActiveJitter.D()
+		assertJitter(t, "dead", next, hosts("dead"), lo, lo+2*st.ActiveJitter.D())
 	})
 	t.Run("jitter_is_md5_of_host_and_checks", func(t *testing.T) {
 		// docs/data.md: the jitter is the low 64 bits of md5("host:checks")
@@ -223,7 +229,7 @@ func TestSchedule(t *testing.T) {
 			switch {
 			case slices.Contains(hosts("live"), host):
 				want += 5 * time.Hour
-			case slices.Contains(hosts("dead"), host), slices.Contains(hosts("optout"), host), slices.Contains(hosts("moved"), host):
+			case slices.Contains(hosts("optout"), host), slices.Contains(hosts("moved"), host):
 				want -= 10 * time.Hour
 			}
 			if got[host] != want {

@@ -51,6 +51,10 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serve(w, r)
 		return
 	}
+	if s.spread != nil {
+		s.serveSpread(w, r, host)
+		return
+	}
 	wd := s.w
 	k, ok := wd.number(host)
 	if !ok {
@@ -97,6 +101,9 @@ func (s *Sim) reachable(name string, day int) bool {
 	k, ok := wd.number(name)
 	if !ok {
 		return false
+	}
+	if s.spread != nil {
+		return k < wd.n && s.spread.alive(k, s.now())
 	}
 	if k >= wd.n {
 		return wd.timeline(k-wd.n).targetState(day) == StateAlive

@@ -56,6 +56,11 @@ type Config struct {
 	JunkLists   float64 // fraction of peers lists with junk entries; default 0.1
 	PeersDenied float64 // fraction answering 401/403/404 on their peers endpoint; default 0.04
 
+	// Spread, when set, replaces the day-by-day world with the spread
+	// model (see Spread): instances born and dying to the second, set by
+	// SetNow. Hostile hosts are unchanged.
+	Spread *Spread
+
 	SpamFarmSize  int // subdomains in the spam farm (with HostileHosts); default 50
 	CertCacheSize int // leaf certificates kept; default 4096
 
@@ -122,9 +127,13 @@ func (c *Config) defaults() error {
 // Sim is a running (or ready to run) simulated Fediverse. Its methods are
 // safe for concurrent use.
 type Sim struct {
-	w       *world
-	cfg     Config
-	day     atomic.Int64
+	w   *world
+	cfg Config
+	day atomic.Int64
+	// at is the simulated time as an offset from Day0 (SetNow; SetDay
+	// sets the start of the day), which the spread model answers for.
+	at      atomic.Int64
+	spread  *spreadWorld
 	certs   *certAuthority
 	hostile map[string]hostileHost
 	// hostileListed are the hostile hosts named in hubs' peers lists.
@@ -134,6 +143,7 @@ type Sim struct {
 	requests         atomic.Int64
 	connections      atomic.Int64
 	notModifiedCount atomic.Int64
+	peersBytes       atomic.Int64 // body bytes of peers lists served (spread model)
 	// mbinBlockedReads counts requests for an Mbin block list, which no
 	// crawler should make.
 	mbinBlockedReads atomic.Int64
@@ -160,6 +170,9 @@ func New(cfg Config) (*Sim, error) {
 		certs: ca,
 		log:   map[string][]string{},
 		conns: map[string]int64{},
+	}
+	if cfg.Spread != nil {
+		s.spread = newSpreadWorld(s.w, *cfg.Spread)
 	}
 	s.bomb = sync.OnceValues(func() (*bomb, error) { return makeBomb(GzipBombSize >> 20) })
 	if cfg.HostileHosts {
@@ -274,14 +287,23 @@ func (s *Sim) Close() error {
 }
 
 // SetDay changes the simulated day every instance serves.
-func (s *Sim) SetDay(d int) { s.day.Store(int64(d)) }
+func (s *Sim) SetDay(d int) {
+	s.day.Store(int64(d))
+	s.at.Store(int64(time.Duration(d) * 24 * time.Hour))
+}
+
+// now is the simulated time as an offset from Day0.
+func (s *Sim) now() time.Duration { return time.Duration(s.at.Load()) }
 
 // Day is the current simulated day.
 func (s *Sim) Day() int { return int(s.day.Load()) }
 
 // SetNow sets the day from a time: whole days since Config.Day0 (rounded
 // down).
-func (s *Sim) SetNow(t time.Time) { s.SetDay(s.DayOf(t)) }
+func (s *Sim) SetNow(t time.Time) {
+	s.day.Store(int64(s.DayOf(t)))
+	s.at.Store(int64(t.Sub(s.cfg.Day0)))
+}
 
 // DayOf is the simulated day containing t.
 func (s *Sim) DayOf(t time.Time) int {
@@ -304,6 +326,13 @@ func (s *Sim) Config() Config { return s.cfg }
 func (s *Sim) Seeds(n int) []string {
 	var out []string
 	w := s.w
+	if s.spread != nil {
+		// The spread model's hubs, which every new instance federates with.
+		for i := uint64(0); i < uint64(s.spread.c.Hubs) && len(out) < n; i++ {
+			out = append(out, w.hostFor(i))
+		}
+		return out
+	}
 	for pass := 0; pass < 2 && len(out) < n; pass++ {
 		for i := uint64(0); i < w.n && len(out) < n; i++ {
 			hub := w.isHub(i)
@@ -453,11 +482,14 @@ type Stats struct {
 	// (/api/defederated), which a crawler must never read.
 	MbinBlockedReads int64 `json:"mbin_blocked_reads"`
 	Instances        int   `json:"instances"`
+	// PeersBytes counts the body bytes of the peers lists served under the
+	// spread model (304s and refusals count nothing).
+	PeersBytes int64 `json:"peers_bytes,omitempty"`
 }
 
 // Stats returns the counters so far.
 func (s *Sim) Stats() Stats {
-	return Stats{Day: s.Day(), Requests: s.requests.Load(), Connections: s.connections.Load(), NotModified: s.notModifiedCount.Load(), MbinBlockedReads: s.mbinBlockedReads.Load(), Instances: s.cfg.Instances}
+	return Stats{Day: s.Day(), Requests: s.requests.Load(), Connections: s.connections.Load(), NotModified: s.notModifiedCount.Load(), MbinBlockedReads: s.mbinBlockedReads.Load(), Instances: s.cfg.Instances, PeersBytes: s.peersBytes.Load()}
 }
 
 // ResetRequests forgets the request log and connection counts (not the totals).

@@ -31,7 +31,8 @@ func TestKilledBuildLeavesTheOldSiteOrTheNew(t *testing.T) {
 	buildtest.WriteTree(t, s.dir, map[string]string{
 		// A short warmup, so that the new list (home page, feeds, new.csv)
 		// is not empty on the first simulated day.
-		"observer.toml":    "[site]\ntitle = \"Kill Test\"\n[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 8\n[state]\nwarmup = \"1h\"\n",
+		// Discoveries wait for the next pass, so that each pass adds hosts.
+		"observer.toml":    "[site]\ntitle = \"Kill Test\"\n[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 8\ndiscovered_checks = 0\n[state]\nwarmup = \"1h\"\n",
 		"content/about.md": "---\ntitle: About\n---\nThe old about page.\n",
 		"static/gone.txt":  "only in the old site\n",
 	})

@@ -262,7 +262,7 @@ func (r *crawlRun) readDueHosts(ctx context.Context) (*crawl.DueList, error) {
 		}
 	}
 	due := crawl.NewDueList(r.blocked.Blocked, r.cfg.Crawl.DomainBudget)
-	if err := r.store.DueHosts(ctx, r.now, r.cfg.Crawl.PeersInterval.D(), func(d duck.DueHost) {
+	if err := r.store.DueHosts(ctx, r.now, duck.PeersSchedule{Interval: r.cfg.Crawl.PeersInterval.D(), MinInterval: r.cfg.Crawl.PeersMinInterval.D()}, func(d duck.DueHost) {
 		due.Offer(d.Host, d.New, crawl.PeersDue{Fetch: d.FetchPeers, ETag: d.PeersETag, LastModified: d.PeersLastModified})
 	}); err != nil {
 		return nil, err
@@ -322,7 +322,9 @@ func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *cr
 		AddressBudget: r.cfg.Crawl.AddressBudget,
 		MaxNewPerList: r.cfg.Crawl.MaxNewPerList,
 		MaxNewPerPass: r.cfg.Crawl.MaxNewPerPass,
-		Logger:        r.log,
+		// Hosts found in this pass are checked in it, within its budgets.
+		CheckDiscovered: due.AdmitDiscovered(r.cfg.Crawl.DiscoveredChecks),
+		Logger:          r.log,
 	}
 	sum, err := pass.Run(ctx, due.Hosts)
 	stopReport()

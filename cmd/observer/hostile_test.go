@@ -155,7 +155,9 @@ func runInNetns(t *testing.T, pattern string, addrs ...string) {
 func testHostileServers(t *testing.T, isolation string, private map[string]string) {
 	s := newSimSite(t, fedisim.Config{Instances: 100, HostileHosts: true, RecordRequests: true})
 	const checkTimeout = 5 * time.Second
-	os.WriteFile(s.config, []byte(fmt.Sprintf("[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 16\ncheck_timeout = \"%s\"\ndomain_budget = 3\n", checkTimeout)), 0o644)
+	// The hostile hosts one at a time as this test checks them, not also
+	// as discoveries of the hubs' lists within a pass.
+	os.WriteFile(s.config, []byte(fmt.Sprintf("[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 16\ncheck_timeout = \"%s\"\ndomain_budget = 3\ndiscovered_checks = 0\n", checkTimeout)), 0o644)
 	os.WriteFile(filepath.Join(s.dir, "seeds.txt"), nil, 0o644)
 	var listeners []*atomic.Int64
 	for _, addr := range private {

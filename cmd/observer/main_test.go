@@ -51,7 +51,11 @@ func newSimSite(t *testing.T, cfg fedisim.Config) *simSite {
 	seeds := strings.Join(sim.Seeds(3), "\n") + "\n"
 	os.WriteFile(filepath.Join(dir, "seeds.txt"), []byte(seeds), 0o644)
 	config := filepath.Join(dir, "observer.toml")
-	os.WriteFile(config, []byte("[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 8\n"), 0o644)
+	// Discoveries wait for the next pass and every peers list for
+	// peers_interval, as these tests count on; the checks of discoveries
+	// within a pass and the peers lists' earned rate have tests of their
+	// own (spread_test.go, crawl and duck).
+	os.WriteFile(config, []byte("[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 8\ndiscovered_checks = 0\npeers_min_interval = \"7d\"\n"), 0o644)
 	return &simSite{sim: sim, dir: dir, config: config,
 		net: []string{"--connect-to", sim.ConnectTo(), "--allow-addr", "127.0.0.0/8", "--ca-cert", ca}}
 }

@@ -1,18 +1,53 @@
 -- Hosts due for a check at $1 (the pass's now): every host of the derived
--- state whose next_check_at (the schedule, see views/state.sql) is not after now,
--- the hosts checked before ahead of those never checked, each soonest first:
--- a pass cut short by its budget takes the most overdue, and a flood of new
--- names (a hostile peers list) cannot push the known hosts out of a pass.
--- fetch_peers says whether the host's peers list is due too: never fetched,
--- or last fetched at least $2 microseconds (peers_interval) before now; new
--- says it was never checked; peers_etag and peers_last_modified are the
--- validators to ask for the peers list with (If-None-Match,
--- If-Modified-Since).
+-- state whose next_check_at (the schedule, see view_state.sql) is not after
+-- now, and every live or reviving host whose peers list earned a shorter
+-- interval than peers_interval and is due (a quiet list waits for its
+-- host's next check); the hosts checked before ahead of those never
+-- checked, each soonest first: a pass cut short by its budget takes the
+-- most overdue, and a flood of new names (a hostile peers list) cannot push
+-- the known hosts out of a pass.
+--
+-- A peers list earns its rate: it is due once the interval it earned has
+-- passed since it was last fetched (never fetched: at once). A list that
+-- named no host first discovered through it within the last $2
+-- (peers_interval, µs) waits $2. One that did is due after $3
+-- (peers_min_interval) when its server gives validators: a conditional
+-- fetch of an unchanged list costs a 304, and Mastodon's list changes at
+-- most daily (it caches it for a day; see fedisim/spread_serve.go), so
+-- reading it often costs about one list a day and finds a new host soon
+-- after the server's cache renews. Without validators every fetch is read
+-- in full: the interval falls with each host the list named, $2 / (1 +
+-- yielded), but not below a day (the shortest cache lifetime of the
+-- common servers) nor $3. "First discovered through it" is the state's
+-- via, so a host named by several lists is credited to the one read first.
+-- fetch_peers says whether the host's peers list is due; new says it was
+-- never checked; peers_etag and peers_last_modified are the validators to
+-- ask for the peers list with (If-None-Match, If-Modified-Since).
+WITH yield AS (
+    SELECT via AS host, count(*) AS yielded
+    FROM state
+    WHERE discovered_at > $1::TIMESTAMP - to_microseconds($2::BIGINT)
+    GROUP BY via
+), earned AS (
+    SELECT s.host, s.state, s.next_check_at, s.checks, s.last_peers_at, s.peers_etag, s.peers_last_modified,
+        CASE WHEN y.yielded IS NULL THEN $2::BIGINT
+             WHEN coalesce(s.peers_etag, s.peers_last_modified, '') <> '' THEN $3::BIGINT
+             ELSE least($2::BIGINT, greatest($2::BIGINT // (1 + y.yielded), $3::BIGINT, 86400000000))
+        END AS peers_every
+    FROM state s
+    LEFT JOIN yield y USING (host)
+), due AS (
+    SELECT *,
+        CASE WHEN last_peers_at IS NULL THEN NULL
+             ELSE last_peers_at + to_microseconds(peers_every) END AS peers_due_at
+    FROM earned
+)
 SELECT host,
-    last_peers_at IS NULL OR last_peers_at <= $1::TIMESTAMP - to_microseconds($2::BIGINT) AS fetch_peers,
+    peers_due_at IS NULL OR peers_due_at <= $1::TIMESTAMP AS fetch_peers,
     checks = 0 AS new,
     coalesce(peers_etag, '') AS peers_etag,
     coalesce(peers_last_modified, '') AS peers_last_modified
-FROM state
+FROM due
 WHERE next_check_at <= $1::TIMESTAMP
-ORDER BY checks = 0, next_check_at, host
+    OR (state IN ('live', 'reviving') AND peers_every < $2::BIGINT AND peers_due_at <= $1::TIMESTAMP)
+ORDER BY checks = 0, least(next_check_at, coalesce(peers_due_at, next_check_at)), host

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/fedisim"
+)
+
+// The discovery-latency benchmark: the observer as deployed (a crawl pass
+// every OBSERVER_LATENCY_PASS, observer build after each) over the spread
+// model of fedisim for OBSERVER_LATENCY_DAYS simulated days, measured
+// against the model's ground truth:
+//
+//   - latency from each instance's birth to the first build whose new.atom
+//     lists it (p50, p95, max), for instances born after the warmup and at
+//     least two days before the end that stayed alive two days; those never
+//     listed are counted;
+//   - peers-list bytes served per day (the simulator counts them);
+//   - checks per day by the host's true state when checked: alive, dead
+//     for up to a month, dead for longer, never a server (named for up to
+//     a month, or longer), over the last third of the run (the steady
+//     state); the share of dead for longer than a month or never a server
+//     named for longer is the goal's;
+//   - entries of new.atom that changed id.
+//
+// Settings (environment):
+//
+//	OBSERVER_LATENCY_INSTANCES  instances of the model (default 2000; 10000 for the recorded figures)
+//	OBSERVER_LATENCY_DAYS       simulated days (default 60)
+//	OBSERVER_LATENCY_PASS       time between passes (default 4h, as deploy/systemd's timer)
+//	OBSERVER_LATENCY_BIN        the observer binary to run (default: this test binary as observer),
+//	                            e.g. one built from an older commit to measure it on the same world
+//	OBSERVER_LATENCY_CONFIG     extra lines for observer.toml's [crawl] table, e.g. peers_min_interval = "8h"
+//
+// make bench-latency runs it at 10,000 instances.
+func BenchmarkDiscoveryLatency(b *testing.B) {
+	n := benchEnvInt("OBSERVER_LATENCY_INSTANCES", 2000)
+	days := benchEnvInt("OBSERVER_LATENCY_DAYS", 60)
+	every := 4 * time.Hour
+	if v := os.Getenv("OBSERVER_LATENCY_PASS"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			b.Fatalf("OBSERVER_LATENCY_PASS: %q is not a positive duration", v)
+		}
+		every = d
+	}
+	for i := 0; i < b.N; i++ {
+		r := runLatencyWorld(b, n, days, every)
+		b.Log("\n" + r.String())
+		b.ReportMetric(r.p50.Hours(), "p50-hours")
+		b.ReportMetric(r.p95.Hours(), "p95-hours")
+		b.ReportMetric(r.max.Hours(), "max-hours")
+		b.ReportMetric(float64(r.neverListed), "never-listed")
+		b.ReportMetric(r.peersPerDay/1024, "peers-KiB/day")
+		b.ReportMetric(r.checksPerDay, "checks/day")
+		b.ReportMetric(100*r.deadLongShare, "%checks-dead>1mo")
+	}
+}
+
+// latencyFigures is what one run over the spread model measured.
+type latencyFigures struct {
+	instances, days int
+	every           time.Duration
+	passes          int
+	wall            time.Duration
+
+	measured, listed, neverListed int
+	p50, p95, max                 time.Duration
+	idChanges                     int
+
+	peersPerDay   float64 // bytes
+	checksPerDay  float64 // steady state
+	byState       map[string]float64
+	deadLongShare float64
+}
+
+func (f latencyFigures) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d instances, %d days, a pass every %s: %d passes in %s\n", f.instances, f.days, f.every, f.passes, f.wall.Round(time.Second))
+	fmt.Fprintf(&b, "birth to new.atom: p50 %.1f h, p95 %.1f h, max %.1f h over %d instances; %d never listed; %d entries changed id\n",
+		f.p50.Hours(), f.p95.Hours(), f.max.Hours(), f.listed, f.neverListed, f.idChanges)
+	fmt.Fprintf(&b, "peers lists: %.0f KiB/day\n", f.peersPerDay/1024)
+	fmt.Fprintf(&b, "checks/day at steady state: %.0f (", f.checksPerDay)
+	for _, k := range []string{"alive", "dead<=1mo", "dead>1mo", "never<=1mo", "never"} {
+		fmt.Fprintf(&b, " %s %.0f", k, f.byState[k])
+	}
+	fmt.Fprintf(&b, " ); dead>1 month or never alive: %.1f%% of checks\n", 100*f.deadLongShare)
+	return b.String()
+}
+
+var newEntryID = regexp.MustCompile(`<id>(tag:[^<]*:new/([^<]+))</id>`)
+
+func runLatencyWorld(b *testing.B, n, days int, every time.Duration) latencyFigures {
+	sim, err := fedisim.New(fedisim.Config{Seed: 26, Instances: n, Spread: &fedisim.Spread{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		b.Fatal(err)
+	}
+	defer sim.Close()
+	dir := b.TempDir()
+	site := filepath.Join(dir, "site")
+	ca := filepath.Join(dir, "ca.pem")
+	if err := sim.WriteCA(ca); err != nil {
+		b.Fatal(err)
+	}
+	bin, env := os.Args[0], []string{"OBSERVER_TEST_MAIN=1"}
+	if v := os.Getenv("OBSERVER_LATENCY_BIN"); v != "" {
+		bin, env = v, nil
+	}
+	observer := func(args ...string) string {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), env...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		// 3: a pass cut short by its budget, which the deployment counts as done.
+		if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 3) {
+			b.Fatalf("observer %s: %v\n%s\n%s", strings.Join(args, " "), err, out.String(), tail(errb.String(), 4000))
+		}
+		return out.String()
+	}
+	observer("new", "site", site)
+	seeds := strings.Join(sim.Seeds(5), "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(site, "data", "seeds.txt"), []byte(seeds), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	config := "[site]\nbase_url = \"https://observer.example/\"\n[crawl]\nseeds = \"data/seeds.txt\"\nconcurrency = 32\nduration = \"1h\"\n" +
+		os.Getenv("OBSERVER_LATENCY_CONFIG") + "\n"
+	if err := os.WriteFile(filepath.Join(site, "observer.toml"), []byte(config), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	net := []string{"--connect-to", sim.ConnectTo(), "--allow-addr", "127.0.0.0/8", "--ca-cert", ca}
+	conf := filepath.Join(site, "observer.toml")
+	data := filepath.Join(site, "data")
+
+	day0 := sim.Config().Day0
+	end := day0.Add(time.Duration(days) * 24 * time.Hour)
+	listedAt := map[string]time.Time{}
+	ids := map[string]string{}
+	f := latencyFigures{instances: n, days: days, every: every, byState: map[string]float64{}}
+	start := time.Now()
+	for t := day0; t.Before(end); t = t.Add(every) {
+		sim.SetNow(t)
+		now := t.Format(time.RFC3339)
+		observer(append([]string{"crawl", "--quiet", "--config", conf, "--data", data, "--now", now, "--isolation", "none"}, net...)...)
+		out := filepath.Join(site, "public")
+		observer("build", "--quiet", "--config", conf, "--data", data, "--now", now, "--out", out)
+		feed, err := os.ReadFile(filepath.Join(out, "new.atom"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, m := range newEntryID.FindAllSubmatch(feed, -1) {
+			host, id := string(m[2]), string(m[1])
+			if _, ok := listedAt[host]; !ok {
+				listedAt[host] = t
+			}
+			if was, ok := ids[host]; ok && was != id {
+				f.idChanges++
+			}
+			ids[host] = id
+		}
+		f.passes++
+	}
+	f.wall = time.Since(start)
+
+	// Latency, against the ground truth.
+	warm := day0.Add(8 * 24 * time.Hour)
+	var lat []time.Duration
+	for i := range n {
+		tr, _ := sim.Truth(i)
+		if tr.Ghost || tr.Born.Before(warm) || tr.Born.After(end.Add(-48*time.Hour)) || !tr.AliveAt(tr.Born.Add(48*time.Hour)) {
+			continue
+		}
+		f.measured++
+		at, ok := listedAt[tr.Host]
+		if !ok {
+			f.neverListed++
+			continue
+		}
+		lat = append(lat, at.Sub(tr.Born))
+	}
+	f.listed = len(lat)
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		f.p50, f.p95, f.max = lat[len(lat)/2], lat[len(lat)*95/100], lat[len(lat)-1]
+	}
+	f.peersPerDay = float64(sim.Stats().PeersBytes) / float64(days)
+	f.checksByState(b, sim, data, end.Add(-time.Duration(days)*24*time.Hour/3), end)
+	return f
+}
+
+// checksByState counts the checks made from `from` to `to` by the checked
+// host's true state then, per day.
+func (f *latencyFigures) checksByState(b *testing.B, sim *fedisim.Sim, data string, from, to time.Time) {
+	ctx := context.Background()
+	store, err := duck.Open(ctx, data, duck.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	if err := store.CreateSnapshotViews(ctx); err != nil {
+		b.Fatal(err)
+	}
+	rows, err := store.Query(ctx, fmt.Sprintf("SELECT host, checked_at FROM checks WHERE checked_at >= TIMESTAMP '%s' AND checked_at < TIMESTAMP '%s'",
+		from.UTC().Format("2006-01-02 15:04:05"), to.UTC().Format("2006-01-02 15:04:05")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	var total float64
+	for rows.Next() {
+		v, err := rows.Values()
+		if err != nil {
+			b.Fatal(err)
+		}
+		host, at := v[0].(string), v[1].(time.Time)
+		state := "never"
+		if inf, ok := sim.Instance(host); ok {
+			tr, _ := sim.Truth(inf.Index)
+			switch {
+			case tr.Ghost && at.Sub(tr.FirstFederation) <= 30*24*time.Hour:
+				state = "never<=1mo"
+			case tr.Ghost:
+			case tr.AliveAt(at):
+				state = "alive"
+			case !tr.Died.IsZero() && at.Sub(tr.Died) > 30*24*time.Hour:
+				state = "dead>1mo"
+			case at.Before(tr.Born) || !tr.Died.IsZero():
+				state = "dead<=1mo"
+			}
+		}
+		f.byState[state]++
+		total++
+	}
+	span := to.Sub(from).Hours() / 24
+	for k := range f.byState {
+		f.byState[k] /= span
+	}
+	f.checksPerDay = total / span
+	if total > 0 {
+		f.deadLongShare = (f.byState["dead>1mo"] + f.byState["never"]) * span / total
+	}
+}

@@ -1,0 +1,139 @@
+package fedisim
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// How each software family serves its peers list, as the spread model
+// serves it: how long the list it serves may be old, and with which
+// validators and caching headers.
+//
+//   - Mastodon (and its forks Hometown and glitch-soc) caches the list for a
+//     day on the server: app/controllers/api/v1/instances/peers_controller.rb
+//     renders it with render_with_cache(expires_in: 1.day), which keeps the
+//     rendered list in the Rails cache for a day and sends
+//     "Cache-Control: max-age=86400, public". A list fetched within the day
+//     is the same list, whatever federated since. Rails' Rack::ETag gives
+//     the body a weak ETag and Rack::ConditionalGet answers a matching
+//     If-None-Match with 304, so a conditional fetch of an unchanged list
+//     costs no body. Each server's cache day starts at its own time.
+//   - Pleroma and Akkoma answer /api/v1/instance/peers with
+//     json(conn, Pleroma.Stats.get_peers()) (InstanceController.peers): a
+//     list their Stats process recomputes on a timer of minutes, sent with
+//     Plug's default "cache-control: max-age=0, private, must-revalidate"
+//     and no ETag. The model serves it as of the moment asked.
+//   - Misskey and its forks list peers only through POST
+//     /api/federation/instances, paged: a POST answer is not cached and has
+//     no validators. Served as of the moment asked.
+//   - Every other family (GoToSocial, Lemmy, PeerTube, Mbin, Friendica, ...)
+//     is served as of the moment asked, without validators or caching
+//     headers: the model does not claim more about them.
+const mastodonPeersCache = 24 * time.Hour
+
+// peersCachedSince is the offset as of which instance i's list is served
+// at offset d, and whether the family caches it (Mastodon's day).
+func (s *spreadWorld) peersCachedSince(i uint64, d time.Duration) (time.Duration, bool) {
+	if s.w.family(i).niName != "mastodon" && !s.isHub(i) {
+		return d, false
+	}
+	phase := time.Duration(s.w.hash(i, saltSpreadCachePhase) % uint64(mastodonPeersCache))
+	k := (d - phase) / mastodonPeersCache
+	if d-phase < 0 && (d-phase)%mastodonPeersCache != 0 {
+		k--
+	}
+	return phase + k*mastodonPeersCache, true
+}
+
+// serveSpread answers as host under the spread model, at the simulator's
+// current time.
+func (s *Sim) serveSpread(w http.ResponseWriter, r *http.Request, host string) {
+	sw := s.spread
+	k, ok := s.w.number(host)
+	if !ok || k >= sw.n {
+		abort()
+	}
+	d := s.now()
+	if !sw.alive(k, d) {
+		abort()
+	}
+	n := s.spreadNode(k, host)
+	since, cached := sw.peersCachedSince(k, d)
+	n.peers = sw.peersAt(k, since)
+	if cached {
+		n.etag = `W/"spread-` + strconv.FormatUint(k, 36) + "-" + strconv.FormatInt(int64(since/time.Second), 36) + `"`
+		if n.servesPeers(r.URL.Path) {
+			w.Header().Set("Cache-Control", "max-age=86400, public")
+		}
+	} else if n.servesPeers(r.URL.Path) && (n.inf.Family == "pleroma" || n.inf.Family == "akkoma") {
+		w.Header().Set("Cache-Control", "max-age=0, private, must-revalidate")
+	}
+	if n.servesPeers(r.URL.Path) {
+		cw := &countingWriter{ResponseWriter: w}
+		defer func() { s.peersBytes.Add(cw.n) }()
+		w = cw
+	}
+	s.serveNode(w, r, n)
+}
+
+// countingWriter counts the body bytes written through it.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// spreadNode is instance k of the spread model as served: the day world's
+// faces (software, name, NodeInfo) with the spread model's hubs, which are
+// conventional Mastodon servers that show their peers, and no opt-out.
+func (s *Sim) spreadNode(k uint64, host string) *node {
+	wd := s.w
+	inf := wd.info(k)
+	fam := wd.family(k)
+	n := &node{fam: fam, style: wd.hash(k, saltStyle+2), robots: pick(wd.hash(k, saltRobots+1), robotsAllow)}
+	if s.spread.isHub(k) {
+		n.fam = &families[0]
+		inf.Family, inf.Software, inf.NodeInfoName = "mastodon", "mastodon", "mastodon"
+		inf.NodeInfoVersion, inf.Version = families[0].schema, families[0].versions[0]
+		inf.PeersPath, inf.PeersStatus = pathMastodonPeers, 200
+		inf.Hub = true
+		n.style = 0
+	}
+	inf.Host = host
+	n.inf = inf
+	return n
+}
+
+// Spread reports whether the simulator runs the spread model.
+func (s *Sim) Spread() bool { return s.spread != nil }
+
+// Truth is the spread model's ground truth about instance i (0 <= i <
+// Config.Instances); ok is false without the spread model.
+func (s *Sim) Truth(i int) (Truth, bool) {
+	if s.spread == nil || i < 0 || uint64(i) >= s.spread.n {
+		return Truth{}, false
+	}
+	return s.spread.truth(uint64(i)), true
+}
+
+// SpreadPeersAt yields the names instance i's peers list serves at t under
+// the spread model, its cache included (nothing when it does not answer
+// then, or without the spread model).
+func (s *Sim) SpreadPeersAt(i int, t time.Time) func(func(string) bool) {
+	if s.spread == nil || i < 0 || uint64(i) >= s.spread.n {
+		return func(func(string) bool) {}
+	}
+	d := t.Sub(s.cfg.Day0)
+	k := uint64(i)
+	if !s.spread.alive(k, d) || s.spreadNode(k, s.w.hostFor(k)).inf.PeersStatus != 200 {
+		return func(func(string) bool) {}
+	}
+	since, _ := s.spread.peersCachedSince(k, d)
+	return s.spread.peersAt(k, since)
+}
