@@ -87,6 +87,51 @@ func TestKnownSet(t *testing.T) {
 	}
 }
 
+// A table built for n hosts (any size, not a power of two) takes them at
+// its fixed load, finds them again read as KnownSetOf, and refuses a host
+// that would leave it without an empty slot.
+func TestKnownTable(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 1000, 12345} {
+		slots := make([]uint64, crawl.KnownTableSlots(n))
+		if n > 0 && float64(n)/float64(len(slots)) > crawl.FrozenLoad {
+			t.Errorf("%d hosts in %d slots: load over %v", n, len(slots), crawl.FrozenLoad)
+		}
+		build, err := crawl.BuildKnownTable(slots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if added, err := build.TryAdd(fmt.Sprintf("h%d.social", i)); !added || err != nil {
+				t.Fatalf("n=%d: h%d: added %v, %v", n, i, added, err)
+			}
+		}
+		table, count := build.Table()
+		s, err := crawl.KnownSetOf(table, count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if !s.Has(fmt.Sprintf("h%d.social", i)) || s.Has(fmt.Sprintf("x%d.social", i)) {
+				t.Fatalf("n=%d: lookup of h%d or x%d wrong", n, i, i)
+			}
+		}
+		// Fill it up: the last slot stays empty.
+		full := false
+		for i := n; i < len(slots)+1; i++ {
+			if _, err := build.TryAdd(fmt.Sprintf("h%d.social", i)); err != nil {
+				full = true
+				break
+			}
+		}
+		if _, count := build.Table(); !full || count != len(slots)-1 {
+			t.Errorf("n=%d: full %v with %d of %d slots used", n, full, count, len(slots))
+		}
+	}
+	if _, err := crawl.KnownSetOf(make([]uint64, 16), 16); err == nil {
+		t.Error("a table of 16 slots read as holding 16 hosts")
+	}
+}
+
 func TestWriteTextAndReport(t *testing.T) {
 	users := int64(5)
 	r := observer.Result{

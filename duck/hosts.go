@@ -7,6 +7,19 @@ import (
 	"time"
 )
 
+// KnownHostsBound is an upper bound on the number of known hosts, cheap to
+// read (the discoveries' row count, which Parquet keeps in each file's
+// metadata): a host is recorded as a discovery once, seldom a few times, so
+// a table sized by it holds every host KnownHosts returns. Views must have
+// been created.
+func (s *Store) KnownHostsBound(ctx context.Context) (int, error) {
+	var n int64
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM discoveries").Scan(&n); err != nil {
+		return 0, fmt.Errorf("count known hosts: %w", err)
+	}
+	return int(n), nil
+}
+
 // KnownHosts calls fn for every known host, streaming, so a million hosts
 // never sit in one slice here. Views must have been created.
 func (s *Store) KnownHosts(ctx context.Context, fn func(host string)) error {

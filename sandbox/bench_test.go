@@ -25,7 +25,7 @@ func benchKnown(n int) []string {
 func benchChecks(b *testing.B, confine bool, perCheck int, known int) {
 	p, _ := newPool(b, confine, func(o *sandbox.PoolOptions) {
 		o.ChecksPerProcess = perCheck
-		o.Known = benchKnown(known)
+		o.Known = knownTable(b, benchKnown(known)...)
 	})
 	ctx := context.Background()
 	opts := crawl.CheckOptions{CheckedAt: at, PassID: "bench", FetchPeers: true}

@@ -104,8 +104,8 @@ func hangingPID(t *testing.T, logs *syncBuffer, returned <-chan struct{}) int {
 
 // A pool started for a pass that is then interrupted does not wait out
 // StartTimeout for a checker that never says hello: NewPool returns the
-// context's error and the checker is killed, whether it hangs before
-// reading the known hosts (more than a pipe holds) or after.
+// context's error and the checker is killed, with a small known table or a
+// large one.
 func TestNewPoolCancelled(t *testing.T) {
 	big := make([]string, 50_000)
 	for i := range big {
@@ -126,7 +126,7 @@ func TestNewPoolCancelled(t *testing.T) {
 				p, err := sandbox.NewPool(ctx, sandbox.PoolOptions{
 					Args:         startHelperArgs,
 					Env:          []string{envStart + "=hang"},
-					Known:        tc.known,
+					Known:        knownTable(t, tc.known...),
 					StartTimeout: time.Hour,
 					Logger:       slog.New(slog.NewTextHandler(logs, nil)),
 				})

@@ -67,7 +67,14 @@ func child() int {
 			copts.MemoryLimit = 64 << 30
 		}
 	}
+	var known *sandbox.SharedKnown
 	if os.Getenv(envConfine) != "" {
+		k, err := sandbox.MapKnownTable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "known:", err)
+			return 1
+		}
+		known = k
 		r, err := sandbox.Confine(copts)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "confine:", err)
@@ -78,7 +85,7 @@ func child() int {
 	if os.Getenv(envBadHello) != "" {
 		rep.Layers = append(rep.Layers, sandbox.Layer{Name: "forged\x1b[2J", Applied: true})
 	}
-	if err := sandbox.Serve(context.Background(), os.Stdin, os.Stdout, checker, sandbox.ServeOptions{Report: rep, Logger: log}); err != nil {
+	if err := sandbox.Serve(context.Background(), os.Stdin, os.Stdout, checker, sandbox.ServeOptions{Report: rep, Logger: log, Known: known}); err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
 		return 1
 	}

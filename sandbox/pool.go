@@ -33,18 +33,20 @@ type PoolOptions struct {
 	// Size is the number of checker processes at most, one check each at
 	// a time: the pass's concurrency. Default 1.
 	Size int
-	// Known are the hosts known before the pass; each checker process
-	// gets them once, at start, to drop known peers itself.
-	Known []string
+	// Known is the table of the hosts known before the pass, which every
+	// checker maps read-only to drop known peers itself; the caller keeps
+	// it open while the pool runs. Nil: no host is known.
+	Known *SharedKnown
 	// CheckTimeout is the crawler's per-check deadline; a checker that has
 	// not answered CheckTimeout + grace (10 s, or half the timeout if
 	// less) after the request is killed.
 	// Default 60 s.
 	CheckTimeout time.Duration
-	// StartTimeout bounds a checker's start: loading the known hosts,
-	// confining itself, saying hello. Default 60 s.
+	// StartTimeout bounds a checker's start: confining itself, mapping
+	// the known hosts, saying hello. Default 60 s.
 	StartTimeout time.Duration
-	// MemoryLimit is the resident memory above which a checker is killed
+	// MemoryLimit is the resident memory of its own (shared pages, the
+	// known table's among them, aside) above which a checker is killed
 	// (polled from /proc), and the cgroup memory.max if CgroupParent is
 	// set. Keep it above ConfineOptions.MemoryLimit, which the checker
 	// enforces itself. Default 1 GiB.
@@ -105,7 +107,8 @@ func grace(timeout time.Duration) time.Duration { return min(10*time.Second, tim
 type Pool struct {
 	opts  PoolOptions
 	log   *slog.Logger
-	known [][]byte // encoded known-hosts frames, shared by every start
+	known []byte       // the known-table frame every checker is sent
+	owned *SharedKnown // the empty table NewPool made for a nil Known
 	slots chan struct{}
 	idle  chan *proc
 	// starting holds a token while a checker starts: one start at a time.
@@ -133,14 +136,19 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	known := encodeKnown(opts.Known)
-	// The encoded frames are what every checker is sent; the list itself
-	// (a million hosts on a big pass) need not outlive this call.
-	opts.Known = nil
+	var owned *SharedKnown
+	if opts.Known == nil {
+		k, err := NewSharedKnown(nil)
+		if err != nil {
+			return nil, err
+		}
+		opts.Known, owned = k, k
+	}
 	p := &Pool{
 		opts:     opts,
 		log:      opts.Logger,
-		known:    known,
+		known:    frame(msgKnown, binary.AppendUvarint(nil, uint64(opts.Known.Len()))),
+		owned:    owned,
 		slots:    make(chan struct{}, opts.Size),
 		idle:     make(chan *proc, opts.Size),
 		starting: make(chan struct{}, 1),
@@ -155,6 +163,7 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	}
 	pr, err := p.start(ctx)
 	if err != nil {
+		p.Close()
 		return nil, fmt.Errorf("start checker %s: %w", opts.Path, err)
 	}
 	p.started.Add(1)
@@ -173,7 +182,7 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 func (p *Pool) Report() Report { return p.report }
 
 func (p *Pool) poolLayers() []Layer {
-	ls := []Layer{{Name: "rss_watchdog", Applied: true, Detail: fmt.Sprintf("kill above %d MiB resident", p.opts.MemoryLimit>>20)}}
+	ls := []Layer{{Name: "rss_watchdog", Applied: true, Detail: fmt.Sprintf("kill above %d MiB resident, shared pages aside", p.opts.MemoryLimit>>20)}}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -185,22 +194,6 @@ func (p *Pool) poolLayers() []Layer {
 		ls = append(ls, Layer{Name: "cgroup", Applied: true, Detail: fmt.Sprintf("memory.max %d MiB under %s", p.opts.MemoryLimit>>20, p.opts.CgroupParent)})
 	}
 	return ls
-}
-
-func encodeKnown(hosts []string) [][]byte {
-	var frames [][]byte
-	sent := 0
-	for len(hosts) > 0 {
-		buf, n := appendKnown(make([]byte, 0, maxRequestFrame-1), hosts, maxRequestFrame-1)
-		for _, h := range hosts[:n] {
-			if len(h) > 0 && len(h) <= maxHostBytes {
-				sent++
-			}
-		}
-		frames = append(frames, frame(msgKnown, buf))
-		hosts = hosts[n:]
-	}
-	return append(frames, frame(msgKnownEnd, binary.AppendUvarint(nil, uint64(sent))))
 }
 
 func frame(t byte, payload []byte) []byte {
@@ -221,12 +214,15 @@ func (p *Pool) Close() error {
 	for _, pr := range procs {
 		pr.kill()
 	}
+	if p.owned != nil {
+		return p.owned.Close()
+	}
 	return nil
 }
 
 // Check runs one check in a checker process. opts.Known is not sent: each
 // checker filters peers with PoolOptions.Known, and the pass filters the
-// discoveries again with its own set.
+// discoveries again with its own set (usually the same table).
 func (p *Pool) Check(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
 	start := time.Now()
 	at := opts.CheckedAt

@@ -148,24 +148,24 @@ func (p *Pool) checkerCmd(stdin, stdout, stderr *os.File) *exec.Cmd {
 	cmd := exec.Command(p.opts.Path, p.opts.Args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.Env = childEnv(p.opts.Env)
+	// The known table, read-only by its seals, as descriptor knownFD.
+	cmd.ExtraFiles = []*os.File{p.opts.Known.file}
 	cmd.SysProcAttr = checkerAttr()
 	return cmd
 }
 
-// handshake sends a started checker the known hosts (on in) and waits for
-// its hello, for StartTimeout at most; on any failure, or when ctx is done
-// first, it kills the checker.
+// handshake sends a started checker the known table's frame (on in) and
+// waits for its hello, for StartTimeout at most; on any failure, or when ctx
+// is done first, it kills the checker.
 func (pr *proc) handshake(ctx context.Context, in *os.File) error {
 	p := pr.pool
-	// Send the known hosts while waiting for the hello: a checker that
-	// does not read them must not block the start past its timeout.
+	// Sent while waiting for the hello: a checker that does not read it
+	// must not block the start past its timeout.
 	sent := make(chan error, 1)
 	go func() {
-		for _, f := range p.known {
-			if _, err := in.Write(f); err != nil {
-				sent <- fmt.Errorf("send known hosts: %w", err)
-				return
-			}
+		if _, err := in.Write(p.known); err != nil {
+			sent <- fmt.Errorf("send known table: %w", err)
+			return
 		}
 		sent <- nil
 	}()
@@ -190,7 +190,7 @@ func (pr *proc) handshake(ctx context.Context, in *os.File) error {
 			select {
 			case err = <-sent:
 			case <-timer.C:
-				err = errors.New("hello before the known hosts were read")
+				err = errors.New("hello before the known table was read")
 			case <-ctx.Done():
 				pr.kill()
 				return fmt.Errorf("start interrupted: %w", ctx.Err())
@@ -200,8 +200,8 @@ func (pr *proc) handshake(ctx context.Context, in *os.File) error {
 		pr.setWhy(fmt.Sprintf("no hello within %s", p.opts.StartTimeout))
 		err = errors.New("start timeout")
 	case <-ctx.Done():
-		// Killing the checker also ends the sending of the known hosts:
-		// their writes fail once the pipe is closed.
+		// Killing the checker also ends the sending of the known
+		// table's frame: its write fails once the pipe is closed.
 		pr.kill()
 		return fmt.Errorf("start interrupted: %w", ctx.Err())
 	}
@@ -398,14 +398,17 @@ func (pr *proc) watchMemory() {
 			continue
 		}
 		f := strings.Fields(string(b))
-		if len(f) < 2 {
+		if len(f) < 3 {
 			continue
 		}
-		pages, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
+		// Resident less shared: the pages of the known table (and of
+		// the executable) are the crawl's, not the checker's own.
+		resident, err1 := strconv.ParseInt(f[1], 10, 64)
+		shared, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
 			continue
 		}
-		if rss := pages * page; rss > pr.pool.opts.MemoryLimit {
+		if rss := (resident - shared) * page; rss > pr.pool.opts.MemoryLimit {
 			pr.setWhy(fmt.Sprintf("memory limit exceeded (%d MiB resident, limit %d MiB)", rss>>20, pr.pool.opts.MemoryLimit>>20))
 			syscall.Kill(-pr.pid, syscall.SIGKILL)
 			return

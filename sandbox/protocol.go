@@ -26,13 +26,13 @@ import (
 //
 // Orchestrator to checker:
 //
-//	'K' known hosts: repeated (1-byte length, host); at most maxRequestFrame
-//	'E' end of known hosts: uvarint count of hosts sent
+//	'K' known table, once, first: uvarint count of hosts in the table, which
+//	    is the sealed memory file on descriptor 3 (SharedKnown)
 //	'Q' check request: JSON wireRequest
 //
 // Checker to orchestrator:
 //
-//	'H' hello, once, after the known hosts and confinement: JSON Report
+//	'H' hello, once, after confinement and the known table: JSON Report
 //	'R' result: uvarint id, uvarint length + JSON observer.Check,
 //	    uvarint length + JSON trace steps, uvarint bytes read,
 //	    uvarint new peers over the per-list cap, uvarint n, n × (1-byte via kind, 1-byte length, host)
@@ -41,11 +41,10 @@ import (
 // checked host (kind 0) or "redirect" (kind 1), so a checker cannot
 // attribute discoveries to another host.
 const (
-	msgKnown    = 'K'
-	msgKnownEnd = 'E'
-	msgRequest  = 'Q'
-	msgHello    = 'H'
-	msgResult   = 'R'
+	msgKnown   = 'K'
+	msgRequest = 'Q'
+	msgHello   = 'H'
+	msgResult  = 'R'
 
 	// maxRequestFrame bounds every frame the orchestrator sends;
 	// maxResultFrame bounds every frame a checker sends (the hello too,
@@ -187,41 +186,6 @@ func decodeRequest(payload []byte) (wireRequest, error) {
 		return q, fmt.Errorf("decode request: %w", err)
 	}
 	return q, q.validate()
-}
-
-// appendKnown appends hosts to a known-hosts frame payload while it stays
-// within limit, and returns how many it took.
-func appendKnown(buf []byte, hosts []string, limit int) ([]byte, int) {
-	i := 0
-	for ; i < len(hosts); i++ {
-		h := hosts[i]
-		if len(h) == 0 || len(h) > maxHostBytes {
-			continue // never valid; the orchestrator's list is normalised
-		}
-		if len(buf)+1+len(h) > limit {
-			break
-		}
-		buf = append(buf, byte(len(h)))
-		buf = append(buf, h...)
-	}
-	return buf, i
-}
-
-// decodeKnown calls add for each host of a known-hosts payload. The hosts
-// only feed a hash set that filters discoveries, so a bad entry can only
-// hide a discovery; they are checked for framing, not normalised.
-func decodeKnown(payload []byte, add func([]byte)) (int, error) {
-	n := 0
-	for len(payload) > 0 {
-		l := int(payload[0])
-		if l == 0 || 1+l > len(payload) {
-			return n, errors.New("known hosts: bad entry length")
-		}
-		add(payload[1 : 1+l])
-		payload = payload[1+l:]
-		n++
-	}
-	return n, nil
 }
 
 // wireResult is a decoded result before validation.

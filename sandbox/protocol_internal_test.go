@@ -415,21 +415,14 @@ func TestReadFrameAllocatesWhatArrives(t *testing.T) {
 	}
 }
 
-func TestKnownRoundTrip(t *testing.T) {
-	hosts := []string{"a.social", "", strings.Repeat("x", 300), "b.social"}
-	buf, n := appendKnown(nil, hosts, 1000)
-	if n != len(hosts) {
-		t.Fatalf("took %d of %d", n, len(hosts))
+func TestKnownCount(t *testing.T) {
+	if n, err := decodeKnownCount(binary.AppendUvarint(nil, 1_000_000)); err != nil || n != 1_000_000 {
+		t.Fatalf("count 1000000: %d, %v", n, err)
 	}
-	var got []string
-	if _, err := decodeKnown(buf, func(h []byte) { got = append(got, string(h)) }); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(got, ",") != "a.social,b.social" {
-		t.Errorf("known hosts %v", got)
-	}
-	if _, err := decodeKnown([]byte{5, 'a'}, func([]byte) {}); err == nil {
-		t.Errorf("truncated known entry accepted")
+	for _, bad := range [][]byte{nil, {0x80}, {1, 0}, binary.AppendUvarint(nil, 1<<41)} {
+		if _, err := decodeKnownCount(bad); err == nil {
+			t.Errorf("count %x accepted", bad)
+		}
 	}
 }
 
@@ -467,8 +460,7 @@ func FuzzDecode(f *testing.F) {
 	moved.Discoveries = []observer.Discovery{{Host: "c.social", Via: observer.ViaRedirect}}
 	res2, _, _ := encodeResult(7, moved, crawl.Trace{})
 	f.Add(frame(msgResult, res2))
-	known, _ := appendKnown(nil, []string{"a.social", "b.social"}, 100)
-	f.Add(append(frame(msgKnown, known), frame(msgKnownEnd, []byte{2})...))
+	f.Add(frame(msgKnown, []byte{2}))
 	f.Add(frame(msgRequest, []byte(`{"id":1,"host":"a.social","fetch_peers":true,"checked_at":"2026-11-21T12:00:00Z","pass_id":"p"}`)))
 	f.Add([]byte{0, 0, 0, 1, 'R'})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
@@ -517,11 +509,9 @@ func FuzzDecode(f *testing.F) {
 					}
 				}
 			case msgKnown:
-				decodeKnown(payload, func(h []byte) {
-					if len(h) == 0 {
-						t.Fatal("empty known host")
-					}
-				})
+				if n, err := decodeKnownCount(payload); err == nil && (n < 0 || n > 1<<40) {
+					t.Fatalf("known count %d accepted", n)
+				}
 			case msgRequest:
 				if q, err := decodeRequest(payload); err == nil {
 					if n, err := hostname.Normalize(q.Host); err != nil || n != q.Host {
@@ -766,9 +756,5 @@ func TestDecodeResultStructure(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
 		t.Errorf("ten results promising %d discoveries allocated %d KiB", MaxDiscoveries, got>>10)
-	}
-	// Known hosts: a zero length is no entry.
-	if _, err := decodeKnown([]byte{1, 'a', 0}, func([]byte) {}); err == nil {
-		t.Error("zero-length known host accepted")
 	}
 }

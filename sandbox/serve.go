@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,10 +20,14 @@ type ServeOptions struct {
 	// Logger writes to the checker's stderr, which the orchestrator
 	// forwards to its own log.
 	Logger *slog.Logger
+	// Known is the known table, mapped before confinement
+	// (MapKnownTable); nil: Serve maps it itself, which only an
+	// unconfined checker can.
+	Known *SharedKnown
 }
 
-// Serve is the checker process's loop: it reads the known hosts from in,
-// says hello, then answers check requests one at a time with check until in
+// Serve is the checker process's loop: it maps the known table (told its
+// size on in), says hello, then answers check requests one at a time with check until in
 // is closed (it then returns nil) or ctx is done. It does not recover from
 // panics in check: a checker that panics dies, and the orchestrator records
 // checker_failed for its host.
@@ -36,10 +39,23 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, check crawl.Checker
 	r := bufio.NewReaderSize(in, 64<<10)
 	w := bufio.NewWriterSize(out, 64<<10)
 
-	known, err := readKnown(r)
+	table := opts.Known
+	if table == nil {
+		t, err := MapKnownTable()
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		table = t
+	}
+	n, err := readKnownCount(r)
 	if err != nil {
 		return err
 	}
+	if err := table.setCount(n); err != nil {
+		return fmt.Errorf("known table: %w", err)
+	}
+	known := table.Set()
 	hello, err := json.Marshal(opts.Report)
 	if err != nil {
 		return fmt.Errorf("encode hello: %w", err)
@@ -89,32 +105,4 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, check crawl.Checker
 		}
 	}
 	return ctx.Err()
-}
-
-// readKnown reads the known-hosts frames up to their end marker.
-func readKnown(r io.Reader) (*crawl.KnownSet, error) {
-	known := crawl.NewKnownSet(0)
-	n := 0
-	for {
-		t, payload, err := readFrame(r, maxRequestFrame)
-		if err != nil {
-			return nil, fmt.Errorf("read known hosts: %w", err)
-		}
-		switch t {
-		case msgKnown:
-			k, err := decodeKnown(payload, func(h []byte) { known.Add(string(h)) })
-			if err != nil {
-				return nil, err
-			}
-			n += k
-		case msgKnownEnd:
-			want, k := binary.Uvarint(payload)
-			if k <= 0 || k != len(payload) || want != uint64(n) {
-				return nil, fmt.Errorf("known hosts: end says %d, got %d", want, n)
-			}
-			return known, nil
-		default:
-			return nil, fmt.Errorf("known hosts: unexpected message %q", t)
-		}
-	}
 }

@@ -63,8 +63,11 @@ func benchEnvList(name, def string) []string {
 	return out
 }
 
-func BenchmarkCrawlPass(b *testing.B) {
-	n := benchEnvInt("OBSERVER_BENCH_INSTANCES", 20_000)
+// benchSim starts a simulated fediverse of n instances for a benchmark and
+// writes a config without a seed list (every host comes from discoveries
+// the benchmark writes); it returns the config's path and the crawl flags
+// that reach the simulator.
+func benchSim(b *testing.B, n int) (sim *fedisim.Sim, config string, net []string) {
 	sim, err := fedisim.New(fedisim.Config{Seed: 7, Instances: n})
 	if err != nil {
 		b.Fatal(err)
@@ -78,12 +81,16 @@ func BenchmarkCrawlPass(b *testing.B) {
 	if err := sim.WriteCA(ca); err != nil {
 		b.Fatal(err)
 	}
-	// No seed list: every host comes from the discoveries written below.
-	config := filepath.Join(dir, "observer.toml")
+	config = filepath.Join(dir, "observer.toml")
 	if err := os.WriteFile(config, []byte("[crawl]\nseeds = \"no-seeds.txt\"\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	net := []string{"--connect-to", sim.ConnectTo(), "--allow-addr", "127.0.0.0/8", "--ca-cert", ca}
+	return sim, config, []string{"--connect-to", sim.ConnectTo(), "--allow-addr", "127.0.0.0/8", "--ca-cert", ca}
+}
+
+func BenchmarkCrawlPass(b *testing.B) {
+	n := benchEnvInt("OBSERVER_BENCH_INSTANCES", 20_000)
+	sim, config, net := benchSim(b, n)
 
 	for _, iso := range benchEnvList("OBSERVER_BENCH_ISOLATION", "process,none") {
 		b.Run("isolation="+iso, func(b *testing.B) {
@@ -345,13 +352,17 @@ func (s *sampler) run(pid int, stop <-chan struct{}) {
 }
 
 // vmHWM is a live process's peak resident set in bytes, or 0.
-func vmHWM(pid int) int64 {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+func vmHWM(pid int) int64 { return procKB(pid, "status", "VmHWM:") }
+
+// procKB is the figure in kB of the line starting with key in
+// /proc/PID/file, in bytes, or 0.
+func procKB(pid int, file, key string) int64 {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + file)
 	if err != nil {
 		return 0
 	}
 	for line := range strings.Lines(string(raw)) {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, key); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return kb << 10
 		}

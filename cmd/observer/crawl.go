@@ -44,6 +44,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return beforeChecks(err)
 	}
+	defer known.table.Close()
 	// The schedule lives in the derived state: fold in what earlier passes
 	// (and observer add) wrote, then read who is due.
 	if err := deriveInChild(ctx, e, f.common); err != nil {
@@ -55,13 +56,12 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	}
 	r.logPassStart(known, due)
 
-	checker, stopCheckers, err := r.startCheckers(ctx, known.list)
+	checker, stopCheckers, err := r.startCheckers(ctx, known.table)
 	if err != nil {
 		return beforeChecks(err)
 	}
 	defer stopCheckers()
-	known.list = nil // the checkers have them now, and the pass needs only the set
-	sum, runErr := r.runPass(ctx, checker, known.set, due)
+	sum, runErr := r.runPass(ctx, checker, known.table.Set(), due)
 	return r.finish(ctx, sum, runErr, due)
 }
 
@@ -203,40 +203,52 @@ func (r *crawlRun) close(ctx context.Context) {
 
 // knownHosts are the hosts known before the pass, seeds included.
 type knownHosts struct {
-	set    *crawl.KnownSet
-	list   []string // for the checker processes, which drop known peers themselves
-	seeded int      // how many of them the seed list added
+	// table is the crawl's one copy of them, shared read-only by the pass
+	// and every checker process (docs/security.md, "The known set").
+	table  *sandbox.SharedKnown
+	seeded int // how many of them the seed list added
 }
 
-// loadKnownHosts reads the hosts the data directory knows and records the
-// seed list's new ones. Knowing none is an error: the pass would have
-// nothing to check.
+// loadKnownHosts reads the hosts the data directory knows into the known
+// table and records the seed list's new ones. Knowing none is an error: the
+// pass would have nothing to check. Close the table after the pass.
 func (r *crawlRun) loadKnownHosts(ctx context.Context) (knownHosts, error) {
 	// The snapshots alone: the derived state is derived after this, and
 	// may be damaged or older than this observer until then.
 	if err := r.store.CreateSnapshotViews(ctx); err != nil {
 		return knownHosts{}, err
 	}
-	known := knownHosts{set: crawl.NewKnownSet(0)}
-	if err := r.store.KnownHosts(ctx, func(h string) {
-		known.set.Add(h)
-		if r.flags.isolation == "process" {
-			known.list = append(known.list, h)
-		}
-	}); err != nil {
-		return knownHosts{}, err
-	}
-	seeded, err := addSeeds(ctx, r.seeds, known.set, r.writer, r.now)
+	bound, err := r.store.KnownHostsBound(ctx)
 	if err != nil {
 		return knownHosts{}, err
 	}
-	known.seeded = seeded
-	if known.set.Len() == 0 {
+	var known knownHosts
+	known.table, err = sandbox.BuildSharedKnown(bound+len(r.seeds), func(add func(string) (bool, error)) error {
+		var addErr error
+		if err := r.store.KnownHosts(ctx, func(h string) {
+			if _, err := add(h); err != nil && addErr == nil {
+				addErr = err
+			}
+		}); err != nil {
+			return err
+		}
+		if addErr != nil {
+			return addErr
+		}
+		known.seeded, err = addSeeds(ctx, r.seeds, add, r.writer, r.now)
+		return err
+	})
+	if err != nil {
+		return knownHosts{}, err
+	}
+	if known.table.Len() == 0 {
+		known.table.Close()
 		return knownHosts{}, fmt.Errorf("no hosts known in %s, and the seed list %s is missing or empty: add some with observer add HOST", r.store.Dir(), seedsPath(r.cfg, r.flags.common.config))
 	}
-	if seeded > 0 {
+	if known.seeded > 0 {
 		// The seeds must be on disk before the schedule is derived.
 		if err := r.writer.Flush(ctx); err != nil {
+			known.table.Close()
 			return knownHosts{}, err
 		}
 	}
@@ -272,19 +284,19 @@ func (r *crawlRun) readDueHosts(ctx context.Context) (*crawl.DueList, error) {
 
 func (r *crawlRun) logPassStart(known knownHosts, due *crawl.DueList) {
 	r.log.Info("crawl pass starting", "pass", r.passID, "due", len(due.Hosts), "blocklisted", due.Blocklisted, "over_domain_budget", due.OverDomainBudget,
-		"known", known.set.Len(), "seeded", known.seeded, "concurrency", r.cfg.Crawl.Concurrency, "max_checks", r.cfg.Crawl.MaxChecks,
+		"known", known.table.Len(), "known_table_bytes", known.table.Bytes(), "seeded", known.seeded, "concurrency", r.cfg.Crawl.Concurrency, "max_checks", r.cfg.Crawl.MaxChecks,
 		"duration", r.cfg.Crawl.Duration.D())
 }
 
 // startCheckers returns what runs the pass's checks: the crawler itself
 // with --isolation none, else a pool of sandboxed checker processes. stop
 // ends them.
-func (r *crawlRun) startCheckers(ctx context.Context, hosts []string) (checker crawl.Checker, stop func(), err error) {
+func (r *crawlRun) startCheckers(ctx context.Context, known *sandbox.SharedKnown) (checker crawl.Checker, stop func(), err error) {
 	if r.flags.isolation != "process" {
 		return r.crawler, func() {}, nil
 	}
 	pool, err := sandbox.NewPool(ctx, sandbox.PoolOptions{Args: checkerArgs(r.flags.common, r.flags.network), Size: r.cfg.Crawl.Concurrency,
-		Known: hosts, CheckTimeout: r.opts.CheckTimeout, CgroupParent: r.cfg.Crawl.CheckerCgroup, Logger: r.log})
+		Known: known, CheckTimeout: r.opts.CheckTimeout, CgroupParent: r.cfg.Crawl.CheckerCgroup, Logger: r.log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start sandboxed checkers (--isolation none runs checks in-process): %w", err)
 	}
@@ -436,11 +448,16 @@ func readSeeds(cfg config.Config, configFile string) ([]string, error) {
 	return hosts, nil
 }
 
-// addSeeds records the seed list's hosts (readSeeds) that are not yet known.
-func addSeeds(ctx context.Context, hosts []string, known *crawl.KnownSet, w *duck.Writer, now time.Time) (int, error) {
+// addSeeds records the seed list's hosts (readSeeds) that are not yet known,
+// adding them to the known hosts with add.
+func addSeeds(ctx context.Context, hosts []string, add func(string) (bool, error), w *duck.Writer, now time.Time) (int, error) {
 	var ds []observer.Discovery
 	for _, h := range hosts {
-		if known.Add(h) {
+		added, err := add(h)
+		if err != nil {
+			return 0, err
+		}
+		if added {
 			ds = append(ds, observer.Discovery{Host: h, DiscoveredAt: now, Via: observer.ViaSeed})
 		}
 	}
