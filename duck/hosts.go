@@ -21,7 +21,8 @@ func (s *Store) KnownHostsBound(ctx context.Context) (int, error) {
 }
 
 // KnownHosts calls fn for every known host, streaming, so a million hosts
-// never sit in one slice here. Views must have been created.
+// never sit in one slice here; a host discovered more than once may come
+// more than once. Views must have been created.
 func (s *Store) KnownHosts(ctx context.Context, fn func(host string)) error {
 	rows, err := s.db.QueryContext(ctx, sqlFile("queries/known.sql"))
 	if err != nil {
