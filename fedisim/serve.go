@@ -51,6 +51,10 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serve(w, r)
 		return
 	}
+	if serve, ok := s.flood[host]; ok {
+		serve(w, r)
+		return
+	}
 	if s.spread != nil {
 		s.serveSpread(w, r, host)
 		return

@@ -61,8 +61,12 @@ type Config struct {
 	// SetNow. Hostile hosts are unchanged.
 	Spread *Spread
 
-	SpamFarmSize  int // subdomains in the spam farm (with HostileHosts); default 50
-	CertCacheSize int // leaf certificates kept; default 4096
+	SpamFarmSize int // subdomains in the spam farm (with HostileHosts); default 50
+	// Flooders are alive hosts (Flooders()) whose peers lists each name
+	// FloodPeers new valid names, each its own registrable domain, new
+	// ones every day, none of which answers; default none, and 200 000.
+	Flooders, FloodPeers int
+	CertCacheSize        int // leaf certificates kept; default 4096
 
 	Logger *slog.Logger // default: discard
 }
@@ -115,6 +119,9 @@ func (c *Config) defaults() error {
 	if c.SpamFarmSize <= 0 {
 		c.SpamFarmSize = 50
 	}
+	if c.FloodPeers <= 0 {
+		c.FloodPeers = DefaultFloodPeers
+	}
 	if c.CertCacheSize <= 0 {
 		c.CertCacheSize = 4096
 	}
@@ -136,6 +143,7 @@ type Sim struct {
 	spread  *spreadWorld
 	certs   *certAuthority
 	hostile map[string]hostileHost
+	flood   map[string]http.HandlerFunc
 	// hostileListed are the hostile hosts named in hubs' peers lists.
 	hostileListed []string
 	bomb          func() (*bomb, error)
@@ -178,6 +186,7 @@ func New(cfg Config) (*Sim, error) {
 	if cfg.HostileHosts {
 		s.hostile = s.hostileHosts()
 	}
+	s.flood = s.floodHosts()
 	return s, nil
 }
 
