@@ -111,6 +111,12 @@ deploy:
 	fi
 	rsync -rlt --checksum --delete-after --delay-updates public/ "$(DEPLOY_TARGET)"
 
+# The whole crawl's memory (summed PSS of its process tree, and its cgroup's
+# peak) with 1, 10 and 20 million known hosts (scripts/bench-memory.sh).
+.PHONY: bench-memory
+bench-memory:
+	scripts/bench-memory.sh
+
 # The million-instance crawl pass with --isolation process and none, and its
 # figures (scripts/bench-crawl.sh; OBSERVER_BENCH_INSTANCES sets the size).
 .PHONY: bench-crawl
