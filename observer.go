@@ -92,6 +92,9 @@ type Check struct {
 	// unknown), as field paths ("openRegistrations", "usage.users.total").
 	NodeInfoDocumentVersion string   `json:"nodeinfo_document_version,omitempty"`
 	UnusableFields          []string `json:"unusable_fields,omitempty"`
+	// WireBytes counts what the check read from the network: TLS records,
+	// headers and bodies as they came, before any decoding.
+	WireBytes int64 `json:"wire_bytes"`
 }
 
 // Via values for discoveries that did not come from a peers list.
@@ -115,8 +118,9 @@ type Discovery struct {
 type Result struct {
 	Check       Check       `json:"check"`
 	Discoveries []Discovery `json:"discoveries,omitempty"`
-	// Bytes counts response bytes read from the network (after
-	// decompression), for the pass summary; it is not stored per check.
+	// Bytes counts response body bytes after decoding, for the pass
+	// summary; it is not stored per check (Check.WireBytes is what came
+	// over the network).
 	Bytes int64 `json:"bytes"`
 	// OverListCap counts the peers list's new entries (repeats included)
 	// the check did not keep for the cap on new hosts per list, for the
@@ -223,4 +227,6 @@ type Pass struct {
 	// heard of again from other lists, or the same one later.
 	OverListCap int64 `json:"over_list_cap"`
 	OverPassCap int64 `json:"over_pass_cap"`
+	// What the pass's checks read from the network (their WireBytes).
+	WireBytes int64 `json:"wire_bytes"`
 }

@@ -66,9 +66,10 @@ func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (ob
 
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CheckTimeout)
 	defer cancel()
-	client, tr := c.newClient(opts.Addr)
+	wire := &wireMeter{max: c.opts.MaxCheckWireBytes}
+	client, tr := c.newClient(opts.Addr, wire)
 	defer tr.CloseIdleConnections()
-	f := &fetcher{c: c, client: client, host: norm}
+	f := &fetcher{c: c, client: client, host: norm, wire: wire}
 	defer f.closeOther()
 	ck := &check{c: c, f: f, res: &res, opts: opts}
 	ck.run(ctx)
@@ -77,6 +78,7 @@ func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (ob
 	// Location): it is stored as any other untrusted text is.
 	res.Check.Error = observer.CleanText(res.Check.Error, maxErrorRunes)
 	res.Bytes = f.bytes
+	res.Check.WireBytes = wire.Bytes()
 	res.Check.DurationMS = time.Since(start).Milliseconds()
 	c.opts.Logger.Debug("check done", "host", norm, "outcome", res.Check.Outcome, "error", res.Check.Error,
 		"steps", len(f.steps), "bytes", res.Bytes, "ms", res.Check.DurationMS)

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -21,8 +22,10 @@ import (
 	"github.com/fediverse-observer/observer/hostname"
 )
 
-// Body caps, applied to decoded bytes (after the transport's gzip
-// decompression), so a compressed bomb is cut off like an endless body.
+// Body caps. Each applies twice: to the bytes of the body as they come off
+// the connection (before gzip decoding), so a stream that decodes to little
+// or nothing (empty gzip members, forever) is cut off like an endless body,
+// and to the decoded bytes, so a compressed bomb is too.
 const (
 	capRobots    = 500 << 10
 	capWellKnown = 64 << 10
@@ -34,17 +37,24 @@ const (
 // 2.3.1.2 asks for at least five for robots.txt).
 const maxRedirects = 5
 
-// TooLargeError reports a response body over its cap.
+// TooLargeError reports a response body over its cap, or a check over its
+// cap on the bytes read from the network.
 type TooLargeError struct {
 	URL string
 	Cap int64
 	// Pages is set when the cap is a paged peers list's, over all its
 	// pages.
 	Pages bool
+	// Wire is set when the cap is the check's, on the bytes read from its
+	// connections (Options.MaxCheckWireBytes).
+	Wire bool
 }
 
 func (e *TooLargeError) Error() string {
-	if e.Pages {
+	switch {
+	case e.Wire:
+		return fmt.Sprintf("check over %s cap on bytes read from the network", sizeText(e.Cap))
+	case e.Pages:
 		return fmt.Sprintf("list over %s cap across its pages", sizeText(e.Cap))
 	}
 	return fmt.Sprintf("body over %s cap", sizeText(e.Cap))
@@ -60,13 +70,21 @@ func sizeText(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// capReader counts decoded bytes and fails once more than max are offered.
+// capReader counts bytes and fails once more than max are offered; total,
+// if set, adds them up across readers.
 type capReader struct {
 	r     io.Reader
 	n     int64
 	max   int64
 	url   string
 	total *int64
+}
+
+func (c *capReader) count(n int) {
+	c.n += int64(n)
+	if c.total != nil {
+		*c.total += int64(n)
+	}
 }
 
 func (c *capReader) Read(p []byte) (int, error) {
@@ -76,7 +94,7 @@ func (c *capReader) Read(p []byte) (int, error) {
 		var one [1]byte
 		n, err := c.r.Read(one[:])
 		if n > 0 {
-			*c.total += int64(n)
+			c.count(n)
 			return 0, &TooLargeError{URL: c.url, Cap: c.max}
 		}
 		return 0, err
@@ -85,9 +103,41 @@ func (c *capReader) Read(p []byte) (int, error) {
 		p = p[:c.max-c.n]
 	}
 	n, err := c.r.Read(p)
-	c.n += int64(n)
-	*c.total += int64(n)
+	c.count(n)
 	return n, err
+}
+
+// acceptEncoding is what the crawler asks for: the one content coding it
+// decodes (decodeBody).
+const acceptEncoding = "gzip"
+
+// decodeBody returns the decoded body of a response whose coded body, as
+// read off the connection and capped, is raw. The gzip reader is made at
+// the first read.
+func decodeBody(encoding string, raw io.Reader) (io.Reader, error) {
+	switch strings.ToLower(strings.TrimSpace(encoding)) {
+	case "", "identity":
+		return raw, nil
+	case "gzip", "x-gzip":
+		return &gunzipReader{raw: raw}, nil
+	}
+	return nil, fmt.Errorf("content encoding %q was not asked for (the crawler decodes gzip only)", clip(encoding, 40))
+}
+
+type gunzipReader struct {
+	raw io.Reader
+	z   *gzip.Reader
+	err error
+}
+
+func (g *gunzipReader) Read(p []byte) (int, error) {
+	if g.z == nil && g.err == nil {
+		g.z, g.err = gzip.NewReader(g.raw)
+	}
+	if g.err != nil {
+		return 0, g.err
+	}
+	return g.z.Read(p)
 }
 
 // redirectStop is a redirect the fetcher did not follow: to another host, to
@@ -123,7 +173,8 @@ type fetcher struct {
 	other   *http.Client
 	otherTr *http.Transport
 	steps   []Step
-	bytes   int64
+	bytes   int64      // decoded body bytes
+	wire    *wireMeter // bytes read from the network, the clients' both
 }
 
 // clientFor returns the client for requests to u.
@@ -132,7 +183,7 @@ func (f *fetcher) clientFor(u *url.URL) *http.Client {
 		return f.client
 	}
 	if f.other == nil {
-		f.other, f.otherTr = f.c.newClient(netip.AddrPort{})
+		f.other, f.otherTr = f.c.newClient(netip.AddrPort{}, f.wire)
 	}
 	return f.other
 }
@@ -263,6 +314,9 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 		return 0, "", err
 	}
 	req.Header.Set("User-Agent", f.c.opts.UserAgent)
+	// Set here, the transport leaves the body coded for decodeBody, which
+	// decodes it after its coded bytes are capped.
+	req.Header.Set("Accept-Encoding", acceptEncoding)
 	if r.accept != "" {
 		req.Header.Set("Accept", r.accept)
 	}
@@ -295,21 +349,27 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 		return resp.StatusCode, "", err
 	}
 	r.cond.keep(resp)
-	cr := &capReader{r: resp.Body, max: r.cap, url: u.String(), total: &f.bytes}
-	defer func() { step.Bytes = cr.n }()
+	raw := &capReader{r: resp.Body, max: r.cap, url: u.String()}
 	switch resp.StatusCode {
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
 		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 		if loc := resp.Header.Get("Location"); loc != "" {
-			drain(cr, abort)
+			drain(raw, abort)
 			step.Note = "redirect to " + clip(loc, 300)
 			return resp.StatusCode, loc, nil
 		}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		drain(cr, abort)
+		drain(raw, abort)
 		return resp.StatusCode, "", nil
 	}
+	decoded, err := decodeBody(resp.Header.Get("Content-Encoding"), raw)
+	if err != nil {
+		step.Error = errorText(err)
+		return resp.StatusCode, "", err
+	}
+	cr := &capReader{r: decoded, max: r.cap, url: u.String(), total: &f.bytes}
+	defer func() { step.Bytes = cr.n }()
 	err = read(cr)
 	if ctx.Err() != nil {
 		// A body cut off by the deadline can end in what looks like a clean

@@ -124,6 +124,7 @@ type Summary struct {
 	ByOutcome  map[observer.Outcome]int // recorded checks by outcome
 	Discovered int                      // new hosts recorded
 	Bytes      int64                    // response bytes read, decoded
+	WireBytes  int64                    // bytes read from the network
 	Invalid    int                      // due hosts skipped as invalid
 	Duplicates int                      // due hosts skipped as already checked in this pass
 	// DiscoveredChecked counts the checks (in Checks) of hosts discovered
@@ -156,8 +157,12 @@ type Summary struct {
 // String formats the summary for the end of `observer crawl`.
 func (s Summary) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "pass %s: %d checks in %s, %d hosts discovered, %s fetched\n",
+	fmt.Fprintf(&b, "pass %s: %d checks in %s, %d hosts discovered, %s fetched",
 		s.PassID, s.Checks, s.Duration.Round(time.Millisecond), s.Discovered, byteText(s.Bytes))
+	if s.WireBytes > 0 {
+		fmt.Fprintf(&b, " (%s over the network)", byteText(s.WireBytes))
+	}
+	b.WriteString("\n")
 	if s.DiscoveredChecked > 0 {
 		fmt.Fprintf(&b, "  checks of hosts discovered in this pass: %d\n", s.DiscoveredChecked)
 	}
@@ -219,6 +224,7 @@ func (s Summary) PassRow(due *DueList, cutShort string) observer.Pass {
 
 		OverListCap: s.OverListCap,
 		OverPassCap: s.OverPassCap,
+		WireBytes:   s.WireBytes,
 	}
 	for o, n := range s.ByOutcome {
 		p.ByOutcome[o] = int64(n)
@@ -545,6 +551,7 @@ func (r *passRun) collectOne(ctx context.Context, cancel context.CancelCauseFunc
 	r.sum.ByOutcome[res.Check.Outcome]++
 	r.sum.Discovered += len(res.Discoveries)
 	r.sum.Bytes += res.Bytes
+	r.sum.WireBytes += res.Check.WireBytes
 	if d.discovered {
 		r.sum.DiscoveredChecked++
 	}

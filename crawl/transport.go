@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -63,6 +64,14 @@ type Options struct {
 	// sets crawl.max_new_per_list. New entries beyond it are counted in
 	// the result's OverListCap.
 	MaxNewPeers int
+	// MaxCheckWireBytes caps the bytes one check reads from its
+	// connections, as they come off the network (TLS records, headers and
+	// coded bodies): past it, the connection's next read fails and the
+	// check is too_large. Each body is capped too, coded and decoded (see
+	// fetch.go); this bounds the whole check, whatever it is made to read.
+	// Default 48 MiB: the peers list's 32 MiB and the other documents, with
+	// room for headers and TLS.
+	MaxCheckWireBytes int64
 
 	Logger *slog.Logger // default slog.Default()
 }
@@ -83,6 +92,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxNewPeers <= 0 {
 		o.MaxNewPeers = 200_000
+	}
+	if o.MaxCheckWireBytes <= 0 {
+		o.MaxCheckWireBytes = 48 << 20
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -207,10 +219,51 @@ func (c *Crawler) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 	return d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 }
 
+// wireMeter counts the bytes one check reads from all its connections and
+// refuses reads past its cap. The transports' read loops run in goroutines
+// of their own, hence the atomic.
+type wireMeter struct {
+	n   atomic.Int64
+	max int64
+}
+
+// Bytes is what the check has read from the network so far.
+func (m *wireMeter) Bytes() int64 { return m.n.Load() }
+
+// meter wraps dial so that what its connections read is counted by m.
+func (m *wireMeter) meter(dial func(context.Context, string, string) (net.Conn, error)) func(context.Context, string, string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &meteredConn{Conn: conn, m: m}, nil
+	}
+}
+
+type meteredConn struct {
+	net.Conn
+	m *wireMeter
+}
+
+func (c *meteredConn) Read(p []byte) (int, error) {
+	left := c.m.max - c.m.n.Load()
+	if left <= 0 {
+		return 0, &TooLargeError{Cap: c.m.max, Wire: true}
+	}
+	if int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := c.Conn.Read(p)
+	c.m.n.Add(int64(n))
+	return n, err
+}
+
 // newClient returns a client for one check: its own transport, so a check
 // shares no connections with others and at most one connection is open to
-// the host at a time. Redirects are handled by the fetcher, not the client.
-func (c *Crawler) newClient(pin netip.AddrPort) (*http.Client, *http.Transport) {
+// the host at a time, every connection read through m. Redirects are
+// handled by the fetcher, not the client.
+func (c *Crawler) newClient(pin netip.AddrPort, m *wireMeter) (*http.Client, *http.Transport) {
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	dial := c.dial
@@ -218,8 +271,11 @@ func (c *Crawler) newClient(pin netip.AddrPort) (*http.Client, *http.Transport) 
 		dial = c.dialPinned(pin)
 	}
 	tr := &http.Transport{
-		Proxy:                  nil, // never from the environment
-		DialContext:            dial,
+		Proxy:       nil, // never from the environment
+		DialContext: m.meter(dial),
+		// The fetcher asks for gzip itself and decodes it after capping
+		// the coded bytes (fetch.go).
+		DisableCompression:     true,
 		TLSClientConfig:        c.tls,
 		TLSHandshakeTimeout:    c.opts.TLSHandshakeTimeout,
 		ResponseHeaderTimeout:  c.opts.ResponseHeaderTimeout,

@@ -64,6 +64,7 @@ type Tally struct {
 	ByOutcome  map[observer.Outcome]int
 	Discovered int
 	Bytes      int64
+	WireBytes  int64
 }
 
 func (t *Tally) add(r observer.Result) {
@@ -74,6 +75,7 @@ func (t *Tally) add(r observer.Result) {
 	t.ByOutcome[r.Check.Outcome]++
 	t.Discovered += len(r.Discoveries)
 	t.Bytes += r.Bytes
+	t.WireBytes += r.Check.WireBytes
 }
 
 func (t *Tally) merge(o Tally) {
@@ -86,6 +88,7 @@ func (t *Tally) merge(o Tally) {
 	}
 	t.Discovered += o.Discovered
 	t.Bytes += o.Bytes
+	t.WireBytes += o.WireBytes
 }
 
 // Written is the tally of the checks in files so far. After a failed
@@ -240,7 +243,7 @@ func (s *Store) WritePass(ctx context.Context, p observer.Pass) error {
 			row = append(row, p.ByOutcome[o])
 		}
 		row = append(row, p.Blocklisted, p.OverDomainBudget, p.SkippedAddressBudget, p.Addresses,
-			p.BusiestAddressRequests, p.AddressesOverBudget, p.Abandoned, p.OverListCap, p.OverPassCap)
+			p.BusiestAddressRequests, p.AddressesOverBudget, p.Abandoned, p.OverListCap, p.OverPassCap, p.WireBytes)
 		return a.AppendRow(row...)
 	})
 }
@@ -258,7 +261,7 @@ func (s *Store) writeChecks(ctx context.Context, checks []observer.Check, name s
 				ptrValue(c.OpenRegistrations), nullString(c.Name), nullString(c.Description), nullString(c.MovedTo),
 				c.PeersFetched, c.PeersCount, c.NewPeersCount, c.DurationMS, c.PassID,
 				nullString(c.PeersETag), nullString(c.PeersLastModified), c.PeersNotModified,
-				nullString(c.NodeInfoDocumentVersion), unusableFields(c),
+				nullString(c.NodeInfoDocumentVersion), unusableFields(c), c.WireBytes,
 			)
 			if err != nil {
 				return fmt.Errorf("append check of %s: %w", c.Host, err)

@@ -41,7 +41,14 @@ const (
 	PrivateMetadata       = "hostile-private-metadata.social"  // the test should resolve it to 169.254.169.254
 	PrivateIPv6Loopback   = "hostile-private-ipv6-loop.social" // the test should resolve it to ::1
 	PrivateULA            = "hostile-private-ula.social"       // the test should resolve it to fd00::1
+	HostileGzipMembers    = "hostile-gzip-members.social"      // streams empty gzip members forever (GzipMembersSent)
 )
+
+// GzipMembersSent is the number of body bytes HostileGzipMembers has
+// written to its connections so far: what its endless stream cost the
+// crawler, as far as the server's side can tell (bytes still in socket
+// buffers included).
+func (s *Sim) GzipMembersSent() int64 { return s.gzipMembersSent.Load() }
 
 type hostileHost struct {
 	info   Info
@@ -167,6 +174,25 @@ func (s *Sim) hostileHosts() map[string]hostileHost {
 			w.Header().Set("Content-Length", strconv.FormatInt(b.size(), 10))
 			w.WriteHeader(200)
 			b.writeTo(r.Context(), w)
+		}
+	})
+	add(HostileGzipMembers, "endless empty gzip members: Content-Encoding gzip that decodes to nothing, on every path", nil, func(n *node) http.HandlerFunc {
+		// An empty member: header, an empty final stored block, CRC and
+		// size of nothing.
+		member := []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff, 0x01, 0x00, 0x00, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0}
+		chunk := bytes.Repeat(member, (32<<10)/len(member))
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Encoding", "gzip")
+			w.WriteHeader(200)
+			deadline := time.Now().Add(MaxStall)
+			for r.Context().Err() == nil && time.Now().Before(deadline) {
+				k, err := w.Write(chunk)
+				s.gzipMembersSent.Add(int64(k))
+				if err != nil {
+					return
+				}
+			}
 		}
 	})
 	add("hostile-deep-json.social", fmt.Sprintf("NodeInfo document nested %d deep", DeepJSONDepth), nil, func(n *node) http.HandlerFunc {

@@ -31,6 +31,7 @@ func TestHostileList(t *testing.T) {
 	h := s.Hostile()
 	for _, name := range []string{
 		"hostile-slow-headers.social", "hostile-trickle.social", "hostile-endless.social", "hostile-gzip-bomb.social",
+		fedisim.HostileGzipMembers,
 		"hostile-deep-json.social", "hostile-huge-header.social", "hostile-redirect-loop.social",
 		"hostile-redirect-301.social", "hostile-xredirect-308.social", fedisim.HostileRedirectTarget,
 		"hostile-redirect-ip-metadata.social", "hostile-redirect-name-ula.social", fedisim.PrivateLoopback,

@@ -158,6 +158,8 @@ type Sim struct {
 	mu               sync.Mutex
 	log              map[string][]string // host -> "METHOD /path", only with RecordRequests
 	conns            map[string]int64    // SNI -> handshakes, only with RecordRequests
+	// gzipMembersSent counts the bytes hostile-gzip-members.social wrote.
+	gzipMembersSent atomic.Int64
 
 	ln  net.Listener
 	srv *http.Server

@@ -474,6 +474,9 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	if w.OverListCap > 0 && !c.PeersFetched {
 		return fail("over_list_cap without a list read")
 	}
+	if c.WireBytes < 0 || c.WireBytes > maxBytes {
+		return fail("wire_bytes %d out of range", c.WireBytes)
+	}
 	if len(w.Disc) > MaxDiscoveries {
 		return fail("%d discoveries, limit %d", len(w.Disc), MaxDiscoveries)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,7 @@ var hostileOutcomes = map[string]struct{ outcome, why string }{
 	"hostile-trickle.social":                {"unreachable", "a body slower than the deadline is never parsed"},
 	"hostile-endless.social":                {"too_large", "the NodeInfo cap stops an endless body"},
 	"hostile-gzip-bomb.social":              {"too_large", "the cap applies after decompression"},
+	fedisim.HostileGzipMembers:              {"too_large", "the cap applies to the coded bytes too"},
 	"hostile-deep-json.social":              {"too_large", "100 000-deep JSON is over the NodeInfo cap before its depth matters"},
 	"hostile-huge-header.social":            {"error", "a 2 MiB header is over the client's header limit"},
 	"hostile-redirect-loop.social":          {"error", "too many redirects"},
@@ -218,6 +220,17 @@ func testHostileServers(t *testing.T, isolation string, private map[string]strin
 		if host, msg, _ := strings.Cut(row, " "); !strings.Contains(msg, "timeout") {
 			t.Errorf("%s: error %q, want the check's deadline (timeout)", host, msg)
 		}
+	}
+	// Empty gzip members decode to nothing: what the host sent stays
+	// within the check's wire cap (48 MiB by default) and a little more
+	// (what sits in the socket buffers), and the check records what it read.
+	if sent := s.sim.GzipMembersSent(); sent > 48<<20+8<<20 {
+		t.Errorf("%s sent %d bytes to one check, over the wire cap and a margin", fedisim.HostileGzipMembers, sent)
+	}
+	if rows := s.query(t, "SELECT wire_bytes FROM checks WHERE host = '"+fedisim.HostileGzipMembers+"'"); len(rows) != 1 {
+		t.Errorf("%s: checks %v, want one", fedisim.HostileGzipMembers, rows)
+	} else if n, err := strconv.ParseInt(rows[0], 10, 64); err != nil || n < 64<<10 || n > 48<<20 {
+		t.Errorf("%s: wire_bytes %s, want what the check read: the 64 KiB NodeInfo cap or more, within the wire cap", fedisim.HostileGzipMembers, rows[0])
 	}
 	if g := got["hostile-xredirect-301.social"]; len(g) > 2 && g[2] != fedisim.HostileRedirectTarget {
 		t.Errorf("moved_to = %s, want %s", g[2], fedisim.HostileRedirectTarget)

@@ -36,7 +36,10 @@ CREATE TABLE checks_schema (
     -- paths: an empty list when a document was read and every field was
     -- usable, NULL when no document was read.
     nodeinfo_document_version VARCHAR,
-    unusable_fields           VARCHAR[]
+    unusable_fields           VARCHAR[],
+    -- Added later, so NULL in older files: the bytes the check read from
+    -- the network (TLS, headers, bodies before decoding).
+    wire_bytes                BIGINT
 );
 
 CREATE TABLE discoveries_schema (
@@ -88,5 +91,8 @@ CREATE TABLE passes_schema (
     -- peers-list entries dropped for the cap per list (repeats included) and
     -- new hosts dropped for the cap per pass.
     over_list_cap            BIGINT,
-    over_pass_cap            BIGINT
+    over_pass_cap            BIGINT,
+    -- Added later still: the bytes the pass's checks read from the network
+    -- (the sum of their wire_bytes; bytes counts decoded bodies).
+    wire_bytes               BIGINT
 );
