@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -136,6 +138,28 @@ type Crawl struct {
 	// whose memory.max the kernel enforces however the checker allocates.
 	// Empty: the checkers' own limits and the orchestrator's watchdog only.
 	CheckerCgroup string `toml:"checker_cgroup"`
+	// RequireConfinement makes a pass refuse to start when a sandboxed
+	// checker could not apply a layer of its confinement (sandbox.
+	// RequiredLayers), naming it, instead of logging it and crawling with
+	// less. On by default on Linux, where the sandbox is built.
+	RequireConfinement bool `toml:"require_confinement"`
+	// DenyAddrs are CIDR prefixes the address guard refuses on top of its
+	// built-in list of addresses that are not public: a NAT64 prefix inside
+	// 2000::/3, the crawler's own public addresses, a provider's metadata
+	// service on a public address.
+	DenyAddrs []string `toml:"deny_addrs"`
+}
+
+// DenyPrefixes are DenyAddrs parsed (Validate has refused any that is not
+// a CIDR prefix).
+func (c Crawl) DenyPrefixes() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(c.DenyAddrs))
+	for _, s := range c.DenyAddrs {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+		}
+	}
+	return out
 }
 
 // State holds the thresholds of the instance state machine and the lists.
@@ -210,6 +234,9 @@ func Default() Config {
 			// The orchestrator's memory goal is 1 GiB with a million hosts;
 			// DuckDB would otherwise keep far more (docs/benchmarks.md).
 			DuckDBMemoryLimit: "256MB",
+			// The sandbox is Linux's; elsewhere checkers cannot be
+			// confined at all.
+			RequireConfinement: runtime.GOOS == "linux",
 		},
 		State: State{
 			FailuresToDead:   6,
@@ -285,6 +312,9 @@ func Parse(data []byte, cfg *Config) error {
 		// `params = {}` as an empty map; one form, so that a config written
 		// back reads the same.
 		cfg.Site.Params = nil
+	}
+	if len(cfg.Crawl.DenyAddrs) == 0 {
+		cfg.Crawl.DenyAddrs = nil // likewise for `deny_addrs = []`
 	}
 	return cfg.Validate()
 }
@@ -397,10 +427,22 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl.checker_cgroup must be an absolute path (a cgroup v2 directory like /sys/fs/cgroup/observer), got %q", c.Crawl.CheckerCgroup)
 	case !validMemorySize(c.Crawl.DuckDBMemoryLimit):
 		return fmt.Errorf("crawl.duckdb_memory_limit must be empty (no limit) or a size from 32MB to 1PB like 256MB or 1GiB, got %q", c.Crawl.DuckDBMemoryLimit)
+	case badPrefix(c.Crawl.DenyAddrs) != "":
+		return fmt.Errorf("crawl.deny_addrs must hold CIDR prefixes such as \"64:ff9b::/96\" or \"192.0.2.10/32\", got %q", badPrefix(c.Crawl.DenyAddrs))
 	case !validMemorySize(c.State.MemoryLimit):
 		return fmt.Errorf("state.memory_limit must be empty (no limit) or a size from 32MB to 1PB like 1GB or 512MiB, got %q", c.State.MemoryLimit)
 	}
 	return nil
+}
+
+// badPrefix is the first of ss that is not a CIDR prefix, or "".
+func badPrefix(ss []string) string {
+	for _, s := range ss {
+		if _, err := netip.ParsePrefix(s); err != nil {
+			return s
+		}
+	}
+	return ""
 }
 
 // MaxNewPerListLimit bounds crawl.max_new_per_list: the most discoveries a

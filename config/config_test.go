@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,9 @@ func TestInvalidValues(t *testing.T) {
 		{"[state]\nmemory_limit = \"80%\"", "state.memory_limit"},
 		{"[state]\nmemory_limit = \"1G\"", "state.memory_limit"},
 		{"[crawl]\nduckdb_memory_limit = \"lots\"", "crawl.duckdb_memory_limit"},
+		{"[crawl]\ndeny_addrs = [\"192.0.2.1\"]", `crawl.deny_addrs must hold CIDR prefixes such as "64:ff9b::/96" or "192.0.2.10/32", got "192.0.2.1"`},
+		{"[crawl]\ndeny_addrs = [\"10.0.0.0/8\", \"nat64\"]", `got "nat64"`},
+		{"[crawl]\nrequire_confinement = \"yes\"", "crawl.require_confinement"},
 	} {
 		cfg := config.Default()
 		err := config.Parse([]byte(tc.toml), &cfg)
@@ -308,5 +312,22 @@ func TestShippedConfigIsTheDefault(t *testing.T) {
 	}
 	if !reflect.DeepEqual(cfg, config.Default()) {
 		t.Errorf("observer.toml reads as\n%+v\nDefault() is\n%+v", cfg, config.Default())
+	}
+}
+
+// crawl.deny_addrs reach the crawler as prefixes, masked; confinement is
+// required by default where the sandbox is built, and can be let go.
+func TestDenyAddrsAndRequireConfinement(t *testing.T) {
+	cfg := config.Default()
+	if cfg.Crawl.RequireConfinement != (runtime.GOOS == "linux") {
+		t.Errorf("require_confinement defaults to %v on %s", cfg.Crawl.RequireConfinement, runtime.GOOS)
+	}
+	err := config.Parse([]byte("[crawl]\nrequire_confinement = false\ndeny_addrs = [\"64:ff9b::/96\", \"203.0.113.7/24\"]\n"), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Crawl.DenyPrefixes()
+	if cfg.Crawl.RequireConfinement || len(got) != 2 || got[0].String() != "64:ff9b::/96" || got[1].String() != "203.0.113.0/24" {
+		t.Errorf("require_confinement %v, deny prefixes %v", cfg.Crawl.RequireConfinement, got)
 	}
 }

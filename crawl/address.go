@@ -45,7 +45,7 @@ func (c *Crawler) Resolve(ctx context.Context, host string) (netip.AddrPort, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
 	defer cancel()
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", h)
+	ips, err := c.resolver.LookupNetIP(ctx, "ip", h)
 	if err != nil {
 		return netip.AddrPort{}, fmt.Errorf("resolve %s: %w", h, err)
 	}

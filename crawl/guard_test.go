@@ -49,3 +49,32 @@ func TestBlockedAddressError(t *testing.T) {
 		t.Error("BlockedAddressError not found with errors.As")
 	}
 }
+
+// An address in DenyAddrs is refused at the dial, on top of the built-in
+// list, even where AllowAddrs would let it through, and whether the check
+// resolves its host at the dial or is pinned to an address by its pass.
+func TestDenyAddrs(t *testing.T) {
+	e := newEnv(t, func(o *crawl.Options) {
+		o.DenyAddrs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/30")}
+	})
+	e.host("denied.social", instance("denied.social", "mastodon", `[]`))
+	r, _ := e.check("denied.social", crawl.CheckOptions{})
+	wantOutcome(t, r, observer.OutcomeBlockedAddress, "address 127.0.0.1 is in crawl.deny_addrs")
+	if p := e.srv.Paths("denied.social"); len(p) != 0 {
+		t.Errorf("a denied address was requested: %v", p)
+	}
+	addr, err := e.c.Resolve(context.Background(), "denied.social")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ = e.check("denied.social", crawl.CheckOptions{Addr: addr})
+	wantOutcome(t, r, observer.OutcomeBlockedAddress, "is in crawl.deny_addrs")
+
+	// The control: outside the denied prefix, the same host is checked.
+	e2 := newEnv(t, func(o *crawl.Options) {
+		o.DenyAddrs = []netip.Prefix{netip.MustParsePrefix("127.0.0.4/30"), netip.MustParsePrefix("64:ff9b::/96")}
+	})
+	e2.host("fine.social", instance("fine.social", "mastodon", `[]`))
+	r, _ = e2.check("fine.social", crawl.CheckOptions{})
+	wantOutcome(t, r, observer.OutcomeAlive, "")
+}

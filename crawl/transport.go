@@ -35,6 +35,10 @@ type Options struct {
 	// public (e.g. 127.0.0.0/8 for a simulator on loopback). They are
 	// checked before the built-in deny list.
 	AllowAddrs []netip.Prefix
+	// DenyAddrs are addresses the guard refuses on top of its built-in
+	// list (crawl.deny_addrs), even where AllowAddrs would let them
+	// through.
+	DenyAddrs []netip.Prefix
 
 	// RootCAs, if set, replaces the system roots (tests).
 	RootCAs *x509.CertPool
@@ -113,6 +117,10 @@ type Crawler struct {
 	opts  Options
 	tls   *tls.Config
 	guard *ssrf.Guardian
+	// resolver is Go's own, never the C library's: the names resolved are
+	// chosen by whoever wrote a peers list, and glibc's NSS would hand them
+	// to whatever nsswitch.conf lists (mDNS, myhostname, LDAP…).
+	resolver *net.Resolver
 	// For tests: called with every address the guard passed, just before
 	// connect(2); an error refuses the connection. Nil in production.
 	lastGate func(netip.Addr) error
@@ -149,7 +157,8 @@ func New(opts Options) (*Crawler, error) {
 		},
 		// Ports are not the guard's business: URLs always use 443 and only
 		// the operator's connect-to rules choose another.
-		guard: ssrf.New(ssrf.WithAnyPort()),
+		guard:    ssrf.New(ssrf.WithAnyPort()),
+		resolver: &net.Resolver{PreferGo: true},
 	}
 	return c, nil
 }
@@ -163,6 +172,9 @@ type BlockedAddressError struct {
 }
 
 func (e *BlockedAddressError) Error() string {
+	if errors.Is(e.Err, errDenied) {
+		return fmt.Sprintf("address %s is in crawl.deny_addrs", e.Addr)
+	}
 	return fmt.Sprintf("address %s is not public", e.Addr)
 }
 
@@ -180,6 +192,11 @@ func (c *Crawler) checkAddr(network, address string, _ syscall.RawConn) error {
 		return &BlockedAddressError{Addr: address, Err: ssrf.ErrProhibitedNetwork}
 	}
 	ip := ap.Addr()
+	for _, p := range c.opts.DenyAddrs {
+		if p.Contains(ip.Unmap()) || p.Contains(ip) {
+			return &BlockedAddressError{Addr: ip.String(), Err: errDenied}
+		}
+	}
 	for _, p := range c.opts.AllowAddrs {
 		if p.Contains(ip) {
 			return nil
@@ -190,6 +207,9 @@ func (c *Crawler) checkAddr(network, address string, _ syscall.RawConn) error {
 	}
 	return nil
 }
+
+// errDenied is the guard's reason for an address in Options.DenyAddrs.
+var errDenied = errors.New("in crawl.deny_addrs")
 
 // checkDial is checkAddr, then the tests' last gate when there is one.
 func (c *Crawler) checkDial(network, address string, raw syscall.RawConn) error {
@@ -215,7 +235,7 @@ func (c *Crawler) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 		return nil, fmt.Errorf("dial %s: bad port", addr)
 	}
 	host, port = rewrite(c.opts.ConnectTo, host, port)
-	d := net.Dialer{Timeout: c.opts.DialTimeout, Control: c.checkDial}
+	d := net.Dialer{Timeout: c.opts.DialTimeout, Control: c.checkDial, Resolver: c.resolver}
 	return d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 }
 

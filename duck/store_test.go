@@ -263,3 +263,47 @@ func TestPassRowRoundTrips(t *testing.T) {
 		t.Fatalf("a pass from before abandoned: %q", got)
 	}
 }
+
+// DuckDB checks the path a query names against the data directory, not the
+// file it ends at: a symbolic link under data/ to a file outside it is
+// refused before any query runs, and one to a file inside is fine.
+func TestLockDownRefusesLinksOutTheDataDirectory(t *testing.T) {
+	ctx := context.Background()
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte("s3cret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	if err := s.CreateViews(ctx, duck.ViewParams{Now: day0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "inside.txt"), []byte("fine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "inside.txt"), filepath.Join(dir, "inside-link")); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "checks", "date=2026-03-01"), 0o755)
+	link := filepath.Join(dir, "checks", "date=2026-03-01", "hostname")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	err := s.LockDown(ctx)
+	if err == nil || !strings.Contains(err.Error(), link+" is a symbolic link to "+outside+", outside it") {
+		t.Fatalf("LockDown with a link out of the data directory: %v", err)
+	}
+	// The control: without the link, the store locks down and reads what
+	// the link inside points to, and nothing outside.
+	os.Remove(link)
+	if err := s.LockDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := query[string](t, s, "SELECT content FROM read_text('"+filepath.Join(dir, "inside-link")+"')"); len(got) != 1 || got[0] != "fine" {
+		t.Errorf("read through a link inside the data directory: %q", got)
+	}
+	if rows, err := s.Query(ctx, "SELECT content FROM read_text('"+outside+"')"); err == nil {
+		rows.Close()
+		t.Error("a file outside the data directory was read")
+	}
+}

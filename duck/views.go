@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -167,7 +169,13 @@ func (s *Store) ViewsSQL(ctx context.Context, p ViewParams) (string, error) {
 // may read files only below the data directory, and the configuration is
 // locked so a query cannot undo that. Query adds the other half: only
 // SELECT statements run, so nothing (COPY, ATTACH, CREATE) can write.
+// DuckDB checks the path a query names, not the file it ends at, so a
+// symbolic link under the data directory to a file outside it would be a way
+// out: LockDown refuses a data directory that holds one (linksOutside).
 func (s *Store) LockDown(ctx context.Context) error {
+	if err := linksOutside(s.dir); err != nil {
+		return err
+	}
 	dir := filepath.ToSlash(s.dir) + "/"
 	for _, stmt := range []string{
 		fmt.Sprintf("SET allowed_directories = [%s]", sqlString(dir)),
@@ -179,6 +187,30 @@ func (s *Store) LockDown(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// linksOutside refuses a symbolic link under dir whose target, resolved,
+// is not under dir resolved, or cannot be resolved (a dangling link's
+// target may be made anywhere later).
+func linksOutside(dir string) error {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("data directory %s: %w", dir, err)
+		}
+		if d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		target, err := filepath.EvalSymlinks(path)
+		if rel, rerr := filepath.Rel(root, target); err != nil || rerr != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			link, _ := os.Readlink(path)
+			return fmt.Errorf("data directory %s: %s is a symbolic link to %s, outside it: queries read only the data directory, so remove the link (or copy the file in)", dir, path, link)
+		}
+		return nil
+	})
 }
 
 // Rows is a streaming query result.

@@ -24,11 +24,12 @@ import (
 // The test binary doubles as the checker: with envChild set, TestMain runs
 // the checker loop with a fake crawl.Checker instead of the tests.
 const (
-	envChild    = "SANDBOX_TEST_CHILD"
-	envConfine  = "SANDBOX_TEST_CONFINE"
-	envWrite    = "SANDBOX_TEST_WRITE"     // the file write.social tries to create
-	envSleep    = "SANDBOX_TEST_SLEEP"     // the grandchild of spawn.social
-	envBadHello = "SANDBOX_TEST_BAD_HELLO" // the hello's report has an unclean layer name
+	envChild     = "SANDBOX_TEST_CHILD"
+	envConfine   = "SANDBOX_TEST_CONFINE"
+	envWrite     = "SANDBOX_TEST_WRITE"      // the file write.social tries to create
+	envSleep     = "SANDBOX_TEST_SLEEP"      // the grandchild of spawn.social
+	envBadHello  = "SANDBOX_TEST_BAD_HELLO"  // the hello's report has an unclean layer name
+	envDropLayer = "SANDBOX_TEST_DROP_LAYER" // the layer the report says was not applied
 )
 
 func TestMain(m *testing.M) {
@@ -81,6 +82,13 @@ func child() int {
 			return 1
 		}
 		rep = r
+	}
+	if drop := os.Getenv(envDropLayer); drop != "" {
+		for i, l := range rep.Layers {
+			if l.Name == drop {
+				rep.Layers[i] = sandbox.Layer{Name: drop, Detail: "simulated: not offered"}
+			}
+		}
 	}
 	if os.Getenv(envBadHello) != "" {
 		rep.Layers = append(rep.Layers, sandbox.Layer{Name: "forged\x1b[2J", Applied: true})
@@ -298,6 +306,42 @@ func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (ob
 	case "unix.social":
 		// A socket outside IP: the way to a local daemon's socket.
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		report(err)
+	case "caps.social":
+		// The capability sets of the thread running the check (Landlock
+		// hides /proc; the confinement applied to every thread alike).
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			report(err)
+			break
+		}
+		set := func(lo, hi uint32) uint64 { return uint64(hi)<<32 | uint64(lo) }
+		var bnd, amb uint64
+		for c := range 64 {
+			if v, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err == nil && v == 1 {
+				bnd |= 1 << c
+			}
+			if v, err := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, uintptr(c), 0, 0); err == nil && v == 1 {
+				amb |= 1 << c
+			}
+		}
+		r.Check.Error = fmt.Sprintf("CapInh %016x; CapPrm %016x; CapEff %016x; CapAmb %016x; CapBnd %016x",
+			set(data[0].Inheritable, data[1].Inheritable), set(data[0].Permitted, data[1].Permitted),
+			set(data[0].Effective, data[1].Effective), amb, bnd)
+	case "raw.social", "netlink.social", "ping.social":
+		// Sockets Landlock's TCP port rules do not govern.
+		family, typ, proto := unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP
+		switch host {
+		case "netlink.social":
+			family, typ, proto = unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE
+		case "ping.social":
+			typ = unix.SOCK_DGRAM
+		}
+		fd, err := unix.Socket(family, typ|unix.SOCK_CLOEXEC, proto)
 		if err == nil {
 			unix.Close(fd)
 		}

@@ -122,9 +122,39 @@ func (r Report) validate() error {
 	return nil
 }
 
+// NotConfinedError is NewPool's refusal, with PoolOptions.RequireConfinement,
+// of a checker that could not apply a layer it must.
+type NotConfinedError struct {
+	Layer Layer
+}
+
+func (e *NotConfinedError) Error() string {
+	why := e.Layer.Detail
+	if why == "" {
+		why = "not reported"
+	}
+	return fmt.Sprintf("checker confinement layer %s not applied (%s)", e.Layer.Name, why)
+}
+
+// firstMissing is the first of the required layers r does not have in
+// force; a layer r does not mention is missing too.
+func (r Report) firstMissing(required []string) (Layer, bool) {
+	for _, name := range required {
+		i := slices.IndexFunc(r.Layers, func(l Layer) bool { return l.Name == name })
+		if i < 0 {
+			return Layer{Name: name}, true
+		}
+		if !r.Layers[i].Applied {
+			return r.Layers[i], true
+		}
+	}
+	return Layer{}, false
+}
+
 // Layer names, as they appear in a Report.
 const (
 	LayerInherited = "inherited_fds"
+	LayerCaps      = "capabilities"
 	LayerNoFile    = "rlimit_nofile"
 	LayerCPU       = "rlimit_cpu"
 	LayerFSize     = "rlimit_fsize"

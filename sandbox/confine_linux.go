@@ -28,6 +28,9 @@ func Confine(opts ConfineOptions) (Report, error) {
 	var r Report
 	var errs []error
 	closeInherited(&r)
+	if err := dropCapabilities(&r); err != nil {
+		errs = append(errs, err)
+	}
 	rlimit := func(name string, res int, soft, hard uint64, detail string) {
 		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: soft, Max: hard}); err != nil {
 			r.add(name, false, "%v", err)
@@ -79,9 +82,22 @@ func Confine(opts ConfineOptions) (Report, error) {
 			errs = append(errs, err)
 		}
 	} else {
-		r.add(LayerSeccomp, true, "deny exec, ptrace, acting on other processes, file writes, namespaces, non-IP sockets")
+		r.add(LayerSeccomp, true, "deny exec, ptrace, acting on other processes, file writes, namespaces, SysV IPC, sockets but TCP and UDP")
 	}
 	return r, errors.Join(errs...)
+}
+
+// RequiredLayers are the layers a checker must apply when confinement is
+// required (PoolOptions.RequireConfinement): every layer of Confine's on any
+// kernel with Landlock (5.13 and later), and Landlock's network rules where
+// the kernel offers them (ABI 4, 6.7 and later). The seccomp filter exists
+// for amd64 only; elsewhere requiring confinement refuses to crawl.
+func RequiredLayers() []string {
+	layers := []string{LayerInherited, LayerCaps, LayerNoFile, LayerCPU, LayerFSize, LayerMemory, LayerNoNewPrv, LayerSeccomp, LayerLandlock}
+	if abi, err := llsys.LandlockGetABIVersion(); err == nil && abi >= 4 {
+		layers = append(layers, LayerLLNet)
+	}
+	return layers
 }
 
 // closeInherited closes descriptors the checker inherited by accident:

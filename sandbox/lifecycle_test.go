@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -44,6 +45,87 @@ func TestConfinedSeccompSocketsAndRDWR(t *testing.T) {
 			}
 		}
 		p.Close()
+	}
+}
+
+// A confined checker holds no capability, whoever started it (CI runs
+// as root, where an unconfined one holds them all), and cannot open a raw,
+// ICMP or netlink socket, which Landlock's TCP port rules do not govern.
+func TestConfinedCheckerHoldsNoCapability(t *testing.T) {
+	if runtime.GOOS != "linux" || !kernelSeccomp() {
+		t.Skip("needs Linux and seccomp")
+	}
+	p, _ := newPool(t, true, nil)
+	if !p.Report().Applied(sandbox.LayerCaps) {
+		t.Errorf("layer %s not applied: %s", sandbox.LayerCaps, p.Report())
+	}
+	caps := check(t, p, "caps.social").Check.Error
+	for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
+		if !strings.Contains(caps, set+" 0000000000000000") || strings.Count(caps, set) != 1 {
+			t.Errorf("confined checker's %s: %s", set, caps)
+		}
+	}
+	if os.Geteuid() == 0 && !strings.Contains(caps, "CapBnd 0000000000000000") {
+		t.Errorf("a confined checker started by root kept a bounding set: %s", caps)
+	}
+	for h, msg := range map[string]string{
+		"raw.social":     "operation not permitted",
+		"ping.social":    "operation not permitted",
+		"netlink.social": "address family not supported",
+	} {
+		if r := check(t, p, h); !strings.Contains(r.Check.Error, msg) {
+			t.Errorf("confined %s: %s %q, want %q", h, r.Check.Outcome, r.Check.Error, msg)
+		}
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	// The control: started by root and unconfined, the same checker holds
+	// capabilities and opens those sockets.
+	u, _ := newPool(t, false, nil)
+	if caps := check(t, u, "caps.social").Check.Error; strings.Contains(caps, "CapEff 0000000000000000") {
+		t.Errorf("an unconfined checker started by root holds no capability (the fake is broken): %s", caps)
+	}
+	for _, h := range []string{"raw.social", "netlink.social"} {
+		if r := check(t, u, h); r.Check.Error != "ok" {
+			t.Errorf("unconfined %s as root: %q (the fake is broken)", h, r.Check.Error)
+		}
+	}
+}
+
+// With confinement required, a pool refuses a checker that could not apply
+// a layer (here, one its report says the kernel did not offer), naming it,
+// and one that applied none; it takes one that applied them all.
+func TestRequireConfinementRefusesAMissingLayer(t *testing.T) {
+	if runtime.GOOS != "linux" || !kernelSeccomp() || kernelLandlockABI() < 1 {
+		t.Skip("needs Linux with seccomp and Landlock")
+	}
+	start := func(confine bool, env ...string) error {
+		opts := sandbox.PoolOptions{
+			Args: []string{"-test.run=^$"}, Env: append([]string{envChild + "=1", envPorts + "=443"}, env...),
+			RequireConfinement: true, Logger: slog.New(slog.DiscardHandler),
+		}
+		if confine {
+			opts.Env = append(opts.Env, envConfine+"=1")
+		}
+		p, err := sandbox.NewPool(context.Background(), opts)
+		if err == nil {
+			p.Close()
+		}
+		return err
+	}
+	if err := start(true); err != nil {
+		t.Fatalf("a fully confined checker was refused: %v", err)
+	}
+	for _, layer := range []string{sandbox.LayerSeccomp, sandbox.LayerLandlock, sandbox.LayerCaps} {
+		err := start(true, envDropLayer+"="+layer)
+		var nc *sandbox.NotConfinedError
+		if !errors.As(err, &nc) || nc.Layer.Name != layer || !strings.Contains(err.Error(), "layer "+layer+" not applied (simulated: not offered)") {
+			t.Errorf("%s missing: NewPool error %v, want a refusal naming the layer", layer, err)
+		}
+	}
+	if err := start(false); err == nil || !strings.Contains(err.Error(), "layer inherited_fds not applied (not reported)") {
+		t.Errorf("an unconfined checker: NewPool error %v, want a refusal naming its first layer", err)
 	}
 }
 

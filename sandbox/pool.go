@@ -62,6 +62,10 @@ type PoolOptions struct {
 	// which each checker gets its own cgroup with memory.max = MemoryLimit.
 	// Empty: no cgroup, the /proc watchdog and RLIMIT_DATA only.
 	CgroupParent string
+	// RequireConfinement makes NewPool refuse, with a *NotConfinedError,
+	// a checker that did not apply every one of RequiredLayers, instead of
+	// logging what is missing and going on (crawl.require_confinement).
+	RequireConfinement bool
 	// Logger gets the confinement report (once) and the checkers' stderr
 	// (bounded). Default slog.Default().
 	Logger *slog.Logger
@@ -168,6 +172,12 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	}
 	p.started.Add(1)
 	p.report = pr.report
+	if opts.RequireConfinement {
+		if l, missing := p.report.firstMissing(RequiredLayers()); missing {
+			pr.kill()
+			return nil, &NotConfinedError{Layer: l}
+		}
+	}
 	p.report.Layers = append(p.report.Layers, p.poolLayers()...)
 	p.log.Info("checkers confined", "applied", p.report.String())
 	for _, l := range p.report.Missing() {

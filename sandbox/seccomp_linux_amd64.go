@@ -14,9 +14,10 @@ import (
 // and a missed one would kill honest checkers at random. What it denies is
 // what an attacker who controls a checker wants next: running programs,
 // inspecting or writing other processes, writing files, new namespaces,
-// kernel attack surface that a TLS client never needs, and sockets other
-// than IP (and netlink, which the resolver's address checks use), and any
-// new process: only threads may be cloned.
+// kernel attack surface that a TLS client never needs, sockets other than
+// TCP and UDP over IP (no raw socket, which Landlock's port rules do not
+// govern, and no netlink: Go's resolver uses none), and any new process:
+// only threads may be cloned.
 
 const (
 	retAllow = unix.SECCOMP_RET_ALLOW
@@ -66,12 +67,19 @@ var deniedSyscalls = []uintptr{
 	unix.SYS_REBOOT, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_ACCT, unix.SYS_QUOTACTL,
 	unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME, unix.SYS_ADJTIMEX, unix.SYS_CLOCK_ADJTIME,
 	unix.SYS_SETHOSTNAME, unix.SYS_SETDOMAINNAME, unix.SYS_IOPL, unix.SYS_IOPERM,
-	unix.SYS_SYSLOG, unix.SYS_VHANGUP, unix.SYS_PERSONALITY,
+	unix.SYS_SYSLOG, unix.SYS_VHANGUP, unix.SYS_PERSONALITY, unix.SYS_MODIFY_LDT,
+	// System V IPC: shared memory, semaphores and message queues are
+	// namespaced, not process-scoped, so another process of the user (or,
+	// as root, any) could be reached through them.
+	unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMCTL, unix.SYS_SHMDT, unix.SYS_SEMGET,
+	unix.SYS_SEMOP, unix.SYS_SEMCTL, unix.SYS_SEMTIMEDOP, unix.SYS_MSGGET, unix.SYS_MSGSND,
+	unix.SYS_MSGRCV, unix.SYS_MSGCTL,
 }
 
 // BPF opcodes.
 const (
 	ldAbs  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+	andK   = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
 	jeq    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
 	jge    = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
 	jset   = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
@@ -178,13 +186,24 @@ func seccompProgram(pid int) []unix.SockFilter {
 		ins(retK, 0, 0, retAllow),
 		ins(retK, 0, 0, retEPERM),
 	)
+	// socket: IPv4 or IPv6 (else EAFNOSUPPORT), stream or datagram (the
+	// type's low bits; its high ones are SOCK_NONBLOCK and SOCK_CLOEXEC),
+	// protocol TCP, UDP or the type's default (0): else EPERM.
 	p = append(p,
-		ins(jeq, 0, 6, unix.SYS_SOCKET),
+		ins(jeq, 0, 14, unix.SYS_SOCKET),
 		ins(ldAbs, 0, 0, offArg(0)),
-		ins(jeq, 3, 0, unix.AF_INET),
-		ins(jeq, 2, 0, unix.AF_INET6),
-		ins(jeq, 1, 0, unix.AF_NETLINK),
+		ins(jeq, 2, 0, unix.AF_INET),
+		ins(jeq, 1, 0, unix.AF_INET6),
 		ins(retK, 0, 0, retEAFNOSUPPORT),
+		ins(ldAbs, 0, 0, offArg(1)),
+		ins(andK, 0, 0, 0xf),
+		ins(jeq, 1, 0, unix.SOCK_STREAM),
+		ins(jeq, 0, 4, unix.SOCK_DGRAM),
+		ins(ldAbs, 0, 0, offArg(2)),
+		ins(jeq, 3, 0, 0),
+		ins(jeq, 2, 0, unix.IPPROTO_TCP),
+		ins(jeq, 1, 0, unix.IPPROTO_UDP),
+		ins(retK, 0, 0, retEPERM),
 		ins(retK, 0, 0, retAllow),
 	)
 	return append(p, ins(retK, 0, 0, retAllow))

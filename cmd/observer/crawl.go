@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -295,8 +296,19 @@ func (r *crawlRun) startCheckers(ctx context.Context, known *sandbox.SharedKnown
 	if r.flags.isolation != "process" {
 		return r.crawler, func() {}, nil
 	}
+	if os.Geteuid() == 0 {
+		r.log.Warn("running as root: each checker drops every capability before it confines itself, but it keeps uid 0, " +
+			"whose files only Landlock then keeps it from, and the orchestrator keeps every privilege; " +
+			"run observer crawl as a user of its own (docs/operations.md)")
+	}
 	pool, err := sandbox.NewPool(ctx, sandbox.PoolOptions{Args: checkerArgs(r.flags.common, r.flags.network), Size: r.cfg.Crawl.Concurrency,
-		Known: known, CheckTimeout: r.opts.CheckTimeout, CgroupParent: r.cfg.Crawl.CheckerCgroup, Logger: r.log})
+		Known: known, CheckTimeout: r.opts.CheckTimeout, CgroupParent: r.cfg.Crawl.CheckerCgroup, Logger: r.log,
+		RequireConfinement: r.cfg.Crawl.RequireConfinement})
+	var notConfined *sandbox.NotConfinedError
+	if errors.As(err, &notConfined) {
+		return nil, nil, fmt.Errorf("%w: crawl.require_confinement refuses to crawl without it (set it to false in %s to crawl anyway, less confined)",
+			err, cmp.Or(r.flags.common.config, "observer.toml"))
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("start sandboxed checkers (--isolation none runs checks in-process): %w", err)
 	}

@@ -342,6 +342,7 @@ func (n *network) options(cfg config.Config, log *slog.Logger) (crawl.Options, e
 		ProductToken: cfg.Crawl.ProductToken,
 		CAFiles:      n.caCert,
 		CheckTimeout: cfg.Crawl.CheckTimeout.D(),
+		DenyAddrs:    cfg.Crawl.DenyPrefixes(),
 		Logger:       log,
 	}
 	for _, s := range n.connectTo {
