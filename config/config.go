@@ -119,7 +119,8 @@ type Crawl struct {
 	// checked per pass, so subdomain farms cost little.
 	DomainBudget int `toml:"domain_budget"`
 	// AddressBudget caps requests to one IPv4 address or IPv6 /64 per pass
-	// (0: no limit): a /64 is routinely one machine or LAN.
+	// (0: no limit), each MiB read from the network counting as one more:
+	// a /64 is routinely one machine or LAN.
 	AddressBudget int `toml:"address_budget"`
 	// MaxNewPerList caps the new hosts kept from one peers list in one
 	// check, and MaxNewPerPass those recorded by one pass: what one source

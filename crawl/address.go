@@ -233,6 +233,17 @@ func (l *AddressLimiter) Stats() AddressStats {
 	return st
 }
 
+// costBytes is how many bytes read from an address count as one more
+// request against its budget: the budget bounds the traffic an address
+// takes in a pass, not only how often it is asked.
+const costBytes = 1 << 20
+
+// addressCost is what a check counts against its address's budget: its
+// requests, and a request more for each MiB it read from the network.
+func addressCost(t Trace, wireBytes int64) int {
+	return requestCount(t) + int(max(wireBytes, 0)/costBytes)
+}
+
 // requestCount counts the requests a check's trace records.
 func requestCount(t Trace) int {
 	n := 0

@@ -599,3 +599,33 @@ func TestPassFarmAtOneAddressDoesNotHoldUpOthers(t *testing.T) {
 		t.Errorf("summary %+v: every started check should be alive", sum)
 	}
 }
+
+// The address budget sees the traffic, not only the requests: a check that
+// read 3 MiB counts as its request and 3 more, so a budget of 8 admits two
+// such checks of one address (1+3, then 4+4) where it admits eight light ones.
+func TestPassAddressBudgetCountsWireBytes(t *testing.T) {
+	for _, tc := range []struct {
+		wire   int64
+		checks int
+	}{{0, 8}, {3 << 20, 2}} {
+		var due []string
+		for i := range 20 {
+			due = append(due, fmt.Sprintf("h%d.example%d.net", i, i))
+		}
+		checker := crawl.CheckFunc(func(_ context.Context, h string, o crawl.CheckOptions) (observer.Result, crawl.Trace) {
+			return observer.Result{Check: observer.Check{Host: h, Outcome: observer.OutcomeAlive, WireBytes: tc.wire}},
+				crawl.Trace{Steps: []crawl.Step{{Method: "GET", URL: "https://" + h + "/robots.txt"}}}
+		})
+		p := &crawl.Pass{Checker: checker, Sink: &memSink{}, Concurrency: 1, AddressBudget: 8,
+			Resolve: func(context.Context, string) (netip.AddrPort, error) {
+				return netip.MustParseAddrPort("192.0.2.1:443"), nil
+			}}
+		sum, err := p.Run(context.Background(), due)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Checks != tc.checks || sum.WireBytes != int64(tc.checks)*tc.wire {
+			t.Errorf("%d bytes a check: %d checks, %d wire bytes; want %d checks", tc.wire, sum.Checks, sum.WireBytes, tc.checks)
+		}
+	}
+}

@@ -82,8 +82,9 @@ type Pass struct {
 	// answer the checker's. Nil: no per-address limit.
 	Resolve func(ctx context.Context, host string) (netip.AddrPort, error)
 	// AddressBudget is the number of requests per address per pass
-	// (config.Crawl.AddressBudget); <= 0: no budget, one check at a time
-	// per address still holds. Only used with Resolve.
+	// (config.Crawl.AddressBudget), each MiB a check read from the network
+	// counting as one more; <= 0: no budget, one check at a time per
+	// address still holds. Only used with Resolve.
 	AddressBudget int
 	// MaxNewPerList caps the new hosts one check's peers list adds, and
 	// MaxNewPerPass those the whole pass records (<= 0: no cap), so that
@@ -494,7 +495,7 @@ func (r *passRun) check(ctx context.Context, h string, opts CheckOptions) hostDo
 	res, tr := r.p.Checker.Check(ctx, h, opts)
 	if opts.Addr.IsValid() {
 		// The check's connections are closed by now.
-		r.limiter.Release(opts.Addr.Addr(), requestCount(tr))
+		r.limiter.Release(opts.Addr.Addr(), addressCost(tr, res.Check.WireBytes))
 	}
 	// A check still running when the pass was interrupted
 	// did not finish: it is not recorded.
