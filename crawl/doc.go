@@ -11,6 +11,16 @@
 // after decompression (one cap for all pages of a peers list), streamed and
 // bounded parsing, and a deadline on every request and on the whole check.
 //
+// NodeInfo (see crawl/internal/parse): the discovery document's links are
+// tried in order of preference, highest schema version first, until one
+// yields a usable document, at most maxNodeInfoLinks requests; a link to
+// another host is skipped unfetched; an opt-out, a redirect off the
+// document, a network failure or an oversized body ends the check. A usable
+// document is a JSON object with a software name; its other fields are
+// informational, kept when usable and otherwise named in the check's
+// UnusableFields. Its own version may differ from its link's schema: both
+// are recorded.
+//
 // Politeness, besides robots.txt (RFC 9309, with the configured product
 // token):
 //

@@ -55,6 +55,10 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serve(w, r)
 		return
 	}
+	if c, ok := s.captured[host]; ok {
+		c.serve(w, r)
+		return
+	}
 	if s.spread != nil {
 		s.serveSpread(w, r, host)
 		return

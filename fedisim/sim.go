@@ -60,6 +60,9 @@ type Config struct {
 	// model (see Spread): instances born and dying to the second, set by
 	// SetNow. Hostile hosts are unchanged.
 	Spread *Spread
+	// Captured are instances served from captured documents (see
+	// Captured), beside the generated ones.
+	Captured []Captured
 
 	SpamFarmSize int // subdomains in the spam farm (with HostileHosts); default 50
 	// Flooders are alive hosts (Flooders()) whose peers lists each name
@@ -144,6 +147,8 @@ type Sim struct {
 	certs   *certAuthority
 	hostile map[string]hostileHost
 	flood   map[string]http.HandlerFunc
+	// captured are the instances served from captured documents, by host.
+	captured map[string]Captured
 	// hostileListed are the hostile hosts named in hubs' peers lists.
 	hostileListed []string
 	bomb          func() (*bomb, error)
@@ -189,6 +194,9 @@ func New(cfg Config) (*Sim, error) {
 		s.hostile = s.hostileHosts()
 	}
 	s.flood = s.floodHosts()
+	if s.captured, err = capturedHosts(cfg.Captured); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -53,6 +53,10 @@ var corpusNodeInfo = map[string]want{
 		users: 348, activeMonth: 62, activeHalfyear: 123, localPosts: 8522, open: "true", name: "I Like Toast"},
 	"diaspora-iliketoast.net-2.0.json": {software: "diaspora", version: "0.7.4.0-pd0313756", docVersion: "2.0",
 		users: 348, activeMonth: 62, activeHalfyear: 123, localPosts: 8522, open: "true", name: "I Like Toast"},
+	// Protocols beyond ActivityPub, services of both kinds, and an emoji in
+	// the name.
+	"friendica-2023.05.json": {software: "friendica", version: "2023.05-1518", docVersion: "2.0",
+		users: 1926, activeMonth: 352, activeHalfyear: 854, localPosts: 79804, open: "true", name: "social.example.org 🍀"},
 	// An empty nodeDescription says nothing.
 	"firefish.json": {software: "firefish", version: "20240504", docVersion: "2.1",
 		users: 9, activeMonth: 7, activeHalfyear: 7, localPosts: 23857, open: "false", name: "Firefish"},
@@ -114,11 +118,12 @@ var corpusWellKnown = map[string][]parse.Link{
 	"functional.cafe.json": {{"2.0", "https://functional.cafe/nodeinfo/2.0"}},
 	// links is one object, and a second link sits beside links under
 	// "0", outside the JRD: only the first is a link.
-	"hubzilla-buggy-links-object.json": {{"1.0", "https://example.com/nodeinfo/1.0"}},
-	"hubzilla-buggy-single-link.json":  {{"1.0", "https://example.com/nodeinfo/1.0"}},
-	"lemmy.ml-links-object.json":       {{"2.0", "https://lemmy.ml/nodeinfo/2.0.json"}},
-	"masto.asonix.dog.json":            {{"2.0", "https://masto.asonix.dog/nodeinfo/2.0"}},
-	"relay.asonix.dog.json":            {{"2.0", "https://relay.asonix.dog/nodeinfo/2.0.json"}},
+	"hubzilla-buggy-links-object.json":   {{"1.0", "https://example.com/nodeinfo/1.0"}},
+	"hubzilla-buggy-single-link.json":    {{"1.0", "https://example.com/nodeinfo/1.0"}},
+	"lemmy.ml-links-object.json":         {{"2.0", "https://lemmy.ml/nodeinfo/2.0.json"}},
+	"lemmy.ml-links-object-compact.json": {{"2.0", "https://lemmy.ml/nodeinfo/2.0.json"}},
+	"masto.asonix.dog.json":              {{"2.0", "https://masto.asonix.dog/nodeinfo/2.0"}},
+	"relay.asonix.dog.json":              {{"2.0", "https://relay.asonix.dog/nodeinfo/2.0.json"}},
 	// href before rel in each link.
 	"soc.hyena.network.json": {{"2.1", "https://soc.hyena.network/nodeinfo/2.1.json"}, {"2.0", "https://soc.hyena.network/nodeinfo/2.0.json"}},
 }
