@@ -38,7 +38,7 @@ func TestFloodOfNewNamesIsCapped(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(s.dir, "seeds.txt"), []byte(seeds), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cfg := fmt.Sprintf("[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 8\npeers_interval = \"1h\"\nmax_new_per_list = %d\nmax_new_per_pass = %d\n", perList, perPass)
+			cfg := fmt.Sprintf("[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 8\npeers_interval = \"1h\"\npeers_min_interval = \"1h\"\nmax_new_per_list = %d\nmax_new_per_pass = %d\n", perList, perPass)
 			if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
 				t.Fatal(err)
 			}
