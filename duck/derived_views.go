@@ -18,7 +18,8 @@ const (
 )
 
 // derivedViews lists the views over the materialised derived state: state,
-// transitions, blocked, listable, live, new, stats_software, stats_daily and stats. They read
+// transitions, blocked, listable, live, newcomers, new, stats_software,
+// stats_daily and stats. They read
 // the Parquet files of the last derivation (never the snapshots), so they
 // show what the last Derive folded; `observer sql` and `observer build`
 // derive first. live and new are computed for p.Now.
@@ -72,7 +73,7 @@ func (s *Store) derivedViews(p ViewParams) ([]view, error) {
 		"blocklist_source":   blocklistSource,
 	}
 	var out []view
-	for _, name := range []string{"state", "transitions", "blocked", "listable", "live", "new", "stats_software", "stats_daily", "stats"} {
+	for _, name := range []string{"state", "transitions", "blocked", "listable", "live", "newcomers", "new", "stats_software", "stats_daily", "stats"} {
 		text, err := renderSQL("views/"+name+".sql", params)
 		if err != nil {
 			return nil, err

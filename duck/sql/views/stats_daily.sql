@@ -1,12 +1,11 @@
 -- stats_daily: one row per day from the observer's first record to {{now}}:
 -- live, the hosts with an alive check in the live window ending that day
 -- that had not moved or opted out by then (the live list's definition, on
--- that day), and new, the hosts first seen alive that day, without the
--- warmup baseline, opted-out and blocklisted hosts (as in the new list, but
--- over all history). A blocklisted host counts on no day, as in new: the
--- derivation keeps its live events per host for this.
+-- that day), and new, the newcomers first seen alive that day (the new
+-- list's definition, over all history). A blocklisted host counts on no
+-- day, as in new: the derivation keeps its live events per host for this.
 WITH bounds AS (
-    SELECT min(discovered_at)::DATE AS first_day, min(discovered_at) AS start FROM state
+    SELECT min(discovered_at)::DATE AS first_day FROM state
 ), days AS (
     SELECT unnest(generate_series(first_day, {{now}}::DATE, INTERVAL 1 DAY))::DATE AS day
     FROM bounds WHERE first_day <= {{now}}::DATE
@@ -46,10 +45,7 @@ WITH bounds AS (
     GROUP BY day
 ), news AS (
     SELECT first_alive_at::DATE AS day, count(*) AS new
-    FROM listable, bounds
-    WHERE first_alive_at IS NOT NULL
-      AND discovered_at >= bounds.start + to_microseconds({{warmup_us}})
-      AND state <> 'opted_out'
+    FROM newcomers
     GROUP BY ALL
 )
 SELECT days.day,
