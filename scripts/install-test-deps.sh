@@ -5,8 +5,7 @@
 # network namespace (cmd/observer/hostile_test.go), and Debian's hugo
 # (0.111.3 on Debian 12), the reference the builder is compared with: the
 # public Hugo themes under build/testdata/themes are built with both, and
-# scripts/bench-hugo.sh times it. --hugo, which once asked for it, is still
-# accepted.
+# scripts/bench-hugo.sh times it. --hugo is accepted and changes nothing.
 # Idempotent: installs nothing that is already there. Needs root (apt-get).
 set -eu
 
