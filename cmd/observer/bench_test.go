@@ -185,6 +185,22 @@ type passFigures struct {
 	known      int64
 }
 
+// benchCrawlCommand prepares the crawl as a child process of the benchmark
+// (not observerProcess: that helper takes a *testing.T), its output kept in
+// a buffer and its log in crawl.stderr beside data; the caller closes the
+// log.
+func benchCrawlCommand(b *testing.B, data string, args []string) (*exec.Cmd, *bytes.Buffer, *os.File) {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "OBSERVER_TEST_MAIN=1")
+	stdout := new(bytes.Buffer)
+	stderr, err := os.Create(filepath.Join(filepath.Dir(data), "crawl.stderr"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	return cmd, stdout, stderr
+}
+
 // runBenchPass runs the crawl as a child process and measures it.
 func runBenchPass(b *testing.B, data string, args []string) passFigures {
 	var f passFigures
@@ -192,16 +208,8 @@ func runBenchPass(b *testing.B, data string, args []string) passFigures {
 	var self0, kids0 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &self0)
 	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids0)
-	// Not observerProcess: that helper takes a *testing.T.
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "OBSERVER_TEST_MAIN=1")
-	var stdout bytes.Buffer
-	stderr, err := os.Create(filepath.Join(filepath.Dir(data), "crawl.stderr"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	cmd, stdout, stderr := benchCrawlCommand(b, data, args)
 	defer stderr.Close()
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)

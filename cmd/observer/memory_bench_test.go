@@ -125,15 +125,8 @@ func (m memoryFigures) cgroupText() string {
 // its own where it can, sampling the summed PSS of its process tree.
 func runMemoryPass(b *testing.B, data string, args []string) memoryFigures {
 	var m memoryFigures
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "OBSERVER_TEST_MAIN=1")
-	var stdout bytes.Buffer
-	stderr, err := os.Create(filepath.Join(filepath.Dir(data), "crawl.stderr"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	cmd, stdout, stderr := benchCrawlCommand(b, data, args)
 	defer stderr.Close()
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	cg := newBenchCgroup(b)
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
