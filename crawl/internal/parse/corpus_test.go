@@ -60,6 +60,10 @@ var corpusNodeInfo = map[string]want{
 	// An empty nodeDescription says nothing.
 	"firefish.json": {software: "firefish", version: "20240504", docVersion: "2.1",
 		users: 9, activeMonth: 7, activeHalfyear: 7, localPosts: 23857, open: "false", name: "Firefish"},
+	// Funkwhale's design document's example response: its placeholders
+	// ("string") are said, so kept; activeHalfYear is spelled with a capital Y.
+	"funkwhale-spec-2.1.json": {software: "funkwhale", version: "1.4.0", docVersion: "2.1",
+		users: 0, activeMonth: 0, activeHalfyear: 0, localPosts: 0, open: "true", name: "string"},
 	// users is an empty object: no counts, nothing unusable.
 	"gotosocial-gts.superseriousbusiness.org.json": {software: "gotosocial", version: "0.6.0 git-f9e5ec9", docVersion: "2.0",
 		users: -1, activeMonth: -1, activeHalfyear: -1, localPosts: -1, open: "false"},
@@ -67,6 +71,13 @@ var corpusNodeInfo = map[string]want{
 		users: 149738, activeMonth: 10536, activeHalfyear: 26917, localPosts: 234483, open: "true"},
 	"lemmy-cubing.social.json": {software: "lemmy", version: "0.17.3", docVersion: "2.0",
 		users: 74234, activeMonth: 5, activeHalfyear: 5, localPosts: 2, open: "true"},
+	// A Mastodon 3.0 document has neither services nor metadata.
+	"mastodon-3.0.1-localhost.json": {software: "mastodon", version: "3.0.1", docVersion: "2.0",
+		users: 3, activeMonth: 3, activeHalfyear: 3, localPosts: 31, open: "true"},
+	"mastodon-4.3.0-closed-localhost.json": {software: "mastodon", version: "4.3.0", docVersion: "2.0",
+		users: 4, activeMonth: 0, activeHalfyear: 0, localPosts: 6, open: "false", name: "Mastodon"},
+	"mastodon-4.6.4-localhost.json": {software: "mastodon", version: "4.6.4", docVersion: "2.0",
+		users: 4, activeMonth: 0, activeHalfyear: 0, localPosts: 5, open: "true", name: "Mastodon"},
 	"mastodon-4.0.2.json": {software: "mastodon", version: "4.0.2", docVersion: "2.0",
 		users: 20, activeMonth: 21, activeHalfyear: 21, localPosts: 415, open: "true"},
 	"mastodon-asonix.dog.json": {software: "mastodon", version: "3.1.3-asonix-changes", docVersion: "2.0",
@@ -82,11 +93,18 @@ var corpusNodeInfo = map[string]want{
 		name: "Mastodon", description: "The original server operated by the Mastodon gGmbH non-profit"},
 	"meisskey-meisskey.one.json": {software: "meisskey", version: "10.102.699-m544", docVersion: "2.1",
 		users: 1123, activeMonth: 89, activeHalfyear: 305, localPosts: 268739, open: "true", name: "meisskey.one"},
+	// The software name capitalised; no active-user counts.
+	"mobilizon-mobilizon.fr.json": {software: "mobilizon", version: "5.1.0", docVersion: "2.1",
+		users: 9204, activeMonth: -1, activeHalfyear: -1, localPosts: 7545, open: "true",
+		name: "Mobilizon", description: "Mobilizon.fr est l'instance Mobilizon de Framasoft."},
 	"peertube-video.blender.org.json": {software: "peertube", version: "5.0.0", docVersion: "2.0",
 		users: 5, activeMonth: 0, activeHalfyear: 2, localPosts: 1018, open: "false",
 		name: "Blender Video", description: "Blender Foundation PeerTube instance."},
 	"pixelfed-pixelfed.social.json": {software: "pixelfed", version: "0.12.0", docVersion: "2.0",
 		users: 112832, activeMonth: 8921, activeHalfyear: 24366, localPosts: 24059868, open: "true", name: "pixelfed"},
+	// Counts as strings ("total": "16", "localPosts": "60") beside numbers.
+	"pixelfed-string-counts.json": {software: "pixelfed", version: "0.11.2", docVersion: "2.0",
+		users: 16, activeMonth: 2, activeHalfyear: 16, localPosts: 60, open: "true", name: "Pixelfed"},
 	// localPosts is an object ({"all":3,"direct":1}): unknown, and said so.
 	"pleroma-localposts-object.json": {software: "pleroma", version: "0.7.4.0-pd0313756", docVersion: "2.1",
 		users: 348, activeMonth: -1, activeHalfyear: -1, localPosts: -1, open: "true", unusable: []string{"usage.localPosts"}},
@@ -108,101 +126,151 @@ var corpusNodeInfo = map[string]want{
 	// A bridge that answers its well-known path with the document itself.
 	"skybridge.fly.dev.json": {software: "mastodon", version: "4.1.2", docVersion: "2.0",
 		users: 3398, activeMonth: 3398, activeHalfyear: 3398, localPosts: 12074608, open: "false"},
+	// The WordPress ActivityPub plugin's document: no metadata.
+	"wordpress-6.4.2.json": {software: "wordpress", version: "6.4.2", docVersion: "2.0",
+		users: 1, activeMonth: 1, activeHalfyear: 1, localPosts: 3, open: "false"},
 }
 
 // corpusWellKnown is every discovery document of the corpus and the links
 // it yields, best first.
 var corpusWellKnown = map[string][]parse.Link{
-	"asonix.dog.json":      {{"2.0", "https://asonix.dog/nodeinfo/2.0"}},
-	"banana.dog.json":      {{"2.1", "https://banana.dog/nodeinfo/2.1"}, {"2.0", "https://banana.dog/nodeinfo/2.0"}},
-	"functional.cafe.json": {{"2.0", "https://functional.cafe/nodeinfo/2.0"}},
+	"asonix.dog.json":          {{"2.0", "https://asonix.dog/nodeinfo/2.0"}},
+	"banana.dog.json":          {{"2.1", "https://banana.dog/nodeinfo/2.1"}, {"2.0", "https://banana.dog/nodeinfo/2.0"}},
+	"event-federation.eu.json": {{"2.0", "https://event-federation.eu/wp-json/activitypub/1.0/nodeinfo"}},
+	// A second link names the application actor (FEP-2677), not a NodeInfo schema.
+	"event-federation.eu-application-actor.json": {{"2.0", "https://event-federation.eu/wp-json/activitypub/1.0/nodeinfo"}},
+	"functional.cafe.json":                       {{"2.0", "https://functional.cafe/nodeinfo/2.0"}},
 	// links is one object, and a second link sits beside links under
 	// "0", outside the JRD: only the first is a link.
 	"hubzilla-buggy-links-object.json":   {{"1.0", "https://example.com/nodeinfo/1.0"}},
 	"hubzilla-buggy-single-link.json":    {{"1.0", "https://example.com/nodeinfo/1.0"}},
 	"lemmy.ml-links-object.json":         {{"2.0", "https://lemmy.ml/nodeinfo/2.0.json"}},
 	"lemmy.ml-links-object-compact.json": {{"2.0", "https://lemmy.ml/nodeinfo/2.0.json"}},
-	"masto.asonix.dog.json":              {{"2.0", "https://masto.asonix.dog/nodeinfo/2.0"}},
-	"relay.asonix.dog.json":              {{"2.0", "https://relay.asonix.dog/nodeinfo/2.0.json"}},
+	"localhost-3000-mastodon-4.6.4.json": {{"2.0", "http://localhost:3000/nodeinfo/2.0"}},
+	// The test server's LOCAL_DOMAIN, without the port it was served on.
+	"localhost-mastodon-3.0.1.json": {{"2.0", "http://localhost/nodeinfo/2.0"}},
+	"masto.asonix.dog.json":         {{"2.0", "https://masto.asonix.dog/nodeinfo/2.0"}},
+	// The documents live under /.well-known/nodeinfo/ itself.
+	"mobilizon.fr.json":          {{"2.1", "https://mobilizon.fr/.well-known/nodeinfo/2.1"}, {"2.0", "https://mobilizon.fr/.well-known/nodeinfo/2.0"}},
+	"mobilizon.fr-1.1-only.json": {{"1.1", "https://mobilizon.fr/.well-known/nodeinfo/1.1"}},
+	"relay.asonix.dog.json":      {{"2.0", "https://relay.asonix.dog/nodeinfo/2.0.json"}},
 	// href before rel in each link.
 	"soc.hyena.network.json": {{"2.1", "https://soc.hyena.network/nodeinfo/2.1.json"}, {"2.0", "https://soc.hyena.network/nodeinfo/2.0.json"}},
 }
 
+// wantPeers is what the crawler's reader for a peers list passes on from a
+// captured one: each entry in order ("" for an entry without a host), or
+// the refusal of the whole list.
+type wantPeers struct {
+	parser string // see readPeers
+	hosts  []string
+	err    bool
+}
+
+// corpusPeers is every peers-list response of the corpus, read as the
+// crawler reads the family of the software that sent it.
+var corpusPeers = map[string]wantPeers{
+	"mastodon-localhost.json": {parser: "mastodon", hosts: []string{"chitter.xyz"}},
+	"gotosocial-testrig.json": {parser: "mastodon", hosts: []string{"example.org", "fossbros-anonymous.io"}},
+	// Asked with ?filter=suspended,open, GoToSocial lists objects, blocked
+	// domains among them; the crawler never asks so, and a list of objects
+	// where strings belong is refused whole.
+	"gotosocial-testrig-filter-suspended-open.json": {parser: "mastodon", err: true},
+}
+
+// readPeers reads body with the parser the crawler uses for a family.
+func readPeers(t *testing.T, parser string, body []byte) ([]string, error) {
+	var hosts []string
+	add := func(h []byte) { hosts = append(hosts, string(h)) }
+	r := bytes.NewReader(body)
+	var err error
+	switch parser {
+	case "mastodon":
+		err = parse.StringArray(r, func(h []byte, _ uint8) { add(h) })
+	default:
+		t.Fatalf("no parser %q", parser)
+	}
+	return hosts, err
+}
+
+func TestCorpusPeers(t *testing.T) {
+	eachCorpusFile(t, "peers", corpusPeers, func(t *testing.T, body []byte, w wantPeers) {
+		hosts, err := readPeers(t, w.parser, body)
+		if (err != nil) != w.err || !w.err && !slices.Equal(hosts, w.hosts) {
+			t.Errorf("%q, %v; want %q (refused: %v)", hosts, err, w.hosts, w.err)
+		}
+	})
+}
+
 func TestCorpusNodeInfo(t *testing.T) {
-	files := corpusFiles(t, "nodeinfo")
-	for _, f := range files {
-		w, ok := corpusNodeInfo[f]
-		if !ok {
-			t.Errorf("nodeinfo/%s has no expectation", f)
-			continue
+	eachCorpusFile(t, "nodeinfo", corpusNodeInfo, func(t *testing.T, body []byte, w want) {
+		ni, err := parse.ParseNodeInfo(body)
+		if err != nil {
+			t.Fatalf("refused: %v", err)
 		}
-		t.Run(f, func(t *testing.T) {
-			body, err := os.ReadFile(filepath.Join(corpusDir, "nodeinfo", f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ni, err := parse.ParseNodeInfo(body)
-			if err != nil {
-				t.Fatalf("refused: %v", err)
-			}
-			if ni.Software != w.software || ni.SoftwareVersion != w.version || ni.Version != w.docVersion {
-				t.Errorf("software %q %q, document version %q; want %q %q, %q", ni.Software, ni.SoftwareVersion, ni.Version, w.software, w.version, w.docVersion)
-			}
-			for _, c := range []struct {
-				field string
-				got   *int64
-				want  int64
-			}{{"users", ni.Users, w.users}, {"activeMonth", ni.ActiveMonth, w.activeMonth},
-				{"activeHalfyear", ni.ActiveHalfyear, w.activeHalfyear}, {"localPosts", ni.LocalPosts, w.localPosts}} {
-				if (c.got == nil) != (c.want < 0) || c.got != nil && *c.got != c.want {
-					t.Errorf("%s = %v, want %d (-1: not said)", c.field, deref(c.got), c.want)
-				}
-			}
-			open := ""
-			if ni.OpenRegistrations != nil {
-				open = map[bool]string{true: "true", false: "false"}[*ni.OpenRegistrations]
-			}
-			if open != w.open {
-				t.Errorf("openRegistrations %q, want %q", open, w.open)
-			}
-			if ni.Name != w.name {
-				t.Errorf("name %q, want %q", ni.Name, w.name)
-			}
-			if w.description != "" && ni.Description != w.description {
-				t.Errorf("description %q, want %q", ni.Description, w.description)
-			}
-			if !slices.Equal(ni.Unusable, w.unusable) {
-				t.Errorf("unusable %q, want %q", ni.Unusable, w.unusable)
-			}
-		})
-	}
-	for f := range corpusNodeInfo {
-		if !slices.Contains(files, f) {
-			t.Errorf("expectation for nodeinfo/%s, which is not in the corpus", f)
+		if ni.Software != w.software || ni.SoftwareVersion != w.version || ni.Version != w.docVersion {
+			t.Errorf("software %q %q, document version %q; want %q %q, %q", ni.Software, ni.SoftwareVersion, ni.Version, w.software, w.version, w.docVersion)
 		}
-	}
+		for _, c := range []struct {
+			field string
+			got   *int64
+			want  int64
+		}{{"users", ni.Users, w.users}, {"activeMonth", ni.ActiveMonth, w.activeMonth},
+			{"activeHalfyear", ni.ActiveHalfyear, w.activeHalfyear}, {"localPosts", ni.LocalPosts, w.localPosts}} {
+			if (c.got == nil) != (c.want < 0) || c.got != nil && *c.got != c.want {
+				t.Errorf("%s = %v, want %d (-1: not said)", c.field, deref(c.got), c.want)
+			}
+		}
+		open := ""
+		if ni.OpenRegistrations != nil {
+			open = map[bool]string{true: "true", false: "false"}[*ni.OpenRegistrations]
+		}
+		if open != w.open {
+			t.Errorf("openRegistrations %q, want %q", open, w.open)
+		}
+		if ni.Name != w.name {
+			t.Errorf("name %q, want %q", ni.Name, w.name)
+		}
+		if w.description != "" && ni.Description != w.description {
+			t.Errorf("description %q, want %q", ni.Description, w.description)
+		}
+		if !slices.Equal(ni.Unusable, w.unusable) {
+			t.Errorf("unusable %q, want %q", ni.Unusable, w.unusable)
+		}
+	})
 }
 
 func TestCorpusWellKnown(t *testing.T) {
-	files := corpusFiles(t, "wellknown")
-	for _, f := range files {
-		w, ok := corpusWellKnown[f]
-		if !ok {
-			t.Errorf("wellknown/%s has no expectation", f)
-			continue
-		}
-		body, err := os.ReadFile(filepath.Join(corpusDir, "wellknown", f))
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachCorpusFile(t, "wellknown", corpusWellKnown, func(t *testing.T, body []byte, w []parse.Link) {
 		ls, err := parse.ParseWellKnown(body)
 		if err != nil || !slices.Equal(ls, w) {
-			t.Errorf("%s: %+v, %v; want %+v", f, ls, err, w)
+			t.Errorf("%+v, %v; want %+v", ls, err, w)
 		}
+	})
+}
+
+// eachCorpusFile runs check on every file of one kind of the corpus with
+// its expectation, as a subtest named after the file; a file without an
+// expectation, or an expectation without a file, fails.
+func eachCorpusFile[W any](t *testing.T, kind string, wants map[string]W, check func(t *testing.T, body []byte, w W)) {
+	files := corpusFiles(t, kind)
+	for _, f := range files {
+		w, ok := wants[f]
+		if !ok {
+			t.Errorf("%s/%s has no expectation", kind, f)
+			continue
+		}
+		t.Run(f, func(t *testing.T) {
+			body, err := os.ReadFile(filepath.Join(corpusDir, kind, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, body, w)
+		})
 	}
-	for f := range corpusWellKnown {
+	for f := range wants {
 		if !slices.Contains(files, f) {
-			t.Errorf("expectation for wellknown/%s, which is not in the corpus", f)
+			t.Errorf("expectation for %s/%s, which is not in the corpus", kind, f)
 		}
 	}
 }
@@ -242,7 +310,7 @@ func TestCorpusManifest(t *testing.T) {
 		}
 		listed[cols[0]] = true
 	}
-	for _, kind := range []string{"nodeinfo", "wellknown"} {
+	for _, kind := range []string{"nodeinfo", "wellknown", "peers"} {
 		for _, f := range corpusFiles(t, kind) {
 			if !listed[kind+"/"+f] {
 				t.Errorf("%s/%s is not in MANIFEST.tsv", kind, f)

@@ -114,7 +114,13 @@ func ParseNodeInfo(body []byte) (NodeInfo, error) {
 		if users := r.object(FieldUsageUsers, usage["users"]); users != nil {
 			ni.Users = r.count(FieldUsageUsersTotal, users["total"])
 			ni.ActiveMonth = r.count(FieldUsageUsersActiveMonth, users["activeMonth"])
-			ni.ActiveHalfyear = r.count(FieldUsageUsersActiveHalfyear, users["activeHalfyear"])
+			half, ok := users["activeHalfyear"]
+			if !ok {
+				// Funkwhale's NodeInfo 2.1 spells it so
+				// (testdata/corpus/nodeinfo/funkwhale-spec-2.1.json).
+				half = users["activeHalfYear"]
+			}
+			ni.ActiveHalfyear = r.count(FieldUsageUsersActiveHalfyear, half)
 		}
 		ni.LocalPosts = r.count(FieldUsageLocalPosts, usage["localPosts"])
 	}

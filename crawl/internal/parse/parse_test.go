@@ -451,6 +451,7 @@ func FuzzParsePeers(f *testing.F) {
 	for _, s := range []string{`["a.social","B.social"]`, `[]`, `["\u00fc\ud83d\ude00"]`, `["a",1]`, `[{"host":"x"}]`, `null`, `["\ud800\u0041"]`} {
 		f.Add([]byte(s))
 	}
+	addCorpus(f, "peers")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var mine [][]byte
 		err := parse.StringArray(bytes.NewReader(data), func(b []byte, class uint8) {
@@ -499,6 +500,7 @@ func FuzzParsePeersObjects(f *testing.F) {
 		`{"items":[{"instance":{"domain":"a"}},{"instance":{"domain":"b"},"blocked":{}}],"next_page":"YQ"}`, `[`, `{}`} {
 		f.Add([]byte(s))
 	}
+	addCorpus(f, "peers")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		check := func(name string, err error) {
 			if err == nil && !json.Valid(data) {
