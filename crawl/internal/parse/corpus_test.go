@@ -78,6 +78,8 @@ var corpusNodeInfo = map[string]want{
 		users: 4, activeMonth: 0, activeHalfyear: 0, localPosts: 6, open: "false", name: "Mastodon"},
 	"mastodon-4.6.4-localhost.json": {software: "mastodon", version: "4.6.4", docVersion: "2.0",
 		users: 4, activeMonth: 0, activeHalfyear: 0, localPosts: 5, open: "true", name: "Mastodon"},
+	"mastodon-4.1.0.json": {software: "mastodon", version: "4.1.0", docVersion: "2.0",
+		users: 971090, activeMonth: 167218, activeHalfyear: 384808, localPosts: 52071541, open: "true"},
 	"mastodon-4.0.2.json": {software: "mastodon", version: "4.0.2", docVersion: "2.0",
 		users: 20, activeMonth: 21, activeHalfyear: 21, localPosts: 415, open: "true"},
 	"mastodon-asonix.dog.json": {software: "mastodon", version: "3.1.3-asonix-changes", docVersion: "2.0",
@@ -108,6 +110,13 @@ var corpusNodeInfo = map[string]want{
 	// localPosts is an object ({"all":3,"direct":1}): unknown, and said so.
 	"pleroma-localposts-object.json": {software: "pleroma", version: "0.7.4.0-pd0313756", docVersion: "2.1",
 		users: 348, activeMonth: -1, activeHalfyear: -1, localPosts: -1, open: "true", unusable: []string{"usage.localPosts"}},
+	// Pleroma's documentation: the 2.0 and 2.1 documents of one server.
+	"pleroma-2.4.1-docs-2.0.json": {software: "pleroma", version: "2.4.1", docVersion: "2.0",
+		users: 235, activeMonth: 70, activeHalfyear: 129, localPosts: 27, open: "true",
+		name: "Example", description: "Pleroma: An efficient and flexible fediverse server"},
+	"pleroma-2.4.1-docs-2.1.json": {software: "pleroma", version: "2.4.1", docVersion: "2.1",
+		users: 235, activeMonth: 70, activeHalfyear: 129, localPosts: 27, open: "true",
+		name: "Example", description: "Pleroma: An efficient and flexible fediverse server"},
 	"pleroma-soc.hyena.network.json": {software: "pleroma", version: "2.2.50-724-gf917285b-develop+HyNET-prod", docVersion: "2.0",
 		users: 19, activeMonth: -1, activeHalfyear: -1, localPosts: 3444, open: "true",
 		name: "HyNET Social", description: "All the cackling for your hyaenid needs."},
@@ -126,6 +135,12 @@ var corpusNodeInfo = map[string]want{
 	// A bridge that answers its well-known path with the document itself.
 	"skybridge.fly.dev.json": {software: "mastodon", version: "4.1.2", docVersion: "2.0",
 		users: 3398, activeMonth: 3398, activeHalfyear: 3398, localPosts: 12074608, open: "false"},
+	// version comes last, after everything else.
+	"vernissage-1.0-docs.json": {software: "vernissage", version: "1.0", docVersion: "2.0",
+		users: 2, activeMonth: 2, activeHalfyear: 2, localPosts: 0, open: "true", name: "localhost"},
+	// No localPosts; metadata names the Mastodon version it mimics.
+	"wildebeest-0.0.1.json": {software: "wildebeest", version: "0.0.1", docVersion: "2.1",
+		users: 1, activeMonth: 1, activeHalfyear: 1, localPosts: -1, open: "false"},
 	// The WordPress ActivityPub plugin's document: no metadata.
 	"wordpress-6.4.2.json": {software: "wordpress", version: "6.4.2", docVersion: "2.0",
 		users: 1, activeMonth: 1, activeHalfyear: 1, localPosts: 3, open: "false"},
@@ -149,13 +164,18 @@ var corpusWellKnown = map[string][]parse.Link{
 	"localhost-3000-mastodon-4.6.4.json": {{"2.0", "http://localhost:3000/nodeinfo/2.0"}},
 	// The test server's LOCAL_DOMAIN, without the port it was served on.
 	"localhost-mastodon-3.0.1.json": {{"2.0", "http://localhost/nodeinfo/2.0"}},
+	"mastodon.example.org.json":     {{"2.0", "https://mastodon.example.org/nodeinfo/2.0"}},
 	"masto.asonix.dog.json":         {{"2.0", "https://masto.asonix.dog/nodeinfo/2.0"}},
 	// The documents live under /.well-known/nodeinfo/ itself.
 	"mobilizon.fr.json":          {{"2.1", "https://mobilizon.fr/.well-known/nodeinfo/2.1"}, {"2.0", "https://mobilizon.fr/.well-known/nodeinfo/2.0"}},
 	"mobilizon.fr-1.1-only.json": {{"1.1", "https://mobilizon.fr/.well-known/nodeinfo/1.1"}},
-	"relay.asonix.dog.json":      {{"2.0", "https://relay.asonix.dog/nodeinfo/2.0.json"}},
+	// href before rel, and the 2.0 link first.
+	"pleroma-docs-example.com.json": {{"2.1", "https://example.com/nodeinfo/2.1.json"}, {"2.0", "https://example.com/nodeinfo/2.0.json"}},
+	"relay.asonix.dog.json":         {{"2.0", "https://relay.asonix.dog/nodeinfo/2.0.json"}},
 	// href before rel in each link.
-	"soc.hyena.network.json": {{"2.1", "https://soc.hyena.network/nodeinfo/2.1.json"}, {"2.0", "https://soc.hyena.network/nodeinfo/2.0.json"}},
+	"soc.hyena.network.json":           {{"2.1", "https://soc.hyena.network/nodeinfo/2.1.json"}, {"2.0", "https://soc.hyena.network/nodeinfo/2.0.json"}},
+	"vernissage-docs-example.com.json": {{"2.0", "https://example.com/nodeinfo/2.0"}},
+	"wildebeest.example.org.json":      {{"2.1", "https://wildebeest.example.org/nodeinfo/2.1"}, {"2.0", "https://wildebeest.example.org/nodeinfo/2.0"}},
 }
 
 // wantPeers is what the crawler's reader for a peers list passes on from a
