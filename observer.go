@@ -191,33 +191,87 @@ type Stats struct {
 	Days       []DayCount      `json:"days"`
 }
 
-// Pass is one row of data/passes: the crawler's own health, one row per pass.
-type Pass struct {
-	PassID     string            `json:"pass_id"`
-	StartedAt  time.Time         `json:"started_at"` // the pass clock (--now)
-	EndedAt    time.Time         `json:"ended_at"`
-	Due        int64             `json:"due"`        // hosts due when the pass started
-	Checked    int64             `json:"checked"`    // checks recorded
+// Tally counts recorded checks: by outcome, with the discoveries and the
+// bytes they came with. The pass counts what it recorded in one, the
+// snapshot writer what it wrote in files in another, and the passes row
+// carries the one that holds.
+type Tally struct {
+	Checks     int64             `json:"checked"`    // checks recorded
 	ByOutcome  map[Outcome]int64 `json:"by_outcome"` // recorded checks by outcome
 	Discovered int64             `json:"discovered"` // new hosts recorded
 	Bytes      int64             `json:"bytes"`      // response bytes read, decoded
-	Errors     int64             `json:"errors"`     // checks with outcome error or checker_failed
-	NotStarted int64             `json:"not_started"`
-	CutShort   string            `json:"cut_short,omitempty"` // why the pass ended early, if it did
+	WireBytes  int64             `json:"wire_bytes"` // what the checks read from the network (their WireBytes)
+}
+
+// Add counts one recorded check.
+func (t *Tally) Add(r Result) {
+	if t.ByOutcome == nil {
+		t.ByOutcome = map[Outcome]int64{}
+	}
+	t.Checks++
+	t.ByOutcome[r.Check.Outcome]++
+	t.Discovered += int64(len(r.Discoveries))
+	t.Bytes += r.Bytes
+	t.WireBytes += r.Check.WireBytes
+}
+
+// Merge adds o's counts to t.
+func (t *Tally) Merge(o Tally) {
+	if t.ByOutcome == nil {
+		t.ByOutcome = map[Outcome]int64{}
+	}
+	t.Checks += o.Checks
+	for k, n := range o.ByOutcome {
+		t.ByOutcome[k] += n
+	}
+	t.Discovered += o.Discovered
+	t.Bytes += o.Bytes
+	t.WireBytes += o.WireBytes
+}
+
+// Clone is a copy of t that shares nothing with it.
+func (t Tally) Clone() Tally {
+	var c Tally
+	c.Merge(t)
+	return c
+}
+
+// Errors counts the checks that failed on our side or for no known reason:
+// outcomes error and checker_failed.
+func (t Tally) Errors() int64 {
+	return t.ByOutcome[OutcomeError] + t.ByOutcome[OutcomeCheckerFailed]
+}
+
+// Pass is one row of data/passes: the crawler's own health, one row per
+// pass. The crawl fills it as the pass goes (crawl.Summary); what the due
+// list knows (Due, Blocklisted, OverDomainBudget) and why the pass was cut
+// short are added at the end.
+type Pass struct {
+	PassID    string    `json:"pass_id"`
+	StartedAt time.Time `json:"started_at"` // the pass clock (--now)
+	EndedAt   time.Time `json:"ended_at"`
+	Due       int64     `json:"due"` // hosts due when the pass started
+	Tally               // the checks recorded
+	// NotStarted counts the due hosts left for a later pass: past the
+	// check limit, after the time budget or a cancellation, or waiting for
+	// a busy address.
+	NotStarted int64  `json:"not_started"`
+	CutShort   string `json:"cut_short,omitempty"` // why the pass ended early, if it did
 
 	// Left out of the due list: blocklisted hosts, and new hosts over their
 	// registrable domain's budget (they stay due).
 	Blocklisted      int64 `json:"blocklisted"`
 	OverDomainBudget int64 `json:"over_domain_budget"`
 	// Per-address politeness, for tuning crawl.address_budget. An address
-	// is an IPv4 address or an IPv6 /64.
+	// is an IPv4 address or an IPv6 /64. A host skipped for its address's
+	// budget is not checked and not recorded, so it stays due.
 	SkippedAddressBudget   int64 `json:"skipped_address_budget"`   // due hosts not checked: their address's budget was used up
 	Addresses              int64 `json:"addresses"`                // distinct addresses requests went to
 	BusiestAddressRequests int64 `json:"busiest_address_requests"` // requests to the busiest address
 	AddressesOverBudget    int64 `json:"addresses_over_budget"`    // addresses that had hosts skipped
 
-	// Checks under way when the pass was interrupted: not recorded, so
-	// those hosts stay due, like the not started ones.
+	// Checks cut off by cancellation, or whose recording failed: not
+	// recorded, so those hosts stay due, like the not started ones.
 	Abandoned int64 `json:"abandoned"`
 
 	// What bounded the growth of the known set: new peers-list entries
@@ -227,6 +281,4 @@ type Pass struct {
 	// heard of again from other lists, or the same one later.
 	OverListCap int64 `json:"over_list_cap"`
 	OverPassCap int64 `json:"over_pass_cap"`
-	// What the pass's checks read from the network (their WireBytes).
-	WireBytes int64 `json:"wire_bytes"`
 }

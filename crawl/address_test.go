@@ -158,8 +158,8 @@ func TestPassAddressBudgetPerIPv6Slash64(t *testing.T) {
 	cases := []struct {
 		name      string
 		addr      func(i int) string
-		checks    int
-		addresses int
+		checks    int64
+		addresses int64
 	}{
 		{"one /64", func(i int) string { return fmt.Sprintf("2001:db8:1:2::%x", i+1) }, 5, 1},
 		{"two /64s", func(i int) string { return fmt.Sprintf("2001:db8:1:%d::%x", 2+i%2, i+1) }, 10, 2},
@@ -606,7 +606,7 @@ func TestPassFarmAtOneAddressDoesNotHoldUpOthers(t *testing.T) {
 func TestPassAddressBudgetCountsWireBytes(t *testing.T) {
 	for _, tc := range []struct {
 		wire   int64
-		checks int
+		checks int64
 	}{{0, 8}, {3 << 20, 2}} {
 		var due []string
 		for i := range 20 {
@@ -624,7 +624,7 @@ func TestPassAddressBudgetCountsWireBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sum.Checks != tc.checks || sum.WireBytes != int64(tc.checks)*tc.wire {
+		if sum.Checks != tc.checks || sum.WireBytes != tc.checks*tc.wire {
 			t.Errorf("%d bytes a check: %d checks, %d wire bytes; want %d checks", tc.wire, sum.Checks, sum.WireBytes, tc.checks)
 		}
 	}

@@ -116,50 +116,38 @@ type PeersDue struct {
 	ETag, LastModified string
 }
 
-// Summary is the end-of-pass report.
+// Summary is the end-of-pass report: the passes row as the pass knows it
+// (PassRow adds what the due list and the caller know), and what the pass
+// skipped before checking.
+//
+// Per-address politeness (Addresses and the rest, with Pass.Resolve) counts
+// an address as the limit does (an IPv4 address or an IPv6 /64, see
+// AddressLimiter). NotStarted counts due hosts left for a later pass: past
+// MaxChecks, after the time budget or a cancellation, or not started because
+// their address was busy and every place to wait for it was taken.
+// OverListCap counts the new peers-list entries dropped for
+// Pass.MaxNewPerList (repeats counted by the checker included), OverPassCap
+// the new hosts dropped for Pass.MaxNewPerPass.
 type Summary struct {
-	PassID     string
-	Started    time.Time // pass clock
-	Duration   time.Duration
-	Checks     int                      // checks recorded
-	ByOutcome  map[observer.Outcome]int // recorded checks by outcome
-	Discovered int                      // new hosts recorded
-	Bytes      int64                    // response bytes read, decoded
-	WireBytes  int64                    // bytes read from the network
-	Invalid    int                      // due hosts skipped as invalid
-	Duplicates int                      // due hosts skipped as already checked in this pass
+	observer.Pass
+	Invalid    int64 // due hosts skipped as invalid
+	Duplicates int64 // due hosts skipped as already checked in this pass
 	// DiscoveredChecked counts the checks (in Checks) of hosts discovered
 	// in this pass (Pass.CheckDiscovered), which were not on the due list.
-	DiscoveredChecked int
-	Abandoned         int // checks cut off by cancellation, or whose recording failed: not recorded
-	// NotStarted counts the due hosts left for a later pass: past
-	// MaxChecks, after the time budget or a cancellation, or not started
-	// because their address was busy and every place to wait for it was
-	// taken. AddressBusy counts the last kind, which leaves hosts over
-	// though no budget ran out.
-	NotStarted  int
-	AddressBusy int
-
-	// Per-address politeness (with Pass.Resolve), for tuning the budget.
-	// An address is an IPv4 address or an IPv6 /64, as the limit counts
-	// them (see AddressLimiter). A host skipped for its address's budget
-	// is not checked and not recorded, so it stays due for the next pass.
-	SkippedAddressBudget   int // due hosts not checked: their address's budget was used up
-	Addresses              int // distinct addresses checks made requests to
-	BusiestAddressRequests int // requests made to the busiest address
-	AddressesOverBudget    int // addresses that had hosts skipped for their budget
-
-	// New peers-list entries dropped for Pass.MaxNewPerList (repeats
-	// counted by the checker included), and new hosts dropped for
-	// Pass.MaxNewPerPass.
-	OverListCap, OverPassCap int64
+	DiscoveredChecked int64
+	// AddressBusy counts the not started hosts whose address was busy,
+	// which are left over though no budget ran out.
+	AddressBusy int64
 }
+
+// Duration is the pass's wall time.
+func (s Summary) Duration() time.Duration { return s.EndedAt.Sub(s.StartedAt) }
 
 // String formats the summary for the end of `observer crawl`.
 func (s Summary) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "pass %s: %d checks in %s, %d hosts discovered, %s fetched",
-		s.PassID, s.Checks, s.Duration.Round(time.Millisecond), s.Discovered, byteText(s.Bytes))
+		s.PassID, s.Checks, s.Duration().Round(time.Millisecond), s.Discovered, byteText(s.Bytes))
 	if s.WireBytes > 0 {
 		fmt.Fprintf(&b, " (%s over the network)", byteText(s.WireBytes))
 	}
@@ -201,36 +189,12 @@ func (s Summary) Write(w io.Writer) error {
 // reported s. cutShort is why the pass ended before its due list did (""
 // when it did not).
 func (s Summary) PassRow(due *DueList, cutShort string) observer.Pass {
-	p := observer.Pass{
-		PassID:     s.PassID,
-		StartedAt:  s.Started,
-		EndedAt:    s.Started.Add(s.Duration),
-		Due:        int64(len(due.Hosts)),
-		Checked:    int64(s.Checks),
-		ByOutcome:  map[observer.Outcome]int64{},
-		Discovered: int64(s.Discovered),
-		Bytes:      s.Bytes,
-		NotStarted: int64(s.NotStarted),
-		CutShort:   cutShort,
-
-		Blocklisted:      int64(due.Blocklisted),
-		OverDomainBudget: int64(due.OverDomainBudget),
-
-		SkippedAddressBudget:   int64(s.SkippedAddressBudget),
-		Addresses:              int64(s.Addresses),
-		BusiestAddressRequests: int64(s.BusiestAddressRequests),
-		AddressesOverBudget:    int64(s.AddressesOverBudget),
-
-		Abandoned: int64(s.Abandoned),
-
-		OverListCap: s.OverListCap,
-		OverPassCap: s.OverPassCap,
-		WireBytes:   s.WireBytes,
-	}
-	for o, n := range s.ByOutcome {
-		p.ByOutcome[o] = int64(n)
-	}
-	p.Errors = p.ByOutcome[observer.OutcomeError] + p.ByOutcome[observer.OutcomeCheckerFailed]
+	p := s.Pass
+	p.Tally = s.Tally.Clone()
+	p.Due = int64(len(due.Hosts))
+	p.Blocklisted = int64(due.Blocklisted)
+	p.OverDomainBudget = int64(due.OverDomainBudget)
+	p.CutShort = cutShort
 	return p
 }
 
@@ -323,7 +287,7 @@ func (p *Pass) newRun() *passRun {
 		log:     log,
 		mono:    mono,
 		clock:   clock,
-		sum:     Summary{PassID: p.PassID, Started: clock, ByOutcome: make(map[observer.Outcome]int)},
+		sum:     Summary{Pass: observer.Pass{PassID: p.PassID, StartedAt: clock, Tally: observer.Tally{ByOutcome: map[observer.Outcome]int64{}}}},
 		pending: semaphore.NewWeighted(int64(conc)),
 		parked:  semaphore.NewWeighted(int64(4 * conc)),
 		sem:     semaphore.NewWeighted(int64(conc)),
@@ -361,7 +325,7 @@ func (r *passRun) admit(due []string) []string {
 		hosts = append(hosts, n)
 	}
 	if r.p.MaxChecks > 0 && len(hosts) > r.p.MaxChecks {
-		r.sum.NotStarted += len(hosts) - r.p.MaxChecks
+		r.sum.NotStarted += int64(len(hosts) - r.p.MaxChecks)
 		hosts = hosts[:r.p.MaxChecks]
 	}
 	return hosts
@@ -548,11 +512,7 @@ func (r *passRun) collectOne(ctx context.Context, cancel context.CancelCauseFunc
 		r.sum.Abandoned++
 		return
 	}
-	r.sum.Checks++
-	r.sum.ByOutcome[res.Check.Outcome]++
-	r.sum.Discovered += len(res.Discoveries)
-	r.sum.Bytes += res.Bytes
-	r.sum.WireBytes += res.Check.WireBytes
+	r.sum.Add(res)
 	if d.discovered {
 		r.sum.DiscoveredChecked++
 	}
@@ -568,12 +528,12 @@ func (r *passRun) collectOne(ctx context.Context, cancel context.CancelCauseFunc
 
 // summary completes the summary once results is closed.
 func (r *passRun) summary() Summary {
-	r.sum.NotStarted += r.notStarted
+	r.sum.NotStarted += int64(r.notStarted)
 	if r.limiter != nil {
 		st := r.limiter.Stats()
-		r.sum.Addresses, r.sum.BusiestAddressRequests, r.sum.AddressesOverBudget = st.Addresses, st.BusiestRequests, st.OverBudget
+		r.sum.Addresses, r.sum.BusiestAddressRequests, r.sum.AddressesOverBudget = int64(st.Addresses), int64(st.BusiestRequests), int64(st.OverBudget)
 	}
-	r.sum.Duration = time.Since(r.mono)
+	r.sum.EndedAt = r.sum.StartedAt.Add(time.Since(r.mono))
 	return r.sum
 }
 

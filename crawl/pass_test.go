@@ -132,7 +132,7 @@ func TestPassDedupesAndRecordsDiscoveriesOnce(t *testing.T) {
 	// counts that stayed zero. Duration is the pass's wall time, so it is
 	// fixed here to keep the text exact.
 	text := sum
-	text.Duration = 1500 * time.Millisecond
+	text.EndedAt = text.StartedAt.Add(1500 * time.Millisecond)
 	wantText := "pass pass-1: 2 checks in 1.5s, 3 hosts discovered, 20 bytes fetched\n" +
 		"  alive            2\n" +
 		"  skipped: 2 invalid, 2 duplicate hosts in the due list\n"
@@ -198,22 +198,22 @@ func TestSummaryString(t *testing.T) {
 		sum  crawl.Summary
 		want string
 	}{
-		{"empty", crawl.Summary{PassID: "p"}, head},
-		{"zero outcomes are not listed", crawl.Summary{PassID: "p", ByOutcome: map[observer.Outcome]int{
+		{"empty", crawl.Summary{Pass: observer.Pass{PassID: "p"}}, head},
+		{"zero outcomes are not listed", crawl.Summary{Pass: observer.Pass{PassID: "p", Tally: observer.Tally{ByOutcome: map[observer.Outcome]int64{
 			observer.OutcomeAlive: 0, observer.OutcomeError: 1, observer.OutcomeUnreachable: 0,
-		}}, head + "  error            1\n"},
-		{"outcomes in their fixed order", crawl.Summary{PassID: "p", Checks: 3, ByOutcome: map[observer.Outcome]int{
+		}}}}, head + "  error            1\n"},
+		{"outcomes in their fixed order", crawl.Summary{Pass: observer.Pass{PassID: "p", Tally: observer.Tally{Checks: 3, ByOutcome: map[observer.Outcome]int64{
 			observer.OutcomeError: 1, observer.OutcomeAlive: 2,
-		}}, "pass p: 3 checks in 0s, 0 hosts discovered, 0 bytes fetched\n  alive            2\n  error            1\n"},
-		{"not started", crawl.Summary{PassID: "p", NotStarted: 4}, head + "  not started (left for a later pass): 4\n"},
-		{"abandoned", crawl.Summary{PassID: "p", Abandoned: 5}, head + "  abandoned (interrupted, or not written): 5\n"},
-		{"addresses", crawl.Summary{PassID: "p", Addresses: 2, BusiestAddressRequests: 9, AddressesOverBudget: 1, SkippedAddressBudget: 3},
+		}}}}, "pass p: 3 checks in 0s, 0 hosts discovered, 0 bytes fetched\n  alive            2\n  error            1\n"},
+		{"not started", crawl.Summary{Pass: observer.Pass{PassID: "p", NotStarted: 4}}, head + "  not started (left for a later pass): 4\n"},
+		{"abandoned", crawl.Summary{Pass: observer.Pass{PassID: "p", Abandoned: 5}}, head + "  abandoned (interrupted, or not written): 5\n"},
+		{"addresses", crawl.Summary{Pass: observer.Pass{PassID: "p", Addresses: 2, BusiestAddressRequests: 9, AddressesOverBudget: 1, SkippedAddressBudget: 3}},
 			head + "  addresses: 2, busiest took 9 requests; 1 over budget, 3 hosts left for a later pass\n"},
-		{"caps", crawl.Summary{PassID: "p", OverPassCap: 3},
+		{"caps", crawl.Summary{Pass: observer.Pass{PassID: "p", OverPassCap: 3}},
 			head + "  new hosts dropped: 0 over the cap per peers list, 3 over the cap per pass\n"},
 		// Either kind of skipped host alone is reported.
-		{"invalid only", crawl.Summary{PassID: "p", Invalid: 1}, head + "  skipped: 1 invalid, 0 duplicate hosts in the due list\n"},
-		{"duplicates only", crawl.Summary{PassID: "p", Duplicates: 2}, head + "  skipped: 0 invalid, 2 duplicate hosts in the due list\n"},
+		{"invalid only", crawl.Summary{Pass: observer.Pass{PassID: "p"}, Invalid: 1}, head + "  skipped: 1 invalid, 0 duplicate hosts in the due list\n"},
+		{"duplicates only", crawl.Summary{Pass: observer.Pass{PassID: "p"}, Duplicates: 2}, head + "  skipped: 0 invalid, 2 duplicate hosts in the due list\n"},
 	} {
 		if got := tc.sum.String(); got != tc.want {
 			t.Errorf("%s:\n%s\nwant:\n%s", tc.name, got, tc.want)
@@ -310,9 +310,9 @@ func TestPassCancellationKeepsFinished(t *testing.T) {
 	if len(got) != 2 || !finished[got[0]] || !finished[got[1]] {
 		t.Errorf("recorded %v, want the two finished checks %v", got, finished)
 	}
-	calls := 0
+	calls := int64(0)
 	for _, h := range due {
-		calls += f.calls[h]
+		calls += int64(f.calls[h])
 	}
 	// The other checks were abandoned, or not yet started when the
 	// cancellation came.
@@ -408,11 +408,11 @@ func TestSummaryPassRowKeepsEveryFigure(t *testing.T) {
 	due.Offer("blocked.example", false, crawl.PeersDue{Fetch: true})
 	due.Offer("a.example", true, crawl.PeersDue{Fetch: true})
 	due.Offer("b.a.example", true, crawl.PeersDue{Fetch: true})
-	sum := crawl.Summary{PassID: "p", Checks: 1, SkippedAddressBudget: 2, Addresses: 3, BusiestAddressRequests: 5, AddressesOverBudget: 7,
+	sum := crawl.Summary{Pass: observer.Pass{PassID: "p", SkippedAddressBudget: 2, Addresses: 3, BusiestAddressRequests: 5, AddressesOverBudget: 7,
 		Abandoned: 11, NotStarted: 13, OverListCap: 17, OverPassCap: 19,
-		ByOutcome: map[observer.Outcome]int{observer.OutcomeError: 4, observer.OutcomeCheckerFailed: 6, observer.OutcomeAlive: 1}}
+		Tally: observer.Tally{Checks: 1, ByOutcome: map[observer.Outcome]int64{observer.OutcomeError: 4, observer.OutcomeCheckerFailed: 6, observer.OutcomeAlive: 1}}}}
 	p := sum.PassRow(due, "budget reached")
-	got := [...]int64{p.SkippedAddressBudget, p.Addresses, p.BusiestAddressRequests, p.AddressesOverBudget, p.Due, p.Blocklisted, p.OverDomainBudget, p.Errors,
+	got := [...]int64{p.SkippedAddressBudget, p.Addresses, p.BusiestAddressRequests, p.AddressesOverBudget, p.Due, p.Blocklisted, p.OverDomainBudget, p.Errors(),
 		p.ByOutcome[observer.OutcomeAlive], p.Abandoned, p.NotStarted, p.OverListCap, p.OverPassCap}
 	if want := [...]int64{2, 3, 5, 7, 1, 1, 1, 10, 1, 11, 13, 17, 19}; got != want {
 		t.Fatalf("skipped, addresses, busiest, over budget, due, blocklisted, over domain budget, errors, alive, abandoned, not started, over list cap, over pass cap = %v, want %v", got, want)

@@ -125,7 +125,7 @@ func TestSnapshotNotMatchingItsSchemaIsAnErrorNamingFileAndColumn(t *testing.T) 
 			derive(t, s, config.State{}, false)
 			write(t, s, "p1", []ev{discover("b.example", day), alive("a.example", day), fail("b.example", day)})
 			if err := s.WritePass(ctx, observer.Pass{PassID: "p1", StartedAt: t0.Add(day), EndedAt: t0.Add(day + 1),
-				Due: 2, Checked: 2, ByOutcome: map[observer.Outcome]int64{observer.OutcomeAlive: 1, observer.OutcomeUnreachable: 1}}); err != nil {
+				Due: 2, Tally: observer.Tally{Checks: 2, ByOutcome: map[observer.Outcome]int64{observer.OutcomeAlive: 1, observer.OutcomeUnreachable: 1}}}); err != nil {
 				t.Fatal(err)
 			}
 			bad := filepath.Join(dir, tc.file)

@@ -223,10 +223,10 @@ func TestPassRowRoundTrips(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	ctx := context.Background()
-	p := observer.Pass{PassID: "p1", StartedAt: t0, EndedAt: t0.Add(time.Minute), Due: 20, Checked: 5, NotStarted: 9, Abandoned: 6,
+	p := observer.Pass{PassID: "p1", StartedAt: t0, EndedAt: t0.Add(time.Minute), Due: 20, NotStarted: 9, Abandoned: 6,
 		Blocklisted: 1, OverDomainBudget: 2, SkippedAddressBudget: 3, Addresses: 4, BusiestAddressRequests: 7, AddressesOverBudget: 8,
 		OverListCap: 10, OverPassCap: 11,
-		ByOutcome: map[observer.Outcome]int64{observer.OutcomeAlive: 5}, CutShort: "interrupted"}
+		Tally: observer.Tally{Checks: 5, ByOutcome: map[observer.Outcome]int64{observer.OutcomeAlive: 5}}, CutShort: "interrupted"}
 	if err := s.WritePass(ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -236,8 +236,8 @@ func TestPassRowRoundTrips(t *testing.T) {
 	if want := "20 5 9 6 1 2 3 4 7 8 10 11 5 interrupted"; len(got) != 1 || got[0] != want {
 		t.Fatalf("passes = %q, want %q", got, want)
 	}
-	// The row is appended by position, outcome columns in
-	// observer.Outcomes() order: each outcome must land in its own column.
+	// The row is written by name, outcome columns named as the outcomes:
+	// each outcome must land in its own column.
 	p.PassID, p.StartedAt, p.EndedAt = "p2", t0.Add(time.Hour), t0.Add(time.Hour+time.Minute)
 	p.ByOutcome = map[observer.Outcome]int64{}
 	for i, o := range observer.Outcomes() {

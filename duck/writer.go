@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,55 +52,19 @@ type Writer struct {
 	err         error // first flush error; later calls return it
 	// pending tallies the checks buffered since the last flush, written
 	// those in files: a pass whose writer failed records what it wrote.
-	pending, written Tally
+	pending, written observer.Tally
 
 	stop chan struct{}
 	done chan struct{}
 }
 
-// Tally counts checks as a pass's summary does: by outcome, with the
-// discoveries and bytes they came with.
-type Tally struct {
-	Checks     int
-	ByOutcome  map[observer.Outcome]int
-	Discovered int
-	Bytes      int64
-	WireBytes  int64
-}
-
-func (t *Tally) add(r observer.Result) {
-	if t.ByOutcome == nil {
-		t.ByOutcome = map[observer.Outcome]int{}
-	}
-	t.Checks++
-	t.ByOutcome[r.Check.Outcome]++
-	t.Discovered += len(r.Discoveries)
-	t.Bytes += r.Bytes
-	t.WireBytes += r.Check.WireBytes
-}
-
-func (t *Tally) merge(o Tally) {
-	if t.ByOutcome == nil {
-		t.ByOutcome = map[observer.Outcome]int{}
-	}
-	t.Checks += o.Checks
-	for k, n := range o.ByOutcome {
-		t.ByOutcome[k] += n
-	}
-	t.Discovered += o.Discovered
-	t.Bytes += o.Bytes
-	t.WireBytes += o.WireBytes
-}
-
 // Written is the tally of the checks in files so far. After a failed
 // flush it stays what it was: the failed flush's checks, and every check
 // recorded after it, are in no file.
-func (w *Writer) Written() Tally {
+func (w *Writer) Written() observer.Tally {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var t Tally
-	t.merge(w.written)
-	return t
+	return w.written.Clone()
 }
 
 // NewWriter starts a writer for one pass. Close it to flush the tail.
@@ -162,7 +127,7 @@ func (w *Writer) Record(ctx context.Context, r observer.Result) error {
 	}
 	w.checks = append(w.checks, c)
 	w.discoveries = append(w.discoveries, r.Discoveries...)
-	w.pending.add(r)
+	w.pending.Add(r)
 	if len(w.checks) >= w.opts.FlushChecks || len(w.discoveries) >= w.opts.FlushDiscoveries {
 		// A signal cancels the pass's context while its finished checks
 		// are still being recorded. A flush they trigger then must still
@@ -221,8 +186,8 @@ func (w *Writer) flushLocked(ctx context.Context) error {
 		return err
 	}
 	w.checks = w.checks[:0]
-	w.written.merge(w.pending)
-	w.pending = Tally{}
+	w.written.Merge(w.pending)
+	w.pending = observer.Tally{}
 	return nil
 }
 
@@ -233,19 +198,53 @@ func (s *Store) WriteDiscoveries(ctx context.Context, ds []observer.Discovery) e
 
 // WritePass records one pass's summary as its own file in data/passes.
 func (s *Store) WritePass(ctx context.Context, p observer.Pass) error {
+	named := map[string]driver.Value{
+		"pass_id": p.PassID, "started_at": p.StartedAt.UTC(), "ended_at": p.EndedAt.UTC(),
+		"due": p.Due, "checked": p.Checks, "discovered": p.Discovered, "bytes": p.Bytes, "wire_bytes": p.WireBytes,
+		"errors": p.Errors(), "not_started": p.NotStarted, "abandoned": p.Abandoned, "cut_short": nullString(p.CutShort),
+		"blocklisted": p.Blocklisted, "over_domain_budget": p.OverDomainBudget,
+		"skipped_address_budget": p.SkippedAddressBudget, "addresses": p.Addresses,
+		"busiest_address_requests": p.BusiestAddressRequests, "addresses_over_budget": p.AddressesOverBudget,
+		"over_list_cap": p.OverListCap, "over_pass_cap": p.OverPassCap,
+	}
+	// One column per outcome, named as the outcome.
+	for _, o := range observer.Outcomes() {
+		named[string(o)] = p.ByOutcome[o]
+	}
+	row, err := rowByName(ctx, s.db, "passes_schema", named)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", PassesDir, err)
+	}
 	return s.writeSnapshot(ctx, PassesDir, "passes_schema", "started_at", p.PassID, func(a *duckdb.Appender) error {
-		// Positional: the row follows passes_schema's column order, whose
-		// outcome columns are observer.Outcomes() in order. A new outcome
-		// needs a column added at the end of the schema and this row
-		// rearranged to match.
-		row := []driver.Value{p.PassID, p.StartedAt.UTC(), p.EndedAt.UTC(), p.Due, p.Checked, p.Discovered, p.Bytes, p.Errors, p.NotStarted, nullString(p.CutShort)}
-		for _, o := range observer.Outcomes() {
-			row = append(row, p.ByOutcome[o])
-		}
-		row = append(row, p.Blocklisted, p.OverDomainBudget, p.SkippedAddressBudget, p.Addresses,
-			p.BusiestAddressRequests, p.AddressesOverBudget, p.Abandoned, p.OverListCap, p.OverPassCap, p.WireBytes)
 		return a.AppendRow(row...)
 	})
+}
+
+// rowByName orders the values of one row, given by column name, as the
+// columns of schemaTable, for the appender, which appends by position. A
+// column without a value, or a value without a column, is an error, so the
+// two cannot drift apart unnoticed.
+func rowByName(ctx context.Context, q queryer, schemaTable string, named map[string]driver.Value) ([]driver.Value, error) {
+	cols, err := schemaColumns(ctx, q, schemaTable)
+	if err != nil {
+		return nil, err
+	}
+	row := make([]driver.Value, len(cols))
+	for i, c := range cols {
+		v, ok := named[c.name]
+		if !ok {
+			return nil, fmt.Errorf("%s: no value for column %s", schemaTable, c.name)
+		}
+		row[i] = v
+	}
+	if len(named) != len(cols) {
+		for name := range named {
+			if !slices.ContainsFunc(cols, func(c schemaColumn) bool { return c.name == name }) {
+				return nil, fmt.Errorf("%s: no column %s", schemaTable, name)
+			}
+		}
+	}
+	return row, nil
 }
 
 func (s *Store) writeChecks(ctx context.Context, checks []observer.Check, name string) error {

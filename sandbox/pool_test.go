@@ -450,7 +450,7 @@ func TestPassWithPool(t *testing.T) {
 			t.Errorf("%s: %s, want %s", h, got[h], o)
 		}
 	}
-	if sum.Checks != len(want) || sum.ByOutcome[observer.OutcomeCheckerFailed] != 4 {
+	if sum.Checks != int64(len(want)) || sum.ByOutcome[observer.OutcomeCheckerFailed] != 4 {
 		t.Errorf("summary %+v", sum)
 	}
 	if strings.Join(discovered, ",") != "new1.social,new2.social" {

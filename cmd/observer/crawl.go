@@ -373,7 +373,7 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 		// abandoned, so that due still adds up.
 		written := r.writer.Written()
 		lost := sum.Checks - written.Checks
-		sum.Checks, sum.ByOutcome, sum.Discovered, sum.Bytes, sum.WireBytes = written.Checks, written.ByOutcome, written.Discovered, written.Bytes, written.WireBytes
+		sum.Tally = written
 		sum.Abandoned += lost
 		cutReason = fmt.Sprintf("writing the snapshots failed: %d finished checks were not written", lost)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/fedisim"
@@ -19,9 +20,9 @@ func TestNotStartedReasonNamesTheCause(t *testing.T) {
 		sum  crawl.Summary
 		want string
 	}{
-		{crawl.Summary{NotStarted: 5}, "5 due hosts left for a later pass (budget reached)"},
-		{crawl.Summary{NotStarted: 3, AddressBusy: 3}, "3 due hosts left for a later pass (address busy and every place to wait for it taken)"},
-		{crawl.Summary{NotStarted: 5, AddressBusy: 2}, "5 due hosts left for a later pass (budget reached; 2 of them: address busy and every place to wait for it taken)"},
+		{crawl.Summary{Pass: observer.Pass{NotStarted: 5}}, "5 due hosts left for a later pass (budget reached)"},
+		{crawl.Summary{Pass: observer.Pass{NotStarted: 3}, AddressBusy: 3}, "3 due hosts left for a later pass (address busy and every place to wait for it taken)"},
+		{crawl.Summary{Pass: observer.Pass{NotStarted: 5}, AddressBusy: 2}, "5 due hosts left for a later pass (budget reached; 2 of them: address busy and every place to wait for it taken)"},
 	} {
 		if got := notStartedReason(c.sum); got != c.want {
 			t.Errorf("notStartedReason(%+v) = %q, want %q", c.sum, got, c.want)

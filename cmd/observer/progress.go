@@ -19,44 +19,39 @@ import (
 // every few seconds otherwise.
 type progress struct {
 	next   crawl.Sink
-	due    int
+	due    int64
 	budget time.Duration // the pass's time budget; 0: none
 	start  time.Time     // wall clock, for the rate
 
-	mu        sync.Mutex
-	done      int
-	byOutcome map[observer.Outcome]int
+	mu    sync.Mutex
+	tally observer.Tally
 }
 
 func newProgress(next crawl.Sink, due int, budget time.Duration) *progress {
-	return &progress{next: next, due: due, budget: budget, start: time.Now(), byOutcome: map[observer.Outcome]int{}}
+	return &progress{next: next, due: int64(due), budget: budget, start: time.Now()}
 }
 
 // Record counts r and passes it on (crawl.Sink).
 func (p *progress) Record(ctx context.Context, r observer.Result) error {
 	p.mu.Lock()
-	p.done++
-	p.byOutcome[r.Check.Outcome]++
+	p.tally.Add(r)
 	p.mu.Unlock()
 	return p.next.Record(ctx, r)
 }
 
 // progressSnapshot is what one report shows.
 type progressSnapshot struct {
-	Done, Due int
+	Done, Due int64
 	Elapsed   time.Duration
 	Budget    time.Duration
-	ByOutcome map[observer.Outcome]int
+	ByOutcome map[observer.Outcome]int64
 }
 
 func (p *progress) snapshot() progressSnapshot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	by := make(map[observer.Outcome]int, len(p.byOutcome))
-	for o, n := range p.byOutcome {
-		by[o] = n
-	}
-	return progressSnapshot{Done: p.done, Due: p.due, Elapsed: time.Since(p.start), Budget: p.budget, ByOutcome: by}
+	t := p.tally.Clone()
+	return progressSnapshot{Done: t.Checks, Due: p.due, Elapsed: time.Since(p.start), Budget: p.budget, ByOutcome: t.ByOutcome}
 }
 
 // rate is checks per second so far.

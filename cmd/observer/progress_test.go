@@ -27,7 +27,7 @@ func TestProgressCountsAndPassesOn(t *testing.T) {
 
 func TestProgressLine(t *testing.T) {
 	s := progressSnapshot{Done: 50, Due: 150, Elapsed: 10 * time.Second,
-		ByOutcome: map[observer.Outcome]int{observer.OutcomeAlive: 40, observer.OutcomeUnreachable: 10}}
+		ByOutcome: map[observer.Outcome]int64{observer.OutcomeAlive: 40, observer.OutcomeUnreachable: 10}}
 	if got, want := s.line(), "50/150 checks, 5.0/s, alive 40, unreachable 10, 20s left"; got != want {
 		t.Fatalf("line = %q, want %q", got, want)
 	}
