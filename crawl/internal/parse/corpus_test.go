@@ -57,6 +57,11 @@ var corpusNodeInfo = map[string]want{
 	// the name.
 	"friendica-2023.05.json": {software: "friendica", version: "2023.05-1518", docVersion: "2.0",
 		users: 1926, activeMonth: 352, activeHalfyear: 854, localPosts: 79804, open: "true", name: "social.example.org 🍀"},
+	// NodeInfo 1.0 of Friendica 3.5: usage is [], PHP's empty object, so
+	// no counts; software names among the protocols.
+	"friendica-3.5.2-pirati.ca-1.0.json": {software: "friendica", version: "3.5.2-dev-1216", docVersion: "1.0",
+		users: -1, activeMonth: -1, activeHalfyear: -1, localPosts: -1, open: "false",
+		name: "pirati.ca - social networking for pirates"},
 	// An empty nodeDescription says nothing.
 	"firefish.json": {software: "firefish", version: "20240504", docVersion: "2.1",
 		users: 9, activeMonth: 7, activeHalfyear: 7, localPosts: 23857, open: "false", name: "Firefish"},
@@ -141,6 +146,10 @@ var corpusNodeInfo = map[string]want{
 	// No localPosts; metadata names the Mastodon version it mimics.
 	"wildebeest-0.0.1.json": {software: "wildebeest", version: "0.0.1", docVersion: "2.1",
 		users: 1, activeMonth: 1, activeHalfyear: 1, localPosts: -1, open: "false"},
+	// No activeMonth; the software's links sit in metadata.
+	"writefreely-theo-andreou.org.json": {software: "writefreely", version: "0.12.0", docVersion: "2.0",
+		users: 1, activeMonth: -1, activeHalfyear: 1, localPosts: 3, open: "false",
+		name: "Mouflons and Penguins", description: "A Weblog about Cyprus, Free Software and the space between (by Theodotos Andreou)"},
 	// The WordPress ActivityPub plugin's document: no metadata.
 	"wordpress-6.4.2.json": {software: "wordpress", version: "6.4.2", docVersion: "2.0",
 		users: 1, activeMonth: 1, activeHalfyear: 1, localPosts: 3, open: "false"},
@@ -149,8 +158,10 @@ var corpusNodeInfo = map[string]want{
 // corpusWellKnown is every discovery document of the corpus and the links
 // it yields, best first.
 var corpusWellKnown = map[string][]parse.Link{
-	"asonix.dog.json":          {{"2.0", "https://asonix.dog/nodeinfo/2.0"}},
-	"banana.dog.json":          {{"2.1", "https://banana.dog/nodeinfo/2.1"}, {"2.0", "https://banana.dog/nodeinfo/2.0"}},
+	"asonix.dog.json": {{"2.0", "https://asonix.dog/nodeinfo/2.0"}},
+	"banana.dog.json": {{"2.1", "https://banana.dog/nodeinfo/2.1"}, {"2.0", "https://banana.dog/nodeinfo/2.0"}},
+	// The same server in 2019, indented, 2.0 first.
+	"banana.dog-2019.json":     {{"2.1", "https://banana.dog/nodeinfo/2.1"}, {"2.0", "https://banana.dog/nodeinfo/2.0"}},
 	"event-federation.eu.json": {{"2.0", "https://event-federation.eu/wp-json/activitypub/1.0/nodeinfo"}},
 	// A second link names the application actor (FEP-2677), not a NodeInfo schema.
 	"event-federation.eu-application-actor.json": {{"2.0", "https://event-federation.eu/wp-json/activitypub/1.0/nodeinfo"}},
