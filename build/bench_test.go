@@ -60,7 +60,7 @@ func BenchmarkBuildMillion(b *testing.B) {
 	data := &buildtest.Generated{Live: 1_000_000, New: 10_000, Now: now}
 	site := b.TempDir()
 	out := filepath.Join(b.TempDir(), "public")
-	opts := build.Options{Config: testConfig(), SiteDir: site, OutDir: out, Data: data, Now: now}
+	opts := build.Options{Site: testConfig().BuildSettings("dev"), SiteDir: site, OutDir: out, Data: data, Now: now}
 	ctx := context.Background()
 
 	b.Run("full", func(b *testing.B) {
@@ -108,7 +108,7 @@ func BenchmarkBuildPages10k(b *testing.B) {
 	}
 	data := &buildtest.Generated{Live: 100, New: 10, Now: now}
 	out := filepath.Join(b.TempDir(), "public")
-	opts := build.Options{Config: testConfig(), SiteDir: site, OutDir: out, Data: data, Now: now}
+	opts := build.Options{Site: testConfig().BuildSettings("dev"), SiteDir: site, OutDir: out, Data: data, Now: now}
 	peak := startPeak()
 	for b.Loop() {
 		b.StopTimer()

@@ -22,7 +22,6 @@ import (
 
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/build/internal/funcs"
-	"github.com/fediverse-observer/observer/config"
 )
 
 // Data is what the builder needs from the derived state. Lists are streamed so
@@ -47,7 +46,7 @@ type Data interface {
 
 // Options says what to build and where.
 type Options struct {
-	Config config.Config
+	Site Settings
 	// SiteDir holds content/, layouts/, static/ and themes/. Missing
 	// directories are fine: the embedded default theme covers a bare site.
 	SiteDir string
@@ -57,11 +56,8 @@ type Options struct {
 	// Now is the build time (zero: time.Now()). Templates see it as
 	// .Site.Now; the default theme does not print it, so that unchanged data
 	// gives byte-identical files.
-	Now time.Time
-	// Version is the program's version, shown as part of the crawler's
-	// User-Agent (.Site.UserAgent).
-	Version string
-	Logger  *slog.Logger
+	Now    time.Time
+	Logger *slog.Logger
 	// OutputLocked says the caller holds the output's lock (observer build
 	// and serve do), so no other build can be staging beside it: a staging
 	// directory found there is a killed build's and is removed at once.
@@ -111,14 +107,11 @@ func Build(ctx context.Context, opts Options) (Report, error) {
 	if opts.SiteDir == "" {
 		opts.SiteDir = "."
 	}
-	if err := opts.Config.Validate(); err != nil {
-		return rep, fmt.Errorf("config: %w", err)
-	}
 	if err := CheckOutDir(opts.OutDir, opts.SiteDir); err != nil {
 		return rep, err
 	}
 
-	th, err := openTheme(opts.SiteDir, opts.Config.Site.Theme)
+	th, err := openTheme(opts.SiteDir, opts.Site.Theme)
 	if err != nil {
 		return rep, err
 	}

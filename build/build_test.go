@@ -36,7 +36,7 @@ func testConfig() config.Config {
 func run(t *testing.T, siteDir string, cfg config.Config, data build.Data) (string, build.Report, error) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "public")
-	rep, err := build.Build(context.Background(), build.Options{Config: cfg, SiteDir: siteDir, OutDir: out, Data: data, Now: now, Version: "1.2.3"})
+	rep, err := build.Build(context.Background(), build.Options{Site: cfg.BuildSettings("1.2.3"), SiteDir: siteDir, OutDir: out, Data: data, Now: now})
 	return out, rep, err
 }
 
@@ -496,7 +496,7 @@ func TestRebuildWritesOnlyChangedFiles(t *testing.T) {
 	site := smallSite(t)
 	data := smallData()
 	out := filepath.Join(t.TempDir(), "public")
-	opts := build.Options{Config: testConfig(), SiteDir: site, OutDir: out, Data: data, Now: now}
+	opts := build.Options{Site: testConfig().BuildSettings("dev"), SiteDir: site, OutDir: out, Data: data, Now: now}
 	if _, err := build.Build(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
@@ -595,7 +595,7 @@ func TestRebuildWritesOnlyChangedFiles(t *testing.T) {
 // mode too, so the site stayed unreadable until every file changed.
 func TestRebuildGivesUnchangedFilesTheBuildsMode(t *testing.T) {
 	site := smallSite(t)
-	opts := build.Options{Config: testConfig(), SiteDir: site, OutDir: filepath.Join(t.TempDir(), "public"), Data: smallData(), Now: now}
+	opts := build.Options{Site: testConfig().BuildSettings("dev"), SiteDir: site, OutDir: filepath.Join(t.TempDir(), "public"), Data: smallData(), Now: now}
 	if _, err := build.Build(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
@@ -672,7 +672,7 @@ func TestFailedBuildLeavesSiteUntouched(t *testing.T) {
 	site := smallSite(t)
 	data := smallData()
 	out := filepath.Join(t.TempDir(), "public")
-	opts := build.Options{Config: testConfig(), SiteDir: site, OutDir: out, Data: data, Now: now}
+	opts := build.Options{Site: testConfig().BuildSettings("dev"), SiteDir: site, OutDir: out, Data: data, Now: now}
 	if _, err := build.Build(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
@@ -949,7 +949,7 @@ func TestStaleStagingIsRemoved(t *testing.T) {
 	}
 	old := time.Now().Add(-2 * time.Hour)
 	os.Chtimes(stale, old, old)
-	_, err := build.Build(context.Background(), build.Options{Config: testConfig(), SiteDir: t.TempDir(),
+	_, err := build.Build(context.Background(), build.Options{Site: testConfig().BuildSettings("dev"), SiteDir: t.TempDir(),
 		OutDir: filepath.Join(parent, "public"), Data: smallData(), Now: now})
 	if err != nil {
 		t.Fatal(err)
@@ -963,7 +963,7 @@ func TestStaleStagingIsRemoved(t *testing.T) {
 
 	// A caller holding the output's lock knows no build is running beside
 	// it, so the recent one goes too.
-	_, err = build.Build(context.Background(), build.Options{Config: testConfig(), SiteDir: t.TempDir(),
+	_, err = build.Build(context.Background(), build.Options{Site: testConfig().BuildSettings("dev"), SiteDir: t.TempDir(),
 		OutDir: filepath.Join(parent, "public"), Data: smallData(), Now: now, OutputLocked: true})
 	if err != nil {
 		t.Fatal(err)

@@ -83,7 +83,7 @@ func TestHugoThemesBuildAsHugoDoes(t *testing.T) {
 				t.Fatalf("observer.toml: %v", err)
 			}
 			obsOut := filepath.Join(t.TempDir(), "public")
-			_, err = build.Build(context.Background(), build.Options{Config: cfg, SiteDir: work, OutDir: obsOut, Data: &buildtest.Fake{}, Now: now})
+			_, err = build.Build(context.Background(), build.Options{Site: cfg.BuildSettings("dev"), SiteDir: work, OutDir: obsOut, Data: &buildtest.Fake{}, Now: now})
 			if err != nil {
 				t.Fatalf("observer build: %v", err)
 			}

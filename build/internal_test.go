@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/fediverse-observer/observer/build/buildtest"
-	"github.com/fediverse-observer/observer/config"
 )
 
 func TestSplitFrontMatter(t *testing.T) {
@@ -239,9 +238,7 @@ func TestCommitWithAnUnremovablePreviousSite(t *testing.T) {
 // alone, as Hugo's do: the whole text used to become the path, so
 // "about/#opting-out" linked to /obs/about/%23opting-out.
 func TestRelURLAndAbsURL(t *testing.T) {
-	cfg := config.Default()
-	cfg.Site.BaseURL = "https://example.org/obs/"
-	s, err := newSite(Options{Config: cfg})
+	s, err := newSite(Options{Site: Settings{BaseURL: "https://example.org/obs/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -538,9 +535,8 @@ func TestFeedIsCapped(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	data := buildtest.Sample(feedLimit+3, now)
 	out := filepath.Join(t.TempDir(), "public")
-	cfg := config.Default()
-	cfg.Site.BaseURL = "https://observer.example.org/"
-	if _, err := Build(context.Background(), Options{Config: cfg, SiteDir: t.TempDir(), OutDir: out, Data: data, Now: now}); err != nil {
+	site := Settings{BaseURL: "https://observer.example.org/", Theme: "default"}
+	if _, err := Build(context.Background(), Options{Site: site, SiteDir: t.TempDir(), OutDir: out, Data: data, Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(out, "new.atom"))

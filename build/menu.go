@@ -57,7 +57,7 @@ func menuOrder(a, b *MenuEntry) int {
 
 // buildMenus gathers the menus of the config and of the pages' front
 // matter, nests the entries that name a parent, and sorts them.
-func (s *Site) buildMenus(cfg map[string][]MenuConfig, pages Pages) error {
+func (s *Site) buildMenus(cfg map[string][]MenuSetting, pages Pages) error {
 	flat := map[string][]*MenuEntry{}
 	for name, entries := range cfg {
 		for _, e := range entries {

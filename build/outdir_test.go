@@ -66,7 +66,7 @@ func TestOutputThatWouldDestroyInputsIsRefused(t *testing.T) {
 	// Build itself refuses, whoever calls it, and leaves the sources as
 	// they were.
 	before := snapshot(t, filepath.Join(site, "content"))
-	_, err := build.Build(context.Background(), build.Options{Config: testConfig(), SiteDir: site,
+	_, err := build.Build(context.Background(), build.Options{Site: testConfig().BuildSettings("dev"), SiteDir: site,
 		OutDir: filepath.Join(site, "content"), Data: smallData(), Now: now})
 	if err == nil || !strings.Contains(err.Error(), "would replace") {
 		t.Fatalf("build into content/: %v", err)
@@ -85,7 +85,7 @@ func TestOutputThatWouldDestroyInputsIsRefused(t *testing.T) {
 func TestOutputHoldingOtherFilesIsRefused(t *testing.T) {
 	site := smallSite(t)
 	opts := func(out string) build.Options {
-		return build.Options{Config: testConfig(), SiteDir: site, OutDir: out, Data: smallData(), Now: now}
+		return build.Options{Site: testConfig().BuildSettings("dev"), SiteDir: site, OutDir: out, Data: smallData(), Now: now}
 	}
 	notes := filepath.Join(t.TempDir(), "notes")
 	buildtest.WriteTree(t, notes, map[string]string{"todo.txt": "precious", "sub/more.txt": "more"})
@@ -136,7 +136,7 @@ func TestOutputThatIsASymbolicLinkIsRefusedNamingItsTarget(t *testing.T) {
 	if err := build.CheckOutDir(link, site); err == nil || err.Error() != want {
 		t.Errorf("CheckOutDir = %v, want %q", err, want)
 	}
-	_, err := build.Build(context.Background(), build.Options{Config: testConfig(), SiteDir: site, OutDir: link, Data: smallData(), Now: now})
+	_, err := build.Build(context.Background(), build.Options{Site: testConfig().BuildSettings("dev"), SiteDir: site, OutDir: link, Data: smallData(), Now: now})
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Build = %v, want an error containing %q", err, want)
 	}

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/fediverse-observer/observer"
-	"github.com/fediverse-observer/observer/config"
 )
 
 // Language is .Site.Language, as Hugo's; printed, it is the language code.
@@ -71,7 +70,7 @@ type Site struct {
 	pagerSize    int
 	pagerPath    string
 	summaryLen   int
-	menuConfig   map[string][]MenuConfig
+	menuConfig   map[string][]MenuSetting
 	unsafeHTML   bool
 
 	base     *url.URL
@@ -79,9 +78,6 @@ type Site struct {
 }
 
 type taxonomyDef struct{ singular, plural string }
-
-// MenuConfig is a menu entry of the config.
-type MenuConfig = config.MenuEntry
 
 // Pages is every page of the site: home, sections, regular pages,
 // taxonomies and terms.
@@ -199,23 +195,18 @@ func normRef(ref string) string {
 }
 
 func newSite(opts Options) (*Site, error) {
-	cfg := opts.Config
-	u, err := url.Parse(cfg.Site.BaseURL)
+	sc := opts.Site
+	u, err := url.Parse(sc.BaseURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		// Every link, feed and sitemap entry starts with it: a
 		// javascript: scheme or a user:password@ would be published
 		// everywhere, a query or fragment silently dropped.
-		return nil, fmt.Errorf("site.base_url must be an http or https URL without credentials, query or fragment, such as https://example.org/, got %q", cfg.Site.BaseURL)
+		return nil, fmt.Errorf("site.base_url must be an http or https URL without credentials, query or fragment, such as https://example.org/, got %q", sc.BaseURL)
 	}
 	bp := u.Path
 	if !strings.HasSuffix(bp, "/") {
 		bp += "/"
 	}
-	version := opts.Version
-	if version == "" {
-		version = "dev"
-	}
-	sc := cfg.Site
 	s := &Site{
 		Title:            sc.Title,
 		BaseURL:          sc.BaseURL,
@@ -227,15 +218,15 @@ func newSite(opts Options) (*Site, error) {
 		Contact:          sc.Contact,
 		Params:           lowerKeys(sc.Params),
 		Now:              opts.Now.UTC(),
-		UserAgent:        cfg.Crawl.UserAgent(version),
-		ProductToken:     cfg.Crawl.ProductToken,
-		LiveWindow:       cfg.State.LiveWindow.D(),
-		NewWindow:        cfg.State.NewWindow.D(),
-		Warmup:           cfg.State.Warmup.D(),
-		ActiveInterval:   cfg.State.ActiveInterval.D(),
-		InactiveInterval: cfg.State.InactiveInterval.D(),
-		pagerSize:        cmp.Or(sc.Pagination.PagerSize, sc.Paginate, 10),
-		pagerPath:        cmp.Or(sc.Pagination.Path, "page"),
+		UserAgent:        sc.UserAgent,
+		ProductToken:     sc.ProductToken,
+		LiveWindow:       sc.LiveWindow,
+		NewWindow:        sc.NewWindow,
+		Warmup:           sc.Warmup,
+		ActiveInterval:   sc.ActiveInterval,
+		InactiveInterval: sc.InactiveInterval,
+		pagerSize:        cmp.Or(sc.PagerSize, 10),
+		pagerPath:        cmp.Or(sc.PagerPath, "page"),
 		summaryLen:       cmp.Or(sc.SummaryLength, 70),
 		menuConfig:       sc.Menus,
 		unsafeHTML:       sc.UnsafeHTML,

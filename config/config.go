@@ -1,9 +1,12 @@
 // Package config reads observer.toml, the one configuration file of a site:
 // the [site] table for the builder, [crawl] for the crawler, [state] for
-// the thresholds of the derived instance states and [serve] for the preview. Every setting has a default,
-// so a missing file is a valid configuration; an unknown key is an error that
-// names the key and the file, because a misspelt setting silently ignored is
-// worse than a refusal.
+// the thresholds of the derived instance states and [serve] for the preview.
+// Every setting has a default, so a missing file is a valid configuration;
+// an unknown key is an error that names the key and the file, because a
+// misspelt setting silently ignored is worse than a refusal.
+//
+// Only the commands (cmd/) import config: the packages take plain option
+// structs, which the commands fill from it (BuildSettings for the builder).
 package config
 
 import (

@@ -157,7 +157,7 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 				}
 				cfg := previewConfig()
 				cfg.Site.BaseURL = baseURL
-				_, err := build.Build(ctx, build.Options{Config: cfg, SiteDir: site, OutDir: out, Data: data, Now: now})
+				_, err := build.Build(ctx, build.Options{Site: cfg.BuildSettings("dev"), SiteDir: site, OutDir: out, Data: data, Now: now})
 				return err
 			},
 			Debounce: 50 * time.Millisecond,

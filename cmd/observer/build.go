@@ -112,12 +112,11 @@ func buildSite(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 	}
 	defer store.Close()
 	return build.Build(ctx, build.Options{
-		Config:  cfg,
+		Site:    cfg.BuildSettings(version()),
 		SiteDir: siteDir(c.config),
 		OutDir:  out,
 		Data:    siteData{store, now},
 		Now:     now,
-		Version: version(),
 		Logger:  log,
 		// Both callers, observer build and serve, hold lockOutput.
 		OutputLocked: true,

@@ -12,7 +12,6 @@ import (
 
 	"github.com/fediverse-observer/observer/build"
 	"github.com/fediverse-observer/observer/build/buildtest"
-	"github.com/fediverse-observer/observer/config"
 )
 
 func main() {
@@ -20,11 +19,17 @@ func main() {
 	site := flag.String("site", ".", "site directory (content/, layouts/, static/, themes/)")
 	n := flag.Int("n", 50, "number of new instances")
 	flag.Parse()
-	cfg := config.Default()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	// Sample settings (observer build maps them from observer.toml).
+	settings := build.Settings{
+		Title: "Fediverse Observer (sample)", BaseURL: "http://localhost:1313/", Language: "en", Theme: "default",
+		UserAgent: "FediverseObserver/0.1.0 (+https://github.com/fediverse-observer/observer)", ProductToken: "FediverseObserver",
+		LiveWindow: 7 * 24 * time.Hour, NewWindow: 30 * 24 * time.Hour, Warmup: 7 * 24 * time.Hour,
+		ActiveInterval: 29 * time.Hour, InactiveInterval: 167 * time.Hour,
+	}
 	rep, err := build.Build(context.Background(), build.Options{
-		Config: cfg, SiteDir: *site, OutDir: *out, Data: buildtest.Sample(*n, now), Now: now,
-		Version: "0.1.0", Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		Site: settings, SiteDir: *site, OutDir: *out, Data: buildtest.Sample(*n, now), Now: now,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
