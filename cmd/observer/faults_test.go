@@ -145,30 +145,3 @@ func TestCrawlSaysWhyItsDerivationFailed(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s\nwant exit %d and one line starting %q", code, errs, exitFailure, want)
 	}
 }
-
-// The child's log lines still reach the log, in pieces as they come; only
-// its error, from its first line to the end, is kept back.
-func TestChildOutputKeepsBackOnlyTheError(t *testing.T) {
-	var log strings.Builder
-	c := &childOutput{w: &log, prefix: "observer __derive: "}
-	for _, p := range []string{"level=INFO msg=der", "ived\nlevel=WARN msg=x\nobserver __de", "rive: derive: boom\nLINE 1: more\n"} {
-		if n, err := c.Write([]byte(p)); n != len(p) || err != nil {
-			t.Fatalf("Write(%q) = %d, %v", p, n, err)
-		}
-	}
-	c.flush()
-	if got, want := log.String(), "level=INFO msg=derived\nlevel=WARN msg=x\n"; got != want {
-		t.Errorf("passed through %q, want %q", got, want)
-	}
-	if got, want := c.error(), "derive: boom\nLINE 1: more"; got != want {
-		t.Errorf("error %q, want %q", got, want)
-	}
-
-	log.Reset()
-	c = &childOutput{w: &log, prefix: "observer __derive: "}
-	c.Write([]byte("no newline at the end"))
-	c.flush()
-	if log.String() != "no newline at the end" || c.error() != "" {
-		t.Errorf("passed through %q, error %q", log.String(), c.error())
-	}
-}

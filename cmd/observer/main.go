@@ -84,6 +84,13 @@ type cutShortError struct{ reason string }
 
 func (c cutShortError) Error() string { return "pass cut short: " + c.reason }
 
+// reportedError marks a failure already reported to a parent process
+// (childproc.Report): the exit code says it failed, stderr stays its log.
+type reportedError struct{ err error }
+
+func (r reportedError) Error() string { return r.err.Error() }
+func (r reportedError) Unwrap() error { return r.err }
+
 func run(ctx context.Context, e env, args []string) int {
 	if len(args) == 0 {
 		printUsage(e.stderr)
@@ -120,6 +127,8 @@ func run(ctx context.Context, e env, args []string) int {
 		case errors.As(err, &cut):
 			fmt.Fprintf(e.stderr, "observer %s: %v\n", c.name, err)
 			return exitCutShort
+		case errors.As(err, new(reportedError)):
+			return exitFailure
 		case errors.As(err, &usage):
 			if !usage.reported {
 				fmt.Fprintf(e.stderr, "observer %s: %v\n", c.name, err)
