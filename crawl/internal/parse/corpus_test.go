@@ -33,6 +33,9 @@ type want struct {
 // corpusNodeInfo is every NodeInfo document of the corpus and what it
 // yields; each of them makes a live instance.
 var corpusNodeInfo = map[string]want{
+	// A relay's development server: users.total only, no localPosts.
+	"actiserve-0.1.0.json": {software: "actiserve", version: "0.1.0", docVersion: "2.0",
+		users: 0, activeMonth: -1, activeHalfyear: -1, localPosts: -1, open: "false"},
 	"activity-relay.json": {software: "activity-relay", version: "2.0.5", docVersion: "2.1",
 		users: 1, activeMonth: 1, activeHalfyear: 1, localPosts: -1, open: "true"},
 	// openRegistrations is the string "FALSE": a common spelling of false.
@@ -104,6 +107,10 @@ var corpusNodeInfo = map[string]want{
 	"mobilizon-mobilizon.fr.json": {software: "mobilizon", version: "5.1.0", docVersion: "2.1",
 		users: 9204, activeMonth: -1, activeHalfyear: -1, localPosts: 7545, open: "true",
 		name: "Mobilizon", description: "Mobilizon.fr est l'instance Mobilizon de Framasoft."},
+	// A software name with a space and capitals, kept lower-cased; usage is
+	// PHP's [] (no counts).
+	"nextcloud-social-0.5.0-beta.json": {software: "nextcloud social", version: "0.5.0-beta", docVersion: "2.0",
+		users: -1, activeMonth: -1, activeHalfyear: -1, localPosts: -1, open: "false"},
 	"peertube-video.blender.org.json": {software: "peertube", version: "5.0.0", docVersion: "2.0",
 		users: 5, activeMonth: 0, activeHalfyear: 2, localPosts: 1018, open: "false",
 		name: "Blender Video", description: "Blender Foundation PeerTube instance."},
@@ -158,11 +165,16 @@ var corpusNodeInfo = map[string]want{
 // corpusWellKnown is every discovery document of the corpus and the links
 // it yields, best first.
 var corpusWellKnown = map[string][]parse.Link{
-	"asonix.dog.json": {{"2.0", "https://asonix.dog/nodeinfo/2.0"}},
-	"banana.dog.json": {{"2.1", "https://banana.dog/nodeinfo/2.1"}, {"2.0", "https://banana.dog/nodeinfo/2.0"}},
+	// An href of host:port/path without a scheme: kept as given here; the
+	// check cannot resolve it as a URL and fetches nothing.
+	"actiserve-127.0.0.1-4242.json": {{"2.0", "127.0.0.1:4242/nodeinfo/2.0"}},
+	"asonix.dog.json":               {{"2.0", "https://asonix.dog/nodeinfo/2.0"}},
+	"banana.dog.json":               {{"2.1", "https://banana.dog/nodeinfo/2.1"}, {"2.0", "https://banana.dog/nodeinfo/2.0"}},
 	// The same server in 2019, indented, 2.0 first.
-	"banana.dog-2019.json":     {{"2.1", "https://banana.dog/nodeinfo/2.1"}, {"2.0", "https://banana.dog/nodeinfo/2.0"}},
-	"event-federation.eu.json": {{"2.0", "https://event-federation.eu/wp-json/activitypub/1.0/nodeinfo"}},
+	"banana.dog-2019.json": {{"2.1", "https://banana.dog/nodeinfo/2.1"}, {"2.0", "https://banana.dog/nodeinfo/2.0"}},
+	// Nextcloud Social serves its documents under the app's path.
+	"cloud.example.net-nextcloud-social.json": {{"2.0", "https://cloud.example.net/index.php/apps/social/.well-known/nodeinfo/2.0"}},
+	"event-federation.eu.json":                {{"2.0", "https://event-federation.eu/wp-json/activitypub/1.0/nodeinfo"}},
 	// A second link names the application actor (FEP-2677), not a NodeInfo schema.
 	"event-federation.eu-application-actor.json": {{"2.0", "https://event-federation.eu/wp-json/activitypub/1.0/nodeinfo"}},
 	"functional.cafe.json":                       {{"2.0", "https://functional.cafe/nodeinfo/2.0"}},
@@ -181,8 +193,9 @@ var corpusWellKnown = map[string][]parse.Link{
 	"mobilizon.fr.json":          {{"2.1", "https://mobilizon.fr/.well-known/nodeinfo/2.1"}, {"2.0", "https://mobilizon.fr/.well-known/nodeinfo/2.0"}},
 	"mobilizon.fr-1.1-only.json": {{"1.1", "https://mobilizon.fr/.well-known/nodeinfo/1.1"}},
 	// href before rel, and the 2.0 link first.
-	"pleroma-docs-example.com.json": {{"2.1", "https://example.com/nodeinfo/2.1.json"}, {"2.0", "https://example.com/nodeinfo/2.0.json"}},
-	"relay.asonix.dog.json":         {{"2.0", "https://relay.asonix.dog/nodeinfo/2.0.json"}},
+	"pleroma-docs-example.com.json":  {{"2.1", "https://example.com/nodeinfo/2.1.json"}, {"2.0", "https://example.com/nodeinfo/2.0.json"}},
+	"relay.asonix.dog.json":          {{"2.0", "https://relay.asonix.dog/nodeinfo/2.0.json"}},
+	"social.artificial-owl.com.json": {{"2.0", "https://social.artificial-owl.com/index.php/apps/social/.well-known/nodeinfo/2.0"}},
 	// href before rel in each link.
 	"soc.hyena.network.json":           {{"2.1", "https://soc.hyena.network/nodeinfo/2.1.json"}, {"2.0", "https://soc.hyena.network/nodeinfo/2.0.json"}},
 	"vernissage-docs-example.com.json": {{"2.0", "https://example.com/nodeinfo/2.0"}},
