@@ -347,7 +347,7 @@ func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *cr
 		MaxNewPerList: r.cfg.Crawl.MaxNewPerList,
 		MaxNewPerPass: r.cfg.Crawl.MaxNewPerPass,
 		// Hosts found in this pass are checked in it, within its budgets.
-		CheckDiscovered: due.AdmitDiscovered(r.cfg.Crawl.DiscoveredChecks),
+		CheckDiscovered: prog.admitting(due.AdmitDiscovered(r.cfg.Crawl.DiscoveredChecks)),
 		Logger:          r.log,
 	}
 	sum, err := pass.Run(ctx, due.Hosts)

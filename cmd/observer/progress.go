@@ -19,16 +19,32 @@ import (
 // every few seconds otherwise.
 type progress struct {
 	next   crawl.Sink
-	due    int64
+	due    int64         // the due list's hosts; admitted discoveries add to it
 	budget time.Duration // the pass's time budget; 0: none
 	start  time.Time     // wall clock, for the rate
 
-	mu    sync.Mutex
-	tally observer.Tally
+	mu         sync.Mutex
+	tally      observer.Tally
+	discovered int64 // hosts discovered in the pass and admitted to it
 }
 
 func newProgress(next crawl.Sink, due int, budget time.Duration) *progress {
 	return &progress{next: next, due: int64(due), budget: budget, start: time.Now()}
+}
+
+// admitting wraps the pass's admission of the hosts it discovers, so that
+// the hosts to check count those it admits: a first pass from a seed list
+// is mostly them, and done would otherwise run past due.
+func (p *progress) admitting(admit func(host string) bool) func(host string) bool {
+	return func(host string) bool {
+		if !admit(host) {
+			return false
+		}
+		p.mu.Lock()
+		p.discovered++
+		p.mu.Unlock()
+		return true
+	}
 }
 
 // Record counts r and passes it on (crawl.Sink).
@@ -41,17 +57,18 @@ func (p *progress) Record(ctx context.Context, r observer.Result) error {
 
 // progressSnapshot is what one report shows.
 type progressSnapshot struct {
-	Done, Due int64
-	Elapsed   time.Duration
-	Budget    time.Duration
-	ByOutcome map[observer.Outcome]int64
+	Done, Due  int64 // Due counts the admitted discoveries, Discovered
+	Discovered int64
+	Elapsed    time.Duration
+	Budget     time.Duration
+	ByOutcome  map[observer.Outcome]int64
 }
 
 func (p *progress) snapshot() progressSnapshot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t := p.tally.Clone()
-	return progressSnapshot{Done: t.Checks, Due: p.due, Elapsed: time.Since(p.start), Budget: p.budget, ByOutcome: t.ByOutcome}
+	return progressSnapshot{Done: t.Checks, Due: p.due + p.discovered, Discovered: p.discovered, Elapsed: time.Since(p.start), Budget: p.budget, ByOutcome: t.ByOutcome}
 }
 
 // rate is checks per second so far.
@@ -80,7 +97,11 @@ func (s progressSnapshot) left() time.Duration {
 // line is the terminal form: checks done of due, rate, outcomes, time left.
 func (s progressSnapshot) line() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d/%d checks, %.1f/s", s.Done, s.Due, s.rate())
+	fmt.Fprintf(&b, "%d/%d checks", s.Done, s.Due)
+	if s.Discovered > 0 {
+		fmt.Fprintf(&b, " (%d discovered in this pass)", s.Discovered)
+	}
+	fmt.Fprintf(&b, ", %.1f/s", s.rate())
 	for _, o := range observer.Outcomes() {
 		if n := s.ByOutcome[o]; n > 0 {
 			fmt.Fprintf(&b, ", %s %d", o, n)
@@ -93,7 +114,7 @@ func (s progressSnapshot) line() string {
 }
 
 func (s progressSnapshot) attrs() []any {
-	attrs := []any{"done", s.Done, "due", s.Due, "rate", fmt.Sprintf("%.1f", s.rate())}
+	attrs := []any{"done", s.Done, "due", s.Due, "discovered", s.Discovered, "rate", fmt.Sprintf("%.1f", s.rate())}
 	for _, o := range observer.Outcomes() {
 		if n := s.ByOutcome[o]; n > 0 {
 			attrs = append(attrs, string(o), n)

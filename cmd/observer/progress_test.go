@@ -25,6 +25,26 @@ func TestProgressCountsAndPassesOn(t *testing.T) {
 	}
 }
 
+// Hosts discovered in the pass and admitted to it are hosts to check:
+// they count in due, and the refused ones do not.
+func TestProgressDueCountsAdmittedDiscoveries(t *testing.T) {
+	p := newProgress(&countSink{}, 2, 0)
+	admit := p.admitting(func(host string) bool { return host != "refused.example" })
+	for _, h := range []string{"a.example", "refused.example", "b.example"} {
+		admit(h)
+	}
+	for range 4 {
+		p.Record(context.Background(), observer.Result{Check: observer.Check{Outcome: observer.OutcomeAlive}})
+	}
+	s := p.snapshot()
+	if s.Due != 4 || s.Discovered != 2 || s.Done != 4 {
+		t.Fatalf("snapshot %+v, want due 4 (2 listed, 2 discovered), done 4", s)
+	}
+	if got, want := s.line(), "4/4 checks (2 discovered in this pass)"; !strings.HasPrefix(got, want) {
+		t.Fatalf("line = %q, want it to start %q", got, want)
+	}
+}
+
 func TestProgressLine(t *testing.T) {
 	s := progressSnapshot{Done: 50, Due: 150, Elapsed: 10 * time.Second,
 		ByOutcome: map[observer.Outcome]int64{observer.OutcomeAlive: 40, observer.OutcomeUnreachable: 10}}
