@@ -450,8 +450,8 @@ func (b *bomb) writeTo(ctx context.Context, w http.ResponseWriter) {
 	w.Write(b.tail)
 }
 
-// gzipBomb builds the bomb on first use (it costs a fraction of a second)
-// and keeps it, about 2 MB, for the life of the simulator.
+// gzipBomb builds the bomb on first use (Start, when it serves the hostile
+// hosts) and keeps it, about 2 MB, for the life of the simulator.
 func (s *Sim) gzipBomb() (*bomb, error) { return s.bomb() }
 
 func makeBomb(megabytes int) (*bomb, error) {
