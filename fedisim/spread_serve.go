@@ -137,3 +137,47 @@ func (s *Sim) SpreadPeersAt(i int, t time.Time) func(func(string) bool) {
 	since, _ := s.spread.peersCachedSince(k, d)
 	return s.spread.peersAt(k, since)
 }
+
+// FirstNamed is when instance i's name is first in a peers list as served
+// by an instance alive then that shows its list, its cache included: the
+// earliest moment any crawler could read the name (ok false: never by
+// until, or without the spread model). Birth to FirstNamed is the world's
+// share of a discovery's latency; FirstNamed to a listing, the observer's.
+func (s *Sim) FirstNamed(i int, until time.Time) (time.Time, bool) {
+	if s.spread == nil || i < 0 || uint64(i) >= s.spread.n {
+		return time.Time{}, false
+	}
+	sw, k, end := s.spread, uint64(i), until.Sub(s.cfg.Day0)
+	best, found := time.Duration(0), false
+	// named considers the list of instance l naming k from offset at.
+	named := func(l uint64, at time.Duration) {
+		if s.spreadNode(l, s.w.hostFor(l)).inf.PeersStatus != 200 {
+			return
+		}
+		since, cached := sw.peersCachedSince(l, at)
+		if cached && since < at {
+			since += mastodonPeersCache
+		}
+		if since <= end && (!found || since < best) && sw.alive(l, since) {
+			best, found = since, true
+		}
+	}
+	sw.links(k, func(l link) bool {
+		named(l.to, l.at)
+		return true
+	})
+	// Only links formed before the best so far can do better; instances
+	// are born in index order, so this bounds the scan.
+	by := end
+	if found {
+		by = best
+	}
+	sw.incoming(k, by, func(l uint64, at time.Duration) bool {
+		named(l, at)
+		return true
+	})
+	if !found {
+		return time.Time{}, false
+	}
+	return s.spread.at(best), true
+}

@@ -206,3 +206,43 @@ func TestSpreadServesMastodonsCache(t *testing.T) {
 		}
 	}
 }
+
+// FirstNamed is the first moment some instance's served peers list names
+// an instance: none names it a second before, one does then.
+func TestSpreadFirstNamed(t *testing.T) {
+	const n = 400
+	s := spreadSim(t, n)
+	day0 := s.Config().Day0
+	until := day0.Add(60 * 24 * time.Hour)
+	namedBy := func(host string, at time.Time) bool {
+		for k := range n {
+			for p := range s.SpreadPeersAt(k, at) {
+				if p == host {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	tested := 0
+	for i := n - 1; i >= 0 && tested < 8; i-- {
+		tr, _ := s.Truth(i)
+		if tr.Ghost || tr.Born.Before(day0) || tr.Born.After(until.Add(-10*24*time.Hour)) {
+			continue
+		}
+		at, ok := s.FirstNamed(i, until)
+		if !ok {
+			t.Fatalf("%s, born %s, never named by %s", tr.Host, tr.Born, until)
+		}
+		if at.Before(tr.FirstFederation) {
+			t.Errorf("%s named at %s, before its first federation %s", tr.Host, at, tr.FirstFederation)
+		}
+		if !namedBy(tr.Host, at) || namedBy(tr.Host, at.Add(-time.Second)) {
+			t.Errorf("%s: FirstNamed %s is not the first moment a served list names it", tr.Host, at)
+		}
+		tested++
+	}
+	if tested < 8 {
+		t.Fatalf("only %d instances born in the timeline", tested)
+	}
+}

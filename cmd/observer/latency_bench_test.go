@@ -78,6 +78,13 @@ type latencyFigures struct {
 	measured, listed, neverListed int
 	p50, p95, max                 time.Duration
 	idChanges                     int
+	// stages splits the latency of the instances listed: birth to the
+	// first peers list any crawler could read the name in (the world's
+	// share), to the observer's discovery of it, to its first alive
+	// check, to the build that listed it; tail is the same for the
+	// slowest.
+	stages [4]struct{ p50, p95 time.Duration }
+	tail   []string
 
 	peersPerDay   float64 // bytes
 	checksPerDay  float64 // steady state
@@ -90,6 +97,14 @@ func (f latencyFigures) String() string {
 	fmt.Fprintf(&b, "%d instances, %d days, a pass every %s: %d passes in %s\n", f.instances, f.days, f.every, f.passes, f.wall.Round(time.Second))
 	fmt.Fprintf(&b, "birth to new.atom: p50 %.1f h, p95 %.1f h, max %.1f h over %d instances; %d never listed; %d entries changed id\n",
 		f.p50.Hours(), f.p95.Hours(), f.max.Hours(), f.listed, f.neverListed, f.idChanges)
+	fmt.Fprintf(&b, "stages (p50/p95):")
+	for k, name := range []string{"birth→named", "named→discovered", "discovered→alive check", "alive check→listed"} {
+		fmt.Fprintf(&b, " %s %.1f/%.1f h;", name, f.stages[k].p50.Hours(), f.stages[k].p95.Hours())
+	}
+	fmt.Fprintf(&b, "\nslowest (birth→named, →discovered, →alive check, →listed, hours):\n")
+	for _, t := range f.tail {
+		fmt.Fprintf(&b, "  %s\n", t)
+	}
 	fmt.Fprintf(&b, "peers lists: %.0f KiB/day\n", f.peersPerDay/1024)
 	fmt.Fprintf(&b, "checks/day at steady state: %.0f (", f.checksPerDay)
 	for _, k := range []string{"alive", "dead<=1mo", "dead>1mo", "never<=1mo", "never"} {
@@ -179,6 +194,7 @@ func runLatencyWorld(b *testing.B, n, days int, every time.Duration) latencyFigu
 	// Latency, against the ground truth.
 	warm := day0.Add(8 * 24 * time.Hour)
 	var lat []time.Duration
+	var listedIdx []int
 	for i := range n {
 		tr, _ := sim.Truth(i)
 		if tr.Ghost || tr.Born.Before(warm) || tr.Born.After(end.Add(-48*time.Hour)) || !tr.AliveAt(tr.Born.Add(48*time.Hour)) {
@@ -191,8 +207,10 @@ func runLatencyWorld(b *testing.B, n, days int, every time.Duration) latencyFigu
 			continue
 		}
 		lat = append(lat, at.Sub(tr.Born))
+		listedIdx = append(listedIdx, i)
 	}
 	f.listed = len(lat)
+	f.stagesOf(b, sim, data, listedIdx, listedAt, end)
 	if len(lat) > 0 {
 		slices.Sort(lat)
 		f.p50, f.p95, f.max = lat[len(lat)/2], lat[len(lat)*95/100], lat[len(lat)-1]
@@ -252,5 +270,70 @@ func (f *latencyFigures) checksByState(b *testing.B, sim *fedisim.Sim, data stri
 	f.checksPerDay = total / span
 	if total > 0 {
 		f.deadLongShare = (f.byState["dead>1mo"] + f.byState["never"]) * span / total
+	}
+}
+
+// stagesOf splits the latency of the listed instances into its stages,
+// from the ground truth and the observer's own records.
+func (f *latencyFigures) stagesOf(b *testing.B, sim *fedisim.Sim, data string, idx []int, listedAt map[string]time.Time, end time.Time) {
+	if len(idx) == 0 {
+		return
+	}
+	ctx := context.Background()
+	store, err := duck.Open(ctx, data, duck.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	if err := store.CreateSnapshotViews(ctx); err != nil {
+		b.Fatal(err)
+	}
+	firstAt := func(query string) map[string]time.Time {
+		rows, err := store.Query(ctx, query)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rows.Close()
+		m := map[string]time.Time{}
+		for rows.Next() {
+			v, err := rows.Values()
+			if err != nil {
+				b.Fatal(err)
+			}
+			m[v[0].(string)] = v[1].(time.Time)
+		}
+		return m
+	}
+	discovered := firstAt("SELECT host, min(discovered_at) FROM discoveries GROUP BY host")
+	alive := firstAt("SELECT host, min(checked_at) FROM checks WHERE outcome = 'alive' GROUP BY host")
+	type row struct {
+		host  string
+		stage [4]time.Duration
+		total time.Duration
+	}
+	var rs []row
+	var by [4][]time.Duration
+	for _, i := range idx {
+		tr, _ := sim.Truth(i)
+		named, ok := sim.FirstNamed(i, end)
+		if !ok {
+			named = tr.Born
+		}
+		marks := []time.Time{tr.Born, named, discovered[tr.Host], alive[tr.Host], listedAt[tr.Host]}
+		r := row{host: tr.Host, total: marks[4].Sub(marks[0])}
+		for k := range 4 {
+			r.stage[k] = marks[k+1].Sub(marks[k])
+			by[k] = append(by[k], r.stage[k])
+		}
+		rs = append(rs, r)
+	}
+	for k := range by {
+		slices.Sort(by[k])
+		f.stages[k].p50, f.stages[k].p95 = by[k][len(by[k])/2], by[k][len(by[k])*95/100]
+	}
+	slices.SortFunc(rs, func(a, b row) int { return int(b.total - a.total) })
+	for _, r := range rs[:min(len(rs), 12)] {
+		f.tail = append(f.tail, fmt.Sprintf("%s %.1f: %.1f %.1f %.1f %.1f", r.host, r.total.Hours(),
+			r.stage[0].Hours(), r.stage[1].Hours(), r.stage[2].Hours(), r.stage[3].Hours()))
 	}
 }
