@@ -73,7 +73,7 @@ func (s *simSite) crawl(t *testing.T, now string, extra ...string) (int, string,
 	return runObserver(t, append(args, extra...)...)
 }
 
-func (s *simSite) query(t *testing.T, q string) []string {
+func (s *simSite) query(t testing.TB, q string) []string {
 	t.Helper()
 	ctx := context.Background()
 	store, err := duck.Open(ctx, filepath.Join(s.dir, "data"), duck.Options{})
