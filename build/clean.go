@@ -103,7 +103,7 @@ func cleanState(s observer.State) observer.State {
 // their xn-- form). It checks the shape only, not the Public Suffix List,
 // which changes: a host stored under an older list stays listed.
 func hostShaped(h string) bool {
-	if h == "" || len(h) > 253 {
+	if h == "" || len(h) > observer.MaxHostBytes {
 		return false
 	}
 	label := 0

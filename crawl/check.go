@@ -59,7 +59,7 @@ func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (ob
 	norm, err := hostname.Normalize(host)
 	if err != nil {
 		res.Check.Outcome = observer.OutcomeError
-		res.Check.Error = observer.CleanText("invalid host: "+err.Error(), maxErrorRunes)
+		res.Check.Error = observer.CleanText("invalid host: "+err.Error(), observer.MaxErrorRunes)
 		return res, Trace{Steps: []Step{{Note: res.Check.Error}}}
 	}
 	res.Check.Host = norm
@@ -76,7 +76,7 @@ func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (ob
 
 	// An error text can quote a server (a certificate's names, a
 	// Location): it is stored as any other untrusted text is.
-	res.Check.Error = observer.CleanText(res.Check.Error, maxErrorRunes)
+	res.Check.Error = observer.CleanText(res.Check.Error, observer.MaxErrorRunes)
 	res.Bytes = f.bytes
 	res.Check.WireBytes = wire.Bytes()
 	res.Check.DurationMS = time.Since(start).Milliseconds()
@@ -85,14 +85,10 @@ func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (ob
 	return res, Trace{Steps: f.steps}
 }
 
-// maxErrorRunes bounds a check's error text, whatever made it (the
-// sandbox's frame allows more). maxDecisionBytes bounds the text of a
-// check's decision (set), as the trace shows it too; being under the first,
-// a decision is never cut twice.
-const (
-	maxErrorRunes    = 400
-	maxDecisionBytes = 300
-)
+// maxDecisionBytes bounds the text of a check's decision (set), as the
+// trace shows it too; being under observer.MaxErrorRunes, a decision is
+// never cut twice.
+const maxDecisionBytes = 300
 
 // check is the state of one check in progress.
 type check struct {

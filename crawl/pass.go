@@ -546,7 +546,7 @@ func unresolved(host string, at time.Time, passID string, err error) observer.Re
 		text = "dns: " + text
 	}
 	return observer.Result{Check: observer.Check{Host: host, CheckedAt: at, PassID: passID,
-		Outcome: observer.OutcomeUnreachable, Error: observer.CleanText(text, maxErrorRunes)}}
+		Outcome: observer.OutcomeUnreachable, Error: observer.CleanText(text, observer.MaxErrorRunes)}}
 }
 
 // gates tracks which of the waiting gates one host's goroutine holds.

@@ -18,17 +18,15 @@ import (
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
-)
 
-// MaxLen is the longest host name accepted, in bytes of its ASCII form
-// (RFC 1035, without the root label's dot).
-const MaxLen = 253
+	"github.com/fediverse-observer/observer"
+)
 
 // maxInput bounds the work done on junk, since IDNA processing costs time
 // proportional to the input. An input this long is refused even in the rare
 // case it would map to a valid name (IDNA maps some characters, such as the
 // soft hyphen, to nothing): no real peers list writes a name so.
-const maxInput = 4 * MaxLen
+const maxInput = 4 * observer.MaxHostBytes
 
 // Fixed reasons, allocated once: junk is common in peers lists.
 var (
@@ -93,8 +91,8 @@ func normalizeSlow(s string) (string, error) {
 			return "", fmt.Errorf("contains %q, which is not allowed in a host name", rune(c))
 		}
 	}
-	if len(h) > MaxLen {
-		return "", fmt.Errorf("longer than %d bytes", MaxLen)
+	if len(h) > observer.MaxHostBytes {
+		return "", fmt.Errorf("longer than %d bytes", observer.MaxHostBytes)
 	}
 	if _, err := netip.ParseAddr(h); err == nil {
 		return "", errIP
@@ -108,8 +106,8 @@ func precheck(s string) error {
 	switch {
 	case s == "":
 		return errEmpty
-	case len(s) > maxInput || len(strings.TrimSuffix(s, ".")) > MaxLen && isASCII(s):
-		return fmt.Errorf("longer than %d bytes", MaxLen)
+	case len(s) > maxInput || len(strings.TrimSuffix(s, ".")) > observer.MaxHostBytes && isASCII(s):
+		return fmt.Errorf("longer than %d bytes", observer.MaxHostBytes)
 	case !utf8.ValidString(s):
 		return errUTF8
 	case strings.Contains(s, "://"):
@@ -225,7 +223,7 @@ func fastASCII(s string) (string, bool) {
 	if n > 0 && s[n-1] == '.' {
 		n--
 	}
-	if n == 0 || n > MaxLen {
+	if n == 0 || n > observer.MaxHostBytes {
 		return "", false
 	}
 	upper := false

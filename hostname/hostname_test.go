@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/hostname"
 )
 
@@ -185,7 +186,7 @@ func FuzzNormalize(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(h) == 0 || len(h) > hostname.MaxLen {
+		if len(h) == 0 || len(h) > observer.MaxHostBytes {
 			t.Fatalf("Normalize(%q) = %q: bad length", s, h)
 		}
 		for i := 0; i < len(h); i++ {
@@ -255,7 +256,7 @@ func TestNormalizeLengthBounds(t *testing.T) {
 // runs, even when it would map to a valid name (a soft hyphen, two bytes of
 // UTF-8, maps to nothing); up to that length it is mapped.
 func TestNormalizeBoundsInput(t *testing.T) {
-	const maxInput = 4 * hostname.MaxLen
+	const maxInput = 4 * observer.MaxHostBytes
 	shy := strings.Repeat("\u00ad", 498) // 996 bytes
 	in := shy + "mastodons.social"       // 1012 bytes
 	if len(in) != maxInput {

@@ -244,7 +244,7 @@ func (p *Pool) Check(ctx context.Context, host string, opts crawl.CheckOptions) 
 		res.Check.Outcome = o
 		// The text may quote the checker's stderr: cleaned, so no
 		// control character or bidi override reaches the data.
-		res.Check.Error = observer.CleanText(fmt.Sprintf(format, args...), 300)
+		res.Check.Error = observer.CleanText(fmt.Sprintf(format, args...), observer.MaxErrorRunes)
 		res.Check.DurationMS = time.Since(start).Milliseconds()
 		return res, crawl.Trace{Steps: []crawl.Step{{Note: res.Check.Error}}}
 	}

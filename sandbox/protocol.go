@@ -57,9 +57,7 @@ const (
 	frameChunk = 64 << 10
 
 	maxTraceSteps  = 256
-	maxStepText    = 1024 // runes
-	maxErrorRunes  = 1024
-	maxHostBytes   = 253
+	maxStepText    = 1024    // runes
 	maxCount       = 1 << 53 // as the NodeInfo parser: beyond, JSON numbers lose precision
 	maxPeersCount  = 1 << 40
 	maxBytes       = 1 << 50
@@ -213,7 +211,7 @@ type wireDiscovery struct {
 // cleaned again here, as the trace is, for any other Checker, since the
 // orchestrator refuses a result with an unclean text.
 func encodeResult(id uint64, r observer.Result, t crawl.Trace) ([]byte, int, error) {
-	r.Check.Error = observer.CleanText(r.Check.Error, maxErrorRunes)
+	r.Check.Error = observer.CleanText(r.Check.Error, observer.MaxErrorRunes)
 	return encodeWire(id, r, sanitizeSteps(t.Steps))
 }
 
@@ -395,7 +393,7 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 		s     string
 		runes int
 	}{
-		{"error", c.Error, maxErrorRunes},
+		{"error", c.Error, observer.MaxErrorRunes},
 		{"software", c.Software, observer.MaxSoftwareRunes},
 		{"version", c.Version, observer.MaxVersionRunes},
 		{"name", c.Name, observer.MaxNameRunes},

@@ -125,7 +125,7 @@ func TestValidateRejects(t *testing.T) {
 		"name":             func(r *observer.Result) { r.Check.Name = strings.Repeat("x", 201) },
 		"description":      func(r *observer.Result) { r.Check.Description = "a\x00b" },
 		"software":         func(r *observer.Result) { r.Check.Software = strings.Repeat("é", 101) },
-		"error":            func(r *observer.Result) { r.Check.Error = strings.Repeat("e", maxErrorRunes+1) },
+		"error":            func(r *observer.Result) { r.Check.Error = strings.Repeat("e", observer.MaxErrorRunes+1) },
 		"moved_to":         func(r *observer.Result) { r.Check.MovedTo = "UPPER.social" },
 		"users":            func(r *observer.Result) { n := int64(-1); r.Check.Users = &n },
 		"local_posts":      func(r *observer.Result) { n := int64(maxCount + 1); r.Check.LocalPosts = &n },
@@ -533,7 +533,7 @@ func checkAccepted(t *testing.T, r observer.Result, tr crawl.Trace) {
 	for _, x := range []struct {
 		s   string
 		max int
-	}{{c.Error, maxErrorRunes}, {c.Software, observer.MaxSoftwareRunes}, {c.Version, observer.MaxVersionRunes},
+	}{{c.Error, observer.MaxErrorRunes}, {c.Software, observer.MaxSoftwareRunes}, {c.Version, observer.MaxVersionRunes},
 		{c.Name, observer.MaxNameRunes}, {c.Description, observer.MaxDescriptionRunes}} {
 		if !utf8.ValidString(x.s) || observer.CleanText(x.s, x.max) != x.s {
 			t.Fatalf("accepted text %q", x.s)

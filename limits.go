@@ -1,0 +1,14 @@
+package observer
+
+// Limits more than one package holds a value to. Each is named here once,
+// so that the code that makes a value and the code that checks it cannot
+// disagree.
+const (
+	// MaxHostBytes is the longest host name accepted, in bytes of its
+	// ASCII form (RFC 1035, without the root label's dot).
+	MaxHostBytes = 253
+	// MaxErrorRunes bounds a check's error text, whatever made it: the
+	// crawler cuts its texts to it, the sandbox's orchestrator refuses a
+	// checker's longer text and cuts its own to it.
+	MaxErrorRunes = 400
+)
