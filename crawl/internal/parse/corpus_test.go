@@ -38,6 +38,10 @@ var corpusNodeInfo = map[string]want{
 		users: 0, activeMonth: -1, activeHalfyear: -1, localPosts: -1, open: "false"},
 	"activity-relay.json": {software: "activity-relay", version: "2.0.5", docVersion: "2.1",
 		users: 1, activeMonth: 1, activeHalfyear: 1, localPosts: -1, open: "true"},
+	// 31 KB, most of it Akkoma's metadata (features, federation policies).
+	"akkoma-coral-castle.json": {software: "akkoma", version: "3.12.2-0-g26a91d5", docVersion: "2.0",
+		users: 117, activeMonth: 27, activeHalfyear: 36, localPosts: 26780, open: "true",
+		name: "Coral Castle", description: "A social network for sea creatures"},
 	// openRegistrations is the string "FALSE": a common spelling of false.
 	"akkoma-soc.hyena.network.json": {software: "akkoma", version: "3.0.0", docVersion: "2.0",
 		users: 1, activeMonth: -1, activeHalfyear: -1, localPosts: 7, open: "false",
@@ -65,16 +69,36 @@ var corpusNodeInfo = map[string]want{
 	"friendica-3.5.2-pirati.ca-1.0.json": {software: "friendica", version: "3.5.2-dev-1216", docVersion: "1.0",
 		users: -1, activeMonth: -1, activeHalfyear: -1, localPosts: -1, open: "false",
 		name: "pirati.ca - social networking for pirates"},
+	// users is an empty object: no counts.
+	"friendica-2024.03-gibiris.json": {software: "friendica", version: "2024.03-1557", docVersion: "2.0",
+		users: -1, activeMonth: -1, activeHalfyear: -1, localPosts: -1, open: "true",
+		name: "Social Gibiris (The #Friendica Edition)"},
+	"friendica-opensocial.space.json": {software: "friendica", version: "2024.03-1557", docVersion: "2.0",
+		users: 558, activeMonth: 113, activeHalfyear: 216, localPosts: 5266, open: "true", name: "Friendica Open Social Space"},
 	// An empty nodeDescription says nothing.
 	"firefish.json": {software: "firefish", version: "20240504", docVersion: "2.1",
 		users: 9, activeMonth: 7, activeHalfyear: 7, localPosts: 23857, open: "false", name: "Firefish"},
 	// Funkwhale's design document's example response: its placeholders
 	// ("string") are said, so kept; activeHalfYear is spelled with a capital Y.
+	"firefish-calckey.world.json": {software: "firefish", version: "20240523", docVersion: "2.1",
+		users: 714, activeMonth: 69, activeHalfyear: 257, localPosts: 30828, open: "true", name: "Calckey.world"},
 	"funkwhale-spec-2.1.json": {software: "funkwhale", version: "1.4.0", docVersion: "2.1",
 		users: 0, activeMonth: 0, activeHalfyear: 0, localPosts: 0, open: "true", name: "string"},
 	// users is an empty object: no counts, nothing unusable.
 	"gotosocial-gts.superseriousbusiness.org.json": {software: "gotosocial", version: "0.6.0 git-f9e5ec9", docVersion: "2.0",
 		users: -1, activeMonth: -1, activeHalfyear: -1, localPosts: -1, open: "false"},
+	"gotosocial-0.16.0.json": {software: "gotosocial", version: "0.16.0+git-f1cbf6f", docVersion: "2.0",
+		users: 5, activeMonth: -1, activeHalfyear: -1, localPosts: 3010, open: "false"},
+	"iceshrimp-2023.12.7.json": {software: "iceshrimp", version: "2023.12.7", docVersion: "2.1",
+		users: 185, activeMonth: 62, activeHalfyear: 140, localPosts: 13748, open: "true", name: "Iceshrimp.social"},
+	// The software's own version where the schema version belongs: kept as
+	// said (the check records it beside its link's schema).
+	"iceshrimp.net-2024.1-alpha-shrimp.box464.social.json": {software: "iceshrimp.net", version: "2024.1-alpha", docVersion: "2024.1-alpha",
+		users: 2, activeMonth: 2, activeHalfyear: 2, localPosts: 17, open: "false",
+		name: "Iceshrimp.NET", description: "An Iceshrimp.NET instance"},
+	"iceshrimp.net-2024.1-beta2.json": {software: "iceshrimp.net", version: "2024.1-beta2.security3+e1d25a9231", docVersion: "2.1",
+		users: 2, activeMonth: 2, activeHalfyear: 2, localPosts: 45, open: "false",
+		name: "Iceshrimp.NET", description: "An Iceshrimp.NET instance"},
 	"lemmy-0.18.5.json": {software: "lemmy", version: "0.18.5", docVersion: "2.0",
 		users: 149738, activeMonth: 10536, activeHalfyear: 26917, localPosts: 234483, open: "true"},
 	"lemmy-cubing.social.json": {software: "lemmy", version: "0.17.3", docVersion: "2.0",
@@ -84,6 +108,9 @@ var corpusNodeInfo = map[string]want{
 		users: 3, activeMonth: 3, activeHalfyear: 3, localPosts: 31, open: "true"},
 	"mastodon-4.3.0-closed-localhost.json": {software: "mastodon", version: "4.3.0", docVersion: "2.0",
 		users: 4, activeMonth: 0, activeHalfyear: 0, localPosts: 6, open: "false", name: "Mastodon"},
+	"mastodon-4.3.0-nightly-security.json": {software: "mastodon", version: "4.3.0-nightly.2024-07-05-security", docVersion: "2.0",
+		users: 2001387, activeMonth: 229393, activeHalfyear: 586512, localPosts: 96286820, open: "true",
+		name: "Mastodon", description: "The original server operated by the Mastodon gGmbH non-profit"},
 	"mastodon-4.6.4-localhost.json": {software: "mastodon", version: "4.6.4", docVersion: "2.0",
 		users: 4, activeMonth: 0, activeHalfyear: 0, localPosts: 5, open: "true", name: "Mastodon"},
 	"mastodon-4.1.0.json": {software: "mastodon", version: "4.1.0", docVersion: "2.0",
@@ -101,8 +128,13 @@ var corpusNodeInfo = map[string]want{
 	"mastodon-mastodon.social.json": {software: "mastodon", version: "4.3.0-nightly.2024-04-30", docVersion: "2.0",
 		users: 1935016, activeMonth: 238223, activeHalfyear: 618795, localPosts: 90175135, open: "true",
 		name: "Mastodon", description: "The original server operated by the Mastodon gGmbH non-profit"},
+	"mastodon-pc.cafe.json": {software: "mastodon", version: "4.2.8", docVersion: "2.0",
+		users: 2, activeMonth: 2, activeHalfyear: 2, localPosts: 4, open: "false"},
 	"meisskey-meisskey.one.json": {software: "meisskey", version: "10.102.699-m544", docVersion: "2.1",
 		users: 1123, activeMonth: 89, activeHalfyear: 305, localPosts: 268739, open: "true", name: "meisskey.one"},
+	// micro.blog: metaData with a capital D, empty; nothing of it is read.
+	"microdotblog-micro.blog.json": {software: "microdotblog", version: "2.1", docVersion: "2.0",
+		users: 167066, activeMonth: 4082, activeHalfyear: 37040, localPosts: 7853386, open: "true"},
 	// The software name capitalised; no active-user counts.
 	"mobilizon-mobilizon.fr.json": {software: "mobilizon", version: "5.1.0", docVersion: "2.1",
 		users: 9204, activeMonth: -1, activeHalfyear: -1, localPosts: 7545, open: "true",
@@ -114,6 +146,8 @@ var corpusNodeInfo = map[string]want{
 	"peertube-video.blender.org.json": {software: "peertube", version: "5.0.0", docVersion: "2.0",
 		users: 5, activeMonth: 0, activeHalfyear: 2, localPosts: 1018, open: "false",
 		name: "Blender Video", description: "Blender Foundation PeerTube instance."},
+	"pixelfed-0.12.json": {software: "pixelfed", version: "0.12.3", docVersion: "2.0",
+		users: 116961, activeMonth: 9489, activeHalfyear: 23421, localPosts: 28370424, open: "true", name: "pixelfed"},
 	"pixelfed-pixelfed.social.json": {software: "pixelfed", version: "0.12.0", docVersion: "2.0",
 		users: 112832, activeMonth: 8921, activeHalfyear: 24366, localPosts: 24059868, open: "true", name: "pixelfed"},
 	// Counts as strings ("total": "16", "localPosts": "60") beside numbers.
@@ -129,6 +163,8 @@ var corpusNodeInfo = map[string]want{
 	"pleroma-2.4.1-docs-2.1.json": {software: "pleroma", version: "2.4.1", docVersion: "2.1",
 		users: 235, activeMonth: 70, activeHalfyear: 129, localPosts: 27, open: "true",
 		name: "Example", description: "Pleroma: An efficient and flexible fediverse server"},
+	"pleroma-stereophonic.json": {software: "pleroma", version: "2.6.3", docVersion: "2.0",
+		users: 953, activeMonth: 50, activeHalfyear: 96, localPosts: 434214, open: "false", name: "Stereophonic"},
 	"pleroma-soc.hyena.network.json": {software: "pleroma", version: "2.2.50-724-gf917285b-develop+HyNET-prod", docVersion: "2.0",
 		users: 19, activeMonth: -1, activeHalfyear: -1, localPosts: 3444, open: "true",
 		name: "HyNET Social", description: "All the cackling for your hyaenid needs."},
@@ -144,9 +180,15 @@ var corpusNodeInfo = map[string]want{
 	"schema-example-2.2.json": {software: "diaspora", version: "0.5.0", docVersion: "2.2",
 		users: 123, activeMonth: 23, activeHalfyear: 42, localPosts: 500, open: "true",
 		name: "FI𝑓F fediverse", description: "Welcome to the FI𝑓F fediverse server"},
+	// Active-user counts are null: not said.
+	"sharkey-2024.2.0-beta.12.json": {software: "sharkey", version: "2024.2.0-beta.12", docVersion: "2.1",
+		users: 1912, activeMonth: -1, activeHalfyear: -1, localPosts: 209466, open: "true", name: "Blåhaj Zone"},
 	// A bridge that answers its well-known path with the document itself.
 	"skybridge.fly.dev.json": {software: "mastodon", version: "4.1.2", docVersion: "2.0",
 		users: 3398, activeMonth: 3398, activeHalfyear: 3398, localPosts: 12074608, open: "false"},
+	// The description in \u escapes (Cyrillic), decoded.
+	"smithereen-0.8.1-dev.json": {software: "smithereen", version: "0.8.1-dev.8.dirty+dd0249ed", docVersion: "2.1",
+		users: 253, activeMonth: 33, activeHalfyear: 56, localPosts: 1790, open: "false", name: "Gregory's Server"},
 	// version comes last, after everything else.
 	"vernissage-1.0-docs.json": {software: "vernissage", version: "1.0", docVersion: "2.0",
 		users: 2, activeMonth: 2, activeHalfyear: 2, localPosts: 0, open: "true", name: "localhost"},
@@ -184,14 +226,19 @@ var corpusWellKnown = map[string][]parse.Link{
 	"hubzilla-buggy-single-link.json":    {{"1.0", "https://example.com/nodeinfo/1.0"}},
 	"lemmy.ml-links-object.json":         {{"2.0", "https://lemmy.ml/nodeinfo/2.0.json"}},
 	"lemmy.ml-links-object-compact.json": {{"2.0", "https://lemmy.ml/nodeinfo/2.0.json"}},
+	// A link with a type beside rel and href.
+	"hollo.social.json":                  {{"2.1", "https://hollo.social/nodeinfo/2.1"}},
 	"localhost-3000-mastodon-4.6.4.json": {{"2.0", "http://localhost:3000/nodeinfo/2.0"}},
 	// The test server's LOCAL_DOMAIN, without the port it was served on.
 	"localhost-mastodon-3.0.1.json": {{"2.0", "http://localhost/nodeinfo/2.0"}},
 	"mastodon.example.org.json":     {{"2.0", "https://mastodon.example.org/nodeinfo/2.0"}},
-	"masto.asonix.dog.json":         {{"2.0", "https://masto.asonix.dog/nodeinfo/2.0"}},
+	// links is one object, not an array.
+	"micro.blog-links-object.json": {{"2.0", "https://micro.blog/mastodon/nodeinfo/2.0"}},
+	"masto.asonix.dog.json":        {{"2.0", "https://masto.asonix.dog/nodeinfo/2.0"}},
 	// The documents live under /.well-known/nodeinfo/ itself.
 	"mobilizon.fr.json":          {{"2.1", "https://mobilizon.fr/.well-known/nodeinfo/2.1"}, {"2.0", "https://mobilizon.fr/.well-known/nodeinfo/2.0"}},
 	"mobilizon.fr-1.1-only.json": {{"1.1", "https://mobilizon.fr/.well-known/nodeinfo/1.1"}},
+	"pc.cafe.json":               {{"2.0", "https://pc.cafe/nodeinfo/2.0"}},
 	// href before rel, and the 2.0 link first.
 	"pleroma-docs-example.com.json":  {{"2.1", "https://example.com/nodeinfo/2.1.json"}, {"2.0", "https://example.com/nodeinfo/2.0.json"}},
 	"relay.asonix.dog.json":          {{"2.0", "https://relay.asonix.dog/nodeinfo/2.0.json"}},
