@@ -122,6 +122,9 @@ var corpusNodeInfo = map[string]want{
 	// metadata is [], PHP's empty object.
 	"mastodon-masto.asonix.dog.json": {software: "mastodon", version: "4.0.0rc2-asonix-changes", docVersion: "2.0",
 		users: 7, activeMonth: 4, activeHalfyear: 7, localPosts: 12359, open: "false"},
+	// Every object and array opens on a line of its own.
+	"mastodon-mastodon.social-4.1.5.json": {software: "mastodon", version: "4.1.5+nightly-2023-07-28", docVersion: "2.0",
+		users: 1479509, activeMonth: 470481, activeHalfyear: 776979, localPosts: 62251340, open: "true"},
 	"mastodon-mastodon.social-4.5.json": {software: "mastodon", version: "4.5.0-nightly.2025-07-11", docVersion: "2.0",
 		users: 2805128, activeMonth: 278110, activeHalfyear: 811772, localPosts: 138439181, open: "true",
 		name: "Mastodon", description: "The original server operated by the Mastodon gGmbH non-profit"},
@@ -157,6 +160,9 @@ var corpusNodeInfo = map[string]want{
 	"pleroma-localposts-object.json": {software: "pleroma", version: "0.7.4.0-pd0313756", docVersion: "2.1",
 		users: 348, activeMonth: -1, activeHalfyear: -1, localPosts: -1, open: "true", unusable: []string{"usage.localPosts"}},
 	// Pleroma's documentation: the 2.0 and 2.1 documents of one server.
+	// No nodeName in its metadata.
+	"pleroma-2.5.51-shitposterclub.json": {software: "pleroma", version: "2.5.51-9314-g9528fc46-shitposterclub", docVersion: "2.0",
+		users: 3382, activeMonth: 326, activeHalfyear: 526, localPosts: 2556018, open: "false"},
 	"pleroma-2.4.1-docs-2.0.json": {software: "pleroma", version: "2.4.1", docVersion: "2.0",
 		users: 235, activeMonth: 70, activeHalfyear: 129, localPosts: 27, open: "true",
 		name: "Example", description: "Pleroma: An efficient and flexible fediverse server"},
