@@ -76,11 +76,10 @@ type Check struct {
 	PeersFetched  bool  `json:"peers_fetched"`
 	PeersCount    int64 `json:"peers_count"`     // valid entries in the peers list
 	NewPeersCount int64 `json:"new_peers_count"` // of those, hosts not known before
-	// The peers list's validators, sent back as If-None-Match and
-	// If-Modified-Since next time; PeersNotModified when it answered 304.
-	PeersETag         string `json:"peers_etag,omitempty"`
-	PeersLastModified string `json:"peers_last_modified,omitempty"`
-	PeersNotModified  bool   `json:"peers_not_modified,omitempty"`
+	// The peers list's validators, sent back next time; PeersNotModified
+	// when it answered 304.
+	PeersValidators
+	PeersNotModified bool `json:"peers_not_modified,omitempty"`
 
 	DurationMS int64  `json:"duration_ms"` // wall time of the whole check
 	PassID     string `json:"pass_id"`
@@ -95,6 +94,16 @@ type Check struct {
 	// WireBytes counts what the check read from the network: TLS records,
 	// headers and bodies as they came, before any decoding.
 	WireBytes int64 `json:"wire_bytes"`
+}
+
+// PeersValidators are the HTTP validators a peers list was last served
+// with, sent back as If-None-Match and If-Modified-Since next time, so that
+// an unchanged list costs a 304 and no parsing. They keep this one shape
+// from the check that kept them, through the snapshot and the derived state,
+// to the schedule and the next check's request. Empty means none.
+type PeersValidators struct {
+	PeersETag         string `json:"peers_etag,omitempty"`
+	PeersLastModified string `json:"peers_last_modified,omitempty"`
 }
 
 // Via values for discoveries that did not come from a peers list.

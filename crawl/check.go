@@ -26,12 +26,12 @@ type CheckOptions struct {
 	// FetchPeers asks for the peers list (the schedule fetches it at most
 	// every crawl.peers_interval).
 	FetchPeers bool
-	// PeersETag and PeersLastModified are the validators the peers list
-	// was last served with (from the derived state); when given, a
-	// single-GET list (Mastodon's, Lemmy's before 1.0, Mbin's) is asked for conditionally,
+	// PeersValidators are the validators the peers list was last served
+	// with (from the derived state); when given, a single-GET list
+	// (Mastodon's, Lemmy's before 1.0, Mbin's) is asked for conditionally,
 	// and a 304 Not Modified costs no parsing (see Check.PeersNotModified).
 	// Invalid values are not sent.
-	PeersETag, PeersLastModified string
+	observer.PeersValidators
 	// Addr, when valid, is the address every connection to the checked
 	// host goes to (the pass resolved it and holds it for this check; see
 	// Crawler.Resolve). The address guard still applies to it. A robots.txt
@@ -468,15 +468,15 @@ func (k *check) peers(ctx context.Context) {
 			fetched, status, err = k.lemmyPeers(ctx, pl)
 			break
 		}
-		cond = newValidators(k.opts.PeersETag, k.opts.PeersLastModified)
+		cond = newValidators(k.opts.PeersValidators)
 		fetched, status, err = k.simplePeers(ctx, pl, "/api/v3/federated_instances", pl.ReadLemmy, cond)
 	case familyPeerTube:
 		fetched, status, err = k.peerTubePeers(ctx, pl)
 	case familyMbin:
-		cond = newValidators(k.opts.PeersETag, k.opts.PeersLastModified)
+		cond = newValidators(k.opts.PeersValidators)
 		fetched, status, err = k.simplePeers(ctx, pl, "/api/federated", pl.ReadMbin, cond)
 	default:
-		cond = newValidators(k.opts.PeersETag, k.opts.PeersLastModified)
+		cond = newValidators(k.opts.PeersValidators)
 		fetched, status, err = k.simplePeers(ctx, pl, "/api/v1/instance/peers", pl.ReadMastodon, cond)
 	}
 	c := &k.res.Check
@@ -486,7 +486,7 @@ func (k *check) peers(ctx context.Context) {
 		// nothing discovered. PeersFetched stays false because PeersCount
 		// describes no list read in this check.
 		c.PeersNotModified = true
-		c.PeersETag, c.PeersLastModified = cond.etag, cond.lastModified
+		c.PeersValidators = cond.kept
 		k.f.note("peers list not modified (304); not read")
 		return
 	case err != nil:
@@ -503,7 +503,7 @@ func (k *check) peers(ctx context.Context) {
 	c.PeersFetched = true
 	if cond != nil {
 		// Only a list that was read whole may be skipped next time.
-		c.PeersETag, c.PeersLastModified = cond.etag, cond.lastModified
+		c.PeersValidators = cond.kept
 	}
 	c.PeersCount = pl.Valid
 	c.NewPeersCount = int64(len(pl.New))
@@ -581,7 +581,7 @@ func (k *check) simplePeers(ctx context.Context, pl *PeerList, path string, read
 	}
 	status, stop, err := k.peersRequest(ctx, request{method: http.MethodGet, url: k.f.url(path), accept: "application/json", cond: cond}, read)
 	if err == nil && stop == nil && status == http.StatusNotModified {
-		if cond.sentETag == "" && cond.sentLastModified == "" {
+		if cond.sent == (observer.PeersValidators{}) {
 			return false, status, fmt.Errorf("%s: HTTP 304 to an unconditional request", path)
 		}
 		return false, status, nil

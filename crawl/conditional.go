@@ -2,6 +2,8 @@ package crawl
 
 import (
 	"net/http"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // validators are a peers list's HTTP validators: sent back as
@@ -9,8 +11,8 @@ import (
 // says. They come from untrusted servers (this time or, via the derived
 // state, an earlier time), so only well-formed values are sent or kept.
 type validators struct {
-	sentETag, sentLastModified string // what the request carried
-	etag, lastModified         string // what the last 2xx or 304 response carried
+	sent observer.PeersValidators // what the request carried
+	kept observer.PeersValidators // what the last 2xx or 304 response carried
 }
 
 // Header values are bounded: an ETag is an opaque quoted string that no
@@ -41,12 +43,13 @@ func cleanLastModified(v string) string {
 	return v
 }
 
-// KeptValidators reports whether etag and lastModified are peers-list
+// KeptValidators reports whether v's ETag and Last-Modified are peers-list
 // validators the crawler could have recorded: each empty or as cleanETag
 // and cleanLastModified keep it. The sandbox refuses a checker that
 // reports others, and a request that carries others.
-func KeptValidators(etag, lastModified string) (etagOK, lastModifiedOK bool) {
-	return etag == "" || cleanETag(etag) == etag, lastModified == "" || cleanLastModified(lastModified) == lastModified
+func KeptValidators(v observer.PeersValidators) (etagOK, lastModifiedOK bool) {
+	return v.PeersETag == "" || cleanETag(v.PeersETag) == v.PeersETag,
+		v.PeersLastModified == "" || cleanLastModified(v.PeersLastModified) == v.PeersLastModified
 }
 
 func printableASCII(s string) bool {
@@ -58,19 +61,20 @@ func printableASCII(s string) bool {
 	return true
 }
 
-func newValidators(etag, lastModified string) *validators {
-	return &validators{sentETag: cleanETag(etag), sentLastModified: cleanLastModified(lastModified)}
+func newValidators(v observer.PeersValidators) *validators {
+	return &validators{sent: observer.PeersValidators{
+		PeersETag: cleanETag(v.PeersETag), PeersLastModified: cleanLastModified(v.PeersLastModified)}}
 }
 
 func (v *validators) setHeaders(h http.Header) {
 	if v == nil {
 		return
 	}
-	if v.sentETag != "" {
-		h.Set("If-None-Match", v.sentETag)
+	if v.sent.PeersETag != "" {
+		h.Set("If-None-Match", v.sent.PeersETag)
 	}
-	if v.sentLastModified != "" {
-		h.Set("If-Modified-Since", v.sentLastModified)
+	if v.sent.PeersLastModified != "" {
+		h.Set("If-Modified-Since", v.sent.PeersLastModified)
 	}
 }
 
@@ -84,16 +88,16 @@ func (v *validators) keep(resp *http.Response) {
 	if !ok {
 		return
 	}
-	v.etag = cleanETag(resp.Header.Get("ETag"))
-	v.lastModified = cleanLastModified(resp.Header.Get("Last-Modified"))
+	v.kept.PeersETag = cleanETag(resp.Header.Get("ETag"))
+	v.kept.PeersLastModified = cleanLastModified(resp.Header.Get("Last-Modified"))
 	if resp.StatusCode == http.StatusNotModified {
 		// RFC 9110 lets a 304 leave out validators that did not change;
 		// what was sent is then still current.
-		if v.etag == "" {
-			v.etag = v.sentETag
+		if v.kept.PeersETag == "" {
+			v.kept.PeersETag = v.sent.PeersETag
 		}
-		if v.lastModified == "" {
-			v.lastModified = v.sentLastModified
+		if v.kept.PeersLastModified == "" {
+			v.kept.PeersLastModified = v.sent.PeersLastModified
 		}
 	}
 }

@@ -84,7 +84,7 @@ func TestPeersNotModified(t *testing.T) {
 			rt := instance("alpha.social", "mastodon", "")
 			rt[peersPath] = notModified(tc.served)
 			e.host("alpha.social", rt)
-			r, tr := e.check("alpha.social", crawl.CheckOptions{FetchPeers: true, PeersETag: tc.etag, PeersLastModified: tc.lastModified})
+			r, tr := e.check("alpha.social", crawl.CheckOptions{FetchPeers: true, PeersValidators: observer.PeersValidators{PeersETag: tc.etag, PeersLastModified: tc.lastModified}})
 			wantOutcome(t, r, observer.OutcomeAlive, "")
 			c := r.Check
 			if !c.PeersNotModified || c.PeersFetched || c.PeersCount != 0 || c.NewPeersCount != 0 || len(r.Discoveries) != 0 {
@@ -114,7 +114,7 @@ func TestLemmyPeersNotModified(t *testing.T) {
 	rt := lemmyInstance("lemmy.social", "0.19.7")
 	rt["/api/v3/federated_instances"] = notModified(`"l1"`)
 	e.host("lemmy.social", rt)
-	r, _ := e.check("lemmy.social", crawl.CheckOptions{FetchPeers: true, PeersETag: `"l1"`})
+	r, _ := e.check("lemmy.social", crawl.CheckOptions{FetchPeers: true, PeersValidators: observer.PeersValidators{PeersETag: `"l1"`}})
 	if !r.Check.PeersNotModified || r.Check.PeersFetched || r.Check.Error != "" || r.Check.PeersETag != `"l1"` {
 		t.Errorf("check = %+v", r.Check)
 	}
@@ -130,7 +130,7 @@ func TestPeersValidatorsSanitised(t *testing.T) {
 	}
 	e.host("alpha.social", rt)
 	// Stored validators are untrusted too: these are not sent.
-	r, _ := e.check("alpha.social", crawl.CheckOptions{FetchPeers: true, PeersETag: "\"a\x01\"", PeersLastModified: "2026-10-21"})
+	r, _ := e.check("alpha.social", crawl.CheckOptions{FetchPeers: true, PeersValidators: observer.PeersValidators{PeersETag: "\"a\x01\"", PeersLastModified: "2026-10-21"}})
 	c := r.Check
 	if !c.PeersFetched || c.PeersETag != "" || c.PeersLastModified != "" || len(r.Discoveries) != 1 {
 		t.Errorf("check = %+v", c)
@@ -176,7 +176,7 @@ func TestPagedPeersUnconditional(t *testing.T) {
 	rt := instance("mk.social", "misskey", "")
 	rt["/api/federation/instances"] = text(200, `[{"host":"a.social"}]`)
 	e.host("mk.social", rt)
-	r, _ := e.check("mk.social", crawl.CheckOptions{FetchPeers: true, PeersETag: `"m1"`, PeersLastModified: lastMod})
+	r, _ := e.check("mk.social", crawl.CheckOptions{FetchPeers: true, PeersValidators: observer.PeersValidators{PeersETag: `"m1"`, PeersLastModified: lastMod}})
 	if !r.Check.PeersFetched || r.Check.PeersNotModified || r.Check.PeersETag != "" || len(r.Discoveries) != 1 {
 		t.Errorf("check = %+v", r.Check)
 	}

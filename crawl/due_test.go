@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/crawl"
 )
 
@@ -18,7 +19,7 @@ func TestDueListLeavesOutWhatThePassMustNotCheck(t *testing.T) {
 	for i := range 5 {
 		due.Offer(fmt.Sprintf("n%d.farm.example", i), true, fetch)
 	}
-	due.Offer("old.farm.example", false, crawl.PeersDue{Fetch: true, ETag: `"v1"`})
+	due.Offer("old.farm.example", false, crawl.PeersDue{Fetch: true, PeersValidators: observer.PeersValidators{PeersETag: `"v1"`}})
 	due.Offer("quiet.example", true, crawl.PeersDue{})
 
 	want := []string{"n0.farm.example", "n1.farm.example", "old.farm.example", "quiet.example"}
@@ -30,7 +31,7 @@ func TestDueListLeavesOutWhatThePassMustNotCheck(t *testing.T) {
 	}
 	for host, want := range map[string]crawl.PeersDue{
 		"n0.farm.example":  fetch,
-		"old.farm.example": {Fetch: true, ETag: `"v1"`},
+		"old.farm.example": {Fetch: true, PeersValidators: observer.PeersValidators{PeersETag: `"v1"`}},
 		"quiet.example":    {},
 	} {
 		if got := due.Peers(host); got != want {

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // FuzzValidators feeds server header values to cleanETag and
@@ -49,7 +51,7 @@ func FuzzValidators(f *testing.F) {
 		}
 
 		// Sent: what the schedule kept from an earlier response.
-		val := newValidators(v, v)
+		val := newValidators(observer.PeersValidators{PeersETag: v, PeersLastModified: v})
 		h := http.Header{}
 		val.setHeaders(h)
 		if h.Get("If-None-Match") != e || h.Get("If-Modified-Since") != lm || len(h) > 2 {
@@ -62,11 +64,11 @@ func FuzzValidators(f *testing.F) {
 		resp.Header.Set("Last-Modified", v)
 		val.keep(resp)
 		if ok := status >= 200 && status <= 299 || status == http.StatusNotModified; ok {
-			if val.etag != e || val.lastModified != lm {
-				t.Fatalf("%q, status %d: kept %q %q, want %q %q", v, status, val.etag, val.lastModified, e, lm)
+			if val.kept.PeersETag != e || val.kept.PeersLastModified != lm {
+				t.Fatalf("%q, status %d: kept %q %q, want %q %q", v, status, val.kept.PeersETag, val.kept.PeersLastModified, e, lm)
 			}
-		} else if val.etag != "" || val.lastModified != "" {
-			t.Fatalf("%q, status %d: kept %q %q from a response without validators to give", v, status, val.etag, val.lastModified)
+		} else if val.kept.PeersETag != "" || val.kept.PeersLastModified != "" {
+			t.Fatalf("%q, status %d: kept %q %q from a response without validators to give", v, status, val.kept.PeersETag, val.kept.PeersLastModified)
 		}
 	})
 }

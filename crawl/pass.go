@@ -111,9 +111,8 @@ type Pass struct {
 // PeersDue is the schedule's word on one host's peers list.
 type PeersDue struct {
 	Fetch bool // the list is due in this pass
-	// The validators the list was last served with, sent as If-None-Match
-	// and If-Modified-Since ("" sends nothing).
-	ETag, LastModified string
+	// The validators the list was last served with (empty sends nothing).
+	observer.PeersValidators
 }
 
 // Summary is the end-of-pass report: the passes row as the pass knows it
@@ -387,7 +386,7 @@ func (p *Pass) checkOptions(host string) CheckOptions {
 		PassID:     p.PassID,
 	}
 	if due.Fetch {
-		opts.PeersETag, opts.PeersLastModified = due.ETag, due.LastModified
+		opts.PeersValidators = due.PeersValidators
 	}
 	return opts
 }

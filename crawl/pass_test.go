@@ -227,9 +227,9 @@ func TestPassPeersFlag(t *testing.T) {
 		Peers: func(h string) crawl.PeersDue {
 			switch h {
 			case "a.social":
-				return crawl.PeersDue{Fetch: true, ETag: `W/"a1"`, LastModified: "Wed, 21 Oct 2026 07:28:00 GMT"}
+				return crawl.PeersDue{Fetch: true, PeersValidators: observer.PeersValidators{PeersETag: `W/"a1"`, PeersLastModified: "Wed, 21 Oct 2026 07:28:00 GMT"}}
 			case "b.social":
-				return crawl.PeersDue{Fetch: false, ETag: `"stale"`}
+				return crawl.PeersDue{Fetch: false, PeersValidators: observer.PeersValidators{PeersETag: `"stale"`}}
 			}
 			return crawl.PeersDue{Fetch: true}
 		}}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // KnownHostsBound is an upper bound on the number of known hosts, cheap to
@@ -51,9 +53,9 @@ type DueHost struct {
 	// New: the host was never checked (a discovery waiting for its first
 	// check), for per-domain budgets of new hosts.
 	New bool
-	// PeersETag and PeersLastModified are the validators the peers list
-	// was last served with ("" for none), for a conditional request.
-	PeersETag, PeersLastModified string
+	// The validators the peers list was last served with (empty for
+	// none), for a conditional request.
+	observer.PeersValidators
 }
 
 // PeersSchedule is how often peers lists are fetched (due.sql):

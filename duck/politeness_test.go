@@ -83,10 +83,10 @@ func TestPeersValidatorsFollowTheLatestListCheck(t *testing.T) {
 	got = dueByHost(t, s, t0.Add(8*day+30*time.Hour))
 	want := map[string]duck.DueHost{
 		// A 304 counts as a fetch for the peers interval and keeps the validators.
-		"etag.example":  {Host: "etag.example", PeersETag: `"v1"`, PeersLastModified: "Mon, 05 Jan 2026 12:00:00 GMT"},
+		"etag.example":  {Host: "etag.example", PeersValidators: observer.PeersValidators{PeersETag: `"v1"`, PeersLastModified: "Mon, 05 Jan 2026 12:00:00 GMT"}},
 		"paged.example": {Host: "paged.example"},
 		// Not fetched for 8 days: due, with the validators of the last fetch.
-		"kept.example": {Host: "kept.example", FetchPeers: true, PeersETag: `"k1"`},
+		"kept.example": {Host: "kept.example", FetchPeers: true, PeersValidators: observer.PeersValidators{PeersETag: `"k1"`}},
 	}
 	for h, w := range want {
 		if got[h] != w {

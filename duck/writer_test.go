@@ -31,7 +31,7 @@ func TestFailedFlushNeverKeepsAChecksFileWithoutItsDiscoveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = w.Record(ctx, observer.Result{
-		Check:       observer.Check{Host: "a.social", CheckedAt: day0, Outcome: observer.OutcomeAlive, PeersFetched: true, PeersETag: `"v1"`},
+		Check:       observer.Check{Host: "a.social", CheckedAt: day0, Outcome: observer.OutcomeAlive, PeersFetched: true, PeersValidators: observer.PeersValidators{PeersETag: `"v1"`}},
 		Discoveries: []observer.Discovery{{Host: "b.social", DiscoveredAt: day0, Via: "a.social"}},
 	})
 	if err != nil {

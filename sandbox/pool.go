@@ -254,7 +254,7 @@ func (p *Pool) Check(ctx context.Context, host string, opts crawl.CheckOptions) 
 	}
 	res.Check.Host = norm
 	req := wireRequest{Host: norm, FetchPeers: opts.FetchPeers, CheckedAt: res.Check.CheckedAt, PassID: opts.PassID,
-		PeersETag: opts.PeersETag, PeersLastModified: opts.PeersLastModified}
+		PeersValidators: opts.PeersValidators}
 	if opts.Addr.IsValid() {
 		req.Addr = opts.Addr.String()
 	}

@@ -121,9 +121,8 @@ type wireRequest struct {
 	PassID     string    `json:"pass_id"`
 	// The peers list's validators for a conditional request, and the
 	// address the orchestrator holds for this check ("" for none).
-	PeersETag         string `json:"peers_etag,omitempty"`
-	PeersLastModified string `json:"peers_last_modified,omitempty"`
-	Addr              string `json:"addr,omitempty"`
+	observer.PeersValidators
+	Addr string `json:"addr,omitempty"`
 }
 
 // Bounds on the peers list's validators in a request, as the crawler keeps
@@ -440,7 +439,7 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	if !c.PeersFetched && (c.PeersCount != 0 || c.NewPeersCount != 0) {
 		return fail("peers counted but not fetched")
 	}
-	if c.PeersNotModified && (c.PeersFetched || (e.req.PeersETag == "" && e.req.PeersLastModified == "")) {
+	if c.PeersNotModified && (c.PeersFetched || (e.req.PeersValidators == (observer.PeersValidators{}))) {
 		return fail("peers list not modified, but it was read or not asked for conditionally")
 	}
 	// The crawler asks for the peers list only when the request says so,
@@ -451,7 +450,7 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 		return fail("peers list reported, but not asked for or host not alive (outcome %s)", c.Outcome)
 	}
 	// A checker reports the validators the crawler kept from the response.
-	etagOK, lastModifiedOK := crawl.KeptValidators(c.PeersETag, c.PeersLastModified)
+	etagOK, lastModifiedOK := crawl.KeptValidators(c.PeersValidators)
 	if !etagOK {
 		return fail("peers_etag %q is not an entity tag the crawler keeps", observer.CleanText(c.PeersETag, 80))
 	}

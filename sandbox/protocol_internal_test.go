@@ -76,7 +76,7 @@ func TestResultRoundTrip(t *testing.T) {
 // and its 304 comes back; forged ones are refused before they are sent.
 func TestRequestCarriesValidatorsAndAddress(t *testing.T) {
 	q := wireRequest{ID: 1, Host: "a.social", CheckedAt: testAt, PassID: "p1", FetchPeers: true,
-		PeersETag: `W/"v1"`, PeersLastModified: "Mon, 05 Jan 2026 12:00:00 GMT", Addr: "192.0.2.7:443"}
+		PeersValidators: observer.PeersValidators{PeersETag: `W/"v1"`, PeersLastModified: "Mon, 05 Jan 2026 12:00:00 GMT"}, Addr: "192.0.2.7:443"}
 	if err := q.validate(); err != nil {
 		t.Fatalf("validate: %v", err)
 	}
@@ -684,7 +684,7 @@ func TestValidateBoundaries(t *testing.T) {
 // acting on it.
 func TestRequestValidateRejects(t *testing.T) {
 	good := wireRequest{ID: 1, Host: "a.social", CheckedAt: testAt, PassID: strings.Repeat("p", maxPassIDBytes),
-		PeersETag: `"v1"`, Addr: "192.0.2.7:443"}
+		PeersValidators: observer.PeersValidators{PeersETag: `"v1"`}, Addr: "192.0.2.7:443"}
 	if err := good.validate(); err != nil {
 		t.Fatalf("good request (pass_id at its cap): %v", err)
 	}

@@ -82,13 +82,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, check crawl.Checker
 			return err
 		}
 		res, trace := check.Check(ctx, q.Host, crawl.CheckOptions{
-			Known:             known,
-			FetchPeers:        q.FetchPeers,
-			PeersETag:         q.PeersETag,
-			PeersLastModified: q.PeersLastModified,
-			Addr:              q.addr(),
-			CheckedAt:         q.CheckedAt,
-			PassID:            q.PassID,
+			Known:           known,
+			FetchPeers:      q.FetchPeers,
+			PeersValidators: q.PeersValidators,
+			Addr:            q.addr(),
+			CheckedAt:       q.CheckedAt,
+			PassID:          q.PassID,
 		})
 		buf, dropped, err := encodeResult(q.ID, res, trace)
 		if err != nil {

@@ -276,7 +276,7 @@ func (r *crawlRun) readDueHosts(ctx context.Context) (*crawl.DueList, error) {
 	}
 	due := crawl.NewDueList(r.blocked.Blocked, r.cfg.Crawl.DomainBudget)
 	if err := r.store.DueHosts(ctx, r.now, duck.PeersSchedule{Interval: r.cfg.Crawl.PeersInterval.D(), MinInterval: r.cfg.Crawl.PeersMinInterval.D()}, func(d duck.DueHost) {
-		due.Offer(d.Host, d.New, crawl.PeersDue{Fetch: d.FetchPeers, ETag: d.PeersETag, LastModified: d.PeersLastModified})
+		due.Offer(d.Host, d.New, crawl.PeersDue{Fetch: d.FetchPeers, PeersValidators: d.PeersValidators})
 	}); err != nil {
 		return nil, err
 	}
