@@ -318,12 +318,12 @@ func (r *crawlRun) startCheckers(ctx context.Context, known *sandbox.SharedKnown
 // runPass checks the due hosts, recording each check through the writer and
 // reporting progress on stderr until the pass ends.
 func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *crawl.KnownSet, due *crawl.DueList) (crawl.Summary, error) {
-	prog := newProgress(r.writer, len(due.Hosts), r.cfg.Crawl.Duration.D())
+	prog := crawl.NewProgress(r.writer, len(due.Hosts), r.cfg.Crawl.Duration.D())
 	reportCtx, stopReport := context.WithCancel(ctx)
 	reported := make(chan struct{})
 	go func() {
 		defer close(reported)
-		prog.report(reportCtx, r.env.stderr, r.log, r.flags.common.quiet)
+		prog.Report(reportCtx, r.env.stderr, r.log, r.flags.common.quiet)
 	}()
 	// The pass clock starts now, not when the run was set up: the
 	// derivation and the checkers' start-up came between, and checked_at
@@ -347,7 +347,7 @@ func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *cr
 		MaxNewPerList: r.cfg.Crawl.MaxNewPerList,
 		MaxNewPerPass: r.cfg.Crawl.MaxNewPerPass,
 		// Hosts found in this pass are checked in it, within its budgets.
-		CheckDiscovered: prog.admitting(due.AdmitDiscovered(r.cfg.Crawl.DiscoveredChecks)),
+		CheckDiscovered: prog.Admitting(due.AdmitDiscovered(r.cfg.Crawl.DiscoveredChecks)),
 		Logger:          r.log,
 	}
 	sum, err := pass.Run(ctx, due.Hosts)

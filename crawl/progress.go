@@ -1,4 +1,4 @@
-package main
+package crawl
 
 import (
 	"context"
@@ -11,14 +11,13 @@ import (
 	"time"
 
 	"github.com/fediverse-observer/observer"
-	"github.com/fediverse-observer/observer/crawl"
 )
 
-// progress counts what a pass records on its way to the real sink and
-// reports it: a line rewritten in place on a terminal, a structured log line
-// every few seconds otherwise.
-type progress struct {
-	next   crawl.Sink
+// Progress counts what a pass records on its way to the real sink and
+// reports it (Report): a line rewritten in place on a terminal, a
+// structured log line every few seconds otherwise.
+type Progress struct {
+	next   Sink
 	due    int64         // the due list's hosts; admitted discoveries add to it
 	budget time.Duration // the pass's time budget; 0: none
 	start  time.Time     // wall clock, for the rate
@@ -28,14 +27,16 @@ type progress struct {
 	discovered int64 // hosts discovered in the pass and admitted to it
 }
 
-func newProgress(next crawl.Sink, due int, budget time.Duration) *progress {
-	return &progress{next: next, due: int64(due), budget: budget, start: time.Now()}
+// NewProgress counts toward due hosts within budget (0: none) what passes
+// on to next.
+func NewProgress(next Sink, due int, budget time.Duration) *Progress {
+	return &Progress{next: next, due: int64(due), budget: budget, start: time.Now()}
 }
 
-// admitting wraps the pass's admission of the hosts it discovers, so that
+// Admitting wraps the pass's admission of the hosts it discovers, so that
 // the hosts to check count those it admits: a first pass from a seed list
 // is mostly them, and done would otherwise run past due.
-func (p *progress) admitting(admit func(host string) bool) func(host string) bool {
+func (p *Progress) Admitting(admit func(host string) bool) func(host string) bool {
 	return func(host string) bool {
 		if !admit(host) {
 			return false
@@ -47,8 +48,8 @@ func (p *progress) admitting(admit func(host string) bool) func(host string) boo
 	}
 }
 
-// Record counts r and passes it on (crawl.Sink).
-func (p *progress) Record(ctx context.Context, r observer.Result) error {
+// Record counts r and passes it on (Sink).
+func (p *Progress) Record(ctx context.Context, r observer.Result) error {
 	p.mu.Lock()
 	p.tally.Add(r)
 	p.mu.Unlock()
@@ -64,7 +65,7 @@ type progressSnapshot struct {
 	ByOutcome  map[observer.Outcome]int64
 }
 
-func (p *progress) snapshot() progressSnapshot {
+func (p *Progress) snapshot() progressSnapshot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t := p.tally.Clone()
@@ -136,8 +137,9 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
-// report shows progress until ctx ends. quiet silences it.
-func (p *progress) report(ctx context.Context, w io.Writer, log *slog.Logger, quiet bool) {
+// Report shows progress on w (a terminal) or log until ctx ends. quiet
+// silences it.
+func (p *Progress) Report(ctx context.Context, w io.Writer, log *slog.Logger, quiet bool) {
 	if quiet {
 		return
 	}

@@ -1,4 +1,4 @@
-package main
+package crawl
 
 import (
 	"context"
@@ -15,7 +15,7 @@ func (c *countSink) Record(context.Context, observer.Result) error { c.n++; retu
 
 func TestProgressCountsAndPassesOn(t *testing.T) {
 	next := &countSink{}
-	p := newProgress(next, 10, 0)
+	p := NewProgress(next, 10, 0)
 	for _, o := range []observer.Outcome{observer.OutcomeAlive, observer.OutcomeAlive, observer.OutcomeUnreachable} {
 		p.Record(context.Background(), observer.Result{Check: observer.Check{Outcome: o}})
 	}
@@ -28,8 +28,8 @@ func TestProgressCountsAndPassesOn(t *testing.T) {
 // Hosts discovered in the pass and admitted to it are hosts to check:
 // they count in due, and the refused ones do not.
 func TestProgressDueCountsAdmittedDiscoveries(t *testing.T) {
-	p := newProgress(&countSink{}, 2, 0)
-	admit := p.admitting(func(host string) bool { return host != "refused.example" })
+	p := NewProgress(&countSink{}, 2, 0)
+	admit := p.Admitting(func(host string) bool { return host != "refused.example" })
 	for _, h := range []string{"a.example", "refused.example", "b.example"} {
 		admit(h)
 	}
