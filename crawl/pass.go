@@ -197,6 +197,46 @@ func (s Summary) PassRow(due *DueList, cutShort string) observer.Pass {
 	return p
 }
 
+// KeepWritten makes the summary count the checks the snapshot writer wrote
+// (written, its tally) after it failed: the pass recorded checks that are in
+// no file, which the summary and the passes row count as abandoned, so
+// that due still adds up. It returns how many checks were lost.
+func (s *Summary) KeepWritten(written observer.Tally) (lost int64) {
+	lost = s.Checks - written.Checks
+	s.Tally = written
+	s.Abandoned += lost
+	return lost
+}
+
+// CutShort says why the pass ended before its due list did, "" when it did
+// not: interrupted (by a signal: its context ended), or hosts left over.
+func (s Summary) CutShort(interrupted bool) string {
+	switch {
+	case interrupted:
+		return "interrupted; finished checks were kept"
+	case s.NotStarted > 0:
+		return s.notStartedReason()
+	}
+	return ""
+}
+
+// notStartedReason says why the pass left due hosts over. Hosts whose
+// address was busy with no place to wait for it are left over though no
+// budget ran out, so the reason names them rather than a budget.
+func (s Summary) notStartedReason() string {
+	const busy = "address busy and every place to wait for it taken"
+	var why string
+	switch {
+	case s.AddressBusy == 0:
+		why = "budget reached"
+	case s.AddressBusy == s.NotStarted:
+		why = busy
+	default:
+		why = fmt.Sprintf("budget reached; %d of them: %s", s.AddressBusy, busy)
+	}
+	return fmt.Sprintf("%d due hosts left for a later pass (%s)", s.NotStarted, why)
+}
+
 func byteText(n int64) string {
 	switch {
 	case n >= 1<<30:

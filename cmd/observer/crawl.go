@@ -368,26 +368,15 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 		if !errors.Is(runErr, err) {
 			runErr = errors.Join(runErr, fmt.Errorf("write snapshots: %w", err))
 		}
-		// The pass recorded checks the writer never wrote: the summary and
-		// the passes row count what is in the files, and the rest as
-		// abandoned, so that due still adds up.
-		written := r.writer.Written()
-		lost := sum.Checks - written.Checks
-		sum.Tally = written
-		sum.Abandoned += lost
+		lost := sum.KeepWritten(r.writer.Written())
 		cutReason = fmt.Sprintf("writing the snapshots failed: %d finished checks were not written", lost)
 	}
 	if err := sum.Write(r.env.stdout); err != nil {
 		// The summary is for a person; the pass is recorded regardless.
 		r.log.Warn("print the pass summary", "err", err)
 	}
-	switch {
-	case cutReason != "":
-	case runErr != nil:
-	case ctx.Err() != nil:
-		cutReason = "interrupted; finished checks were kept"
-	case sum.NotStarted > 0:
-		cutReason = notStartedReason(sum)
+	if cutReason == "" && runErr == nil {
+		cutReason = sum.CutShort(ctx.Err() != nil)
 	}
 	if err := r.store.WritePass(context.WithoutCancel(ctx), sum.PassRow(due, cutReason)); err != nil {
 		return errors.Join(runErr, fmt.Errorf("record pass: %w", err))
@@ -399,23 +388,6 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 		return cutShortError{cutReason}
 	}
 	return nil
-}
-
-// notStartedReason says why the pass left due hosts over. Hosts whose
-// address was busy with no place to wait for it are left over though no
-// budget ran out, so the reason names them rather than a budget.
-func notStartedReason(sum crawl.Summary) string {
-	const busy = "address busy and every place to wait for it taken"
-	var why string
-	switch {
-	case sum.AddressBusy == 0:
-		why = "budget reached"
-	case sum.AddressBusy == sum.NotStarted:
-		why = busy
-	default:
-		why = fmt.Sprintf("budget reached; %d of them: %s", sum.AddressBusy, busy)
-	}
-	return fmt.Sprintf("%d due hosts left for a later pass (%s)", sum.NotStarted, why)
 }
 
 // seedsPath is crawl.seeds taken relative to the config file's directory,
