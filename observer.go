@@ -4,9 +4,9 @@
 // (CleanText). It has no dependencies beyond the standard library so that
 // every other package (the crawler, the DuckDB store, the site builder) can
 // share these types without importing each other. It also embeds the
-// skeleton `observer new site` writes (site.go): go:embed cannot reach
-// above a package's directory, and the skeleton is this repository's own
-// files.
+// skeleton `observer new site` writes, and writes it (site.go, NewSite):
+// go:embed cannot reach above a package's directory, and the skeleton is
+// this repository's own files.
 package observer
 
 import "time"

@@ -2,8 +2,9 @@
 // observer records (seeds, peers, redirect targets, manual additions) passes
 // through Normalize, so the rest of the program can treat a host as a plain,
 // already-validated ASCII string. The rules that follow from a name live
-// here too: the seed list and blocklist files (one host or wildcard a line),
-// matching against the blocklist, and the registrable domain a host belongs
+// here too: the seed list and blocklist files (one host or wildcard a line;
+// files.go reads them, a missing file being an empty list), matching against
+// the blocklist, and the registrable domain a host belongs
 // to (for the crawl's per-domain budget).
 package hostname
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -163,7 +162,7 @@ func setUpCrawl(ctx context.Context, e env, f crawlFlags) (*crawlRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	seeds, err := readSeeds(cfg, f.common.config)
+	seeds, err := hostname.ReadSeedList(seedsPath(cfg, f.common.config))
 	if err != nil {
 		return nil, err
 	}
@@ -388,48 +387,6 @@ func (r *crawlRun) finish(ctx context.Context, sum crawl.Summary, runErr error, 
 		return cutShortError{cutReason}
 	}
 	return nil
-}
-
-// seedsPath is crawl.seeds taken relative to the config file's directory,
-// so a site directory works from anywhere.
-func seedsPath(cfg config.Config, configFile string) string {
-	return relativeToConfig(cfg.Crawl.Seeds, configFile)
-}
-
-// relativeToConfig takes a relative path from the config file as relative
-// to that file's directory rather than to the working directory, so a site
-// directory works from anywhere.
-func relativeToConfig(path, configFile string) string {
-	if filepath.IsAbs(path) || configFile == "" {
-		return path
-	}
-	return filepath.Join(filepath.Dir(configFile), path)
-}
-
-// readSeeds reads the seed list's hosts. A missing seed list is fine once
-// the observer knows hosts (loadKnownHosts says so when it knows none); an
-// invalid line is an error naming the file and line, and nothing is
-// recorded.
-func readSeeds(cfg config.Config, configFile string) ([]string, error) {
-	path := seedsPath(cfg, configFile)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("seed list: %w", err)
-	}
-	defer f.Close()
-	// A directory opens like a file; only its first read fails, with an
-	// error that names the path a second time.
-	if info, err := f.Stat(); err == nil && info.IsDir() {
-		return nil, fmt.Errorf("seed list %s: is a directory", path)
-	}
-	hosts, errs := hostname.ReadList(f)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("seed list %s: %w", path, errs[0])
-	}
-	return hosts, nil
 }
 
 // addSeeds records the seed list's hosts (readSeeds) that are not yet known,

@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/fediverse-observer/observer"
 )
@@ -28,49 +24,11 @@ func runNew(ctx context.Context, e env, args []string) error {
 	return newSite(e, fs.Arg(1))
 }
 
-// newSite writes the skeleton into dir, which must not exist or be empty,
-// so nothing of an existing site is ever overwritten.
+// newSite writes the skeleton into dir (observer.NewSite) and says what
+// to do next.
 func newSite(e env, dir string) error {
-	entries, err := os.ReadDir(dir)
-	switch {
-	case err == nil && len(entries) > 0:
-		return fmt.Errorf("new site %s: directory exists and is not empty", dir)
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("new site %s: %w", dir, err)
-	}
-	skeleton := observer.SiteSkeleton()
-	err = fs.WalkDir(skeleton, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(skeleton, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dir, filepath.FromSlash(path))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		// Exclusive: a file that appeared since the check above is an
-		// error, not overwritten.
-		f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := f.Write(b); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
-	})
-	if err != nil {
-		return fmt.Errorf("new site %s: %w", dir, err)
-	}
-	// Empty folders for overriding the theme file by file, as in Hugo.
-	for _, sub := range []string{"layouts", "static", "themes"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-			return fmt.Errorf("new site %s: %w", dir, err)
-		}
+	if err := observer.NewSite(dir); err != nil {
+		return err
 	}
 	// The site is made: a failed write of this message only loses the
 	// message, but says so, as every command does.
