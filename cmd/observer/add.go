@@ -9,6 +9,7 @@ import (
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/hostname"
+	"github.com/fediverse-observer/observer/internal/cliflag"
 )
 
 // runAdd records manual discoveries. Every host is validated first: one
@@ -17,17 +18,17 @@ func runAdd(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet(e, "add", "[flags] HOST...")
 	var c common
 	c.register(fs)
-	if err := parse(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return usagef("want at least one HOST")
+		return cliflag.Usagef("want at least one HOST")
 	}
 	var hosts []string
 	for _, arg := range fs.Args() {
 		h, err := hostname.Normalize(arg)
 		if err != nil {
-			return usagef("invalid host %q: %v", arg, err)
+			return cliflag.Usagef("invalid host %q: %v", arg, err)
 		}
 		hosts = append(hosts, h)
 	}

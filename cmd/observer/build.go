@@ -15,6 +15,7 @@ import (
 	"github.com/fediverse-observer/observer/build"
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/internal/cliflag"
 	"github.com/fediverse-observer/observer/lockfile"
 )
 
@@ -25,11 +26,11 @@ func runBuild(ctx context.Context, e env, args []string) error {
 	c.register(fs)
 	out := fs.String("out", "public", "output `directory`, replaced as a whole by the new site (empty, new, or built by observer)")
 	full := fs.Bool("full", false, "derive from scratch over every snapshot instead of folding only the new ones")
-	if err := parseNoArgs(fs, args); err != nil {
+	if err := cliflag.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
-		return usagef("invalid -out: must not be empty")
+		return cliflag.Usagef("invalid -out: must not be empty")
 	}
 	cfg, log, err := c.setup(e)
 	if err != nil {
@@ -78,7 +79,7 @@ func checkOutDir(c common, out string) error {
 		return err
 	}
 	if err != nil {
-		return usagef("invalid -out: %v", err)
+		return cliflag.Usagef("invalid -out: %v", err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/hostname"
+	"github.com/fediverse-observer/observer/internal/cliflag"
 )
 
 // runCheck checks one host as a pass would and prints what the crawler saw,
@@ -20,15 +21,15 @@ func runCheck(ctx context.Context, e env, args []string) error {
 	n.register(fs)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	peers := fs.Bool("peers", true, "fetch the peers list too")
-	if err := parse(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("want exactly one HOST, got %d arguments", fs.NArg())
+		return cliflag.Usagef("want exactly one HOST, got %d arguments", fs.NArg())
 	}
 	host, err := hostname.Normalize(fs.Arg(0))
 	if err != nil {
-		return usagef("invalid host %q: %v", fs.Arg(0), err)
+		return cliflag.Usagef("invalid host %q: %v", fs.Arg(0), err)
 	}
 	cfg, log, err := c.setup(e)
 	if err != nil {

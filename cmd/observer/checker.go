@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/fediverse-observer/observer/crawl"
+	"github.com/fediverse-observer/observer/internal/cliflag"
 	"github.com/fediverse-observer/observer/sandbox"
 )
 
@@ -27,7 +28,7 @@ func runChecker(ctx context.Context, e env, args []string) error {
 	var n network
 	c.registerNoData(fs)
 	n.register(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+	if err := cliflag.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	cfg, log, err := c.setup(e)

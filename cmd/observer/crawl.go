@@ -16,6 +16,7 @@ import (
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/hostname"
+	"github.com/fediverse-observer/observer/internal/cliflag"
 	"github.com/fediverse-observer/observer/lockfile"
 	"github.com/fediverse-observer/observer/sandbox"
 )
@@ -88,23 +89,23 @@ func parseCrawlFlags(e env, args []string) (crawlFlags, error) {
 	fs.IntVar(&f.concurrency, "concurrency", 0, "checks at once, 1 to 10000 (default: crawl.concurrency from the config)")
 	fs.StringVar(&f.isolation, "isolation", defaultIsolation(), "where checks run: process (sandboxed checker processes) or none (in this process, for debugging)")
 	fs.IntVar(&f.flushChecks, "flush-checks", 10_000, "write buffered checks to disk after this many (they are also written every 30 s)")
-	if err := parseNoArgs(fs, args); err != nil {
+	if err := cliflag.ParseNoArgs(fs, args); err != nil {
 		return crawlFlags{}, err
 	}
-	f.given = givenFlags(fs)
+	f.given = cliflag.Given(fs)
 	switch {
 	case f.isolation != "process" && f.isolation != "none":
-		return crawlFlags{}, usagef("invalid -isolation %q: want process or none", f.isolation)
+		return crawlFlags{}, cliflag.Usagef("invalid -isolation %q: want process or none", f.isolation)
 	case f.flushChecks < 1:
-		return crawlFlags{}, usagef("invalid -flush-checks %d: must be at least 1", f.flushChecks)
+		return crawlFlags{}, cliflag.Usagef("invalid -flush-checks %d: must be at least 1", f.flushChecks)
 	case f.maxChecks < 0:
-		return crawlFlags{}, usagef("invalid -max-checks %d: must not be negative (0 = no limit)", f.maxChecks)
+		return crawlFlags{}, cliflag.Usagef("invalid -max-checks %d: must not be negative (0 = no limit)", f.maxChecks)
 	case f.given["duration"] && f.duration.d == 0:
 		// As crawl.duration: a pass without a budget would outlast the
 		// interval between passes.
-		return crawlFlags{}, usagef("invalid -duration 0: must be positive")
+		return crawlFlags{}, cliflag.Usagef("invalid -duration 0: must be positive")
 	case f.given["concurrency"] && (f.concurrency < 1 || f.concurrency > config.MaxConcurrency):
-		return crawlFlags{}, usagef("invalid -concurrency %d: must be between 1 and %d", f.concurrency, config.MaxConcurrency)
+		return crawlFlags{}, cliflag.Usagef("invalid -concurrency %d: must be between 1 and %d", f.concurrency, config.MaxConcurrency)
 	}
 	return f, nil
 }
@@ -261,7 +262,7 @@ func (r *crawlRun) readDueHosts(ctx context.Context) (*crawl.DueList, error) {
 	if err := r.store.CreateViews(ctx, duck.ViewParams{Now: r.now, State: r.cfg.State, Blocklist: r.blocked.Entries()}); err != nil {
 		return nil, err
 	}
-	if r.flags.common.now.set {
+	if r.flags.common.now.Given {
 		latest, ok, err := r.store.LatestCheck(ctx)
 		if err != nil {
 			return nil, err
@@ -328,7 +329,7 @@ func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *cr
 	// derivation and the checkers' start-up came between, and checked_at
 	// is when a check started. A --now is the pass's start as given.
 	passStart := r.now
-	if !r.flags.common.now.set {
+	if !r.flags.common.now.Given {
 		passStart = time.Time{}
 	}
 	pass := crawl.Pass{

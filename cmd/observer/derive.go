@@ -10,6 +10,7 @@ import (
 
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/internal/childproc"
+	"github.com/fediverse-observer/observer/internal/cliflag"
 )
 
 // deriveInChild folds new snapshots into the derived state in a child
@@ -55,7 +56,7 @@ func runDerive(ctx context.Context, e env, args []string) error {
 	var c common
 	c.register(fs)
 	errorFD := fs.Int("error-fd", 0, "file descriptor to report the error on, for the parent process")
-	if err := parseNoArgs(fs, args); err != nil {
+	if err := cliflag.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	err := derive(ctx, e, c)

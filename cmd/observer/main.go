@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/fediverse-observer/observer/internal/cliflag"
 )
 
 // Exit codes, documented in the README.
@@ -65,20 +67,6 @@ func main() {
 	os.Exit(code)
 }
 
-// usageError marks errors caused by how the command was called. reported
-// means the message and the usage were already printed (by parse).
-type usageError struct {
-	err      error
-	reported bool
-}
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{err: fmt.Errorf(format, args...)}
-}
-
 // cutShortError marks a crawl pass that ended before its due list did.
 type cutShortError struct{ reason string }
 
@@ -118,7 +106,7 @@ func run(ctx context.Context, e env, args []string) int {
 		}
 		err := c.run(ctx, e, args[1:])
 		var cut cutShortError
-		var usage usageError
+		var usage *cliflag.UsageError
 		switch {
 		case err == nil:
 			return exitOK
@@ -130,7 +118,7 @@ func run(ctx context.Context, e env, args []string) int {
 		case errors.As(err, new(reportedError)):
 			return exitFailure
 		case errors.As(err, &usage):
-			if !usage.reported {
+			if !usage.Reported {
 				fmt.Fprintf(e.stderr, "observer %s: %v\n", c.name, err)
 			}
 			return exitUsage
@@ -176,7 +164,7 @@ func commandNames() []string {
 
 func runVersion(_ context.Context, e env, args []string) error {
 	fs := newFlagSet(e, "version", "")
-	if err := parseNoArgs(fs, args); err != nil {
+	if err := cliflag.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if _, err := fmt.Fprintln(e.stdout, "observer", version()); err != nil {

@@ -5,21 +5,22 @@ import (
 	"fmt"
 
 	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/internal/cliflag"
 )
 
 // runNew creates things: `observer new site DIR`, as `hugo new site` does.
 func runNew(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet(e, "new", "site DIR")
-	if err := parse(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 || fs.Arg(0) != "site" {
-		return usagef("want: observer new site DIR")
+		return cliflag.Usagef("want: observer new site DIR")
 	}
 	if fs.Arg(1) == "" {
 		// os.ReadDir("") fails as if nothing were there, and the files
 		// would land in (and over) the current directory's site.
-		return usagef("invalid DIR: empty")
+		return cliflag.Usagef("invalid DIR: empty")
 	}
 	return newSite(e, fs.Arg(1))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fediverse-observer/observer/build"
 	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/internal/cliflag"
 	"github.com/fediverse-observer/observer/preview"
 )
 
@@ -21,17 +22,17 @@ func runServe(ctx context.Context, e env, args []string) error {
 	c.register(fs)
 	out := fs.String("out", "", "`directory` to build the preview into (default: a temporary directory removed on exit, so the preview's links never end up in public/)")
 	port := fs.Int("port", 0, "port to listen on at 127.0.0.1, 0 picks a free one (default: serve.port from the config)")
-	if err := parseNoArgs(fs, args); err != nil {
+	if err := cliflag.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *port < 0 || *port > 65535 {
-		return usagef("invalid -port %d: want 0 to 65535", *port)
+		return cliflag.Usagef("invalid -port %d: want 0 to 65535", *port)
 	}
 	cfg, log, err := c.setup(e)
 	if err != nil {
 		return err
 	}
-	if !givenFlags(fs)["port"] {
+	if !cliflag.Given(fs)["port"] {
 		*port = cfg.Serve.Port
 	}
 	// Changes are watched in the data directory: it must exist now.

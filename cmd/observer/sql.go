@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/internal/cliflag"
 )
 
 // runSQL answers one read-only query over the views (docs/data.md), or
@@ -24,18 +25,18 @@ func runSQL(ctx context.Context, e env, args []string) error {
 	format := fs.String("format", "table", "output format: "+strings.Join(duck.Formats, ", "))
 	full := fs.Bool("full", false, "derive from scratch over every snapshot instead of folding only the new ones")
 	views := fs.Bool("views", false, "print the CREATE VIEW statements (for the DuckDB CLI or any DuckDB client) instead of running a query")
-	if err := parse(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	if !slices.Contains(duck.Formats, *format) {
-		return usagef("invalid -format %q: want one of %s", *format, strings.Join(duck.Formats, ", "))
+		return cliflag.Usagef("invalid -format %q: want one of %s", *format, strings.Join(duck.Formats, ", "))
 	}
 	var query string
 	switch {
 	case fs.NArg() > 1:
-		return usagef("want one QUERY argument, got %d (quote the query)", fs.NArg())
+		return cliflag.Usagef("want one QUERY argument, got %d (quote the query)", fs.NArg())
 	case *views && fs.NArg() > 0:
-		return usagef("-views takes no QUERY")
+		return cliflag.Usagef("-views takes no QUERY")
 	case fs.NArg() == 1:
 		query = fs.Arg(0)
 	case !*views:
@@ -46,7 +47,7 @@ func runSQL(ctx context.Context, e env, args []string) error {
 		query = string(b)
 	}
 	if !*views && strings.TrimSpace(query) == "" {
-		return usagef("no query: give one as an argument or on stdin")
+		return cliflag.Usagef("no query: give one as an argument or on stdin")
 	}
 	// The answer is the output: the derivation's progress is not news.
 	c.quiet = true
@@ -70,7 +71,7 @@ func runSQL(ctx context.Context, e env, args []string) error {
 	}
 	if err := store.WriteQuery(ctx, e.stdout, query, *format); err != nil {
 		if errors.Is(err, duck.ErrEmptyQuery) {
-			return usagef("%v", err)
+			return cliflag.Usagef("%v", err)
 		}
 		return fmt.Errorf("query: %w", err)
 	}
