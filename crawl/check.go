@@ -556,17 +556,6 @@ func (k *check) peersRequest(ctx context.Context, r request, read func(io.Reader
 	return status, stop, err
 }
 
-// pageStatus is peersStatus for page (from 0) of a paged list: a first
-// page that is not offered means there is no list, but a later one that is
-// not means the list cannot be read whole, which is an error.
-func (k *check) pageStatus(path string, page, status int, stop *redirectStop, err error) (bool, error) {
-	ok, err := k.peersStatus(path, status, stop, err)
-	if err != nil || ok || page == 0 {
-		return ok, err
-	}
-	return false, fmt.Errorf("%s: page %d unavailable (HTTP %d)", path, page+1, status)
-}
-
 func (k *check) peersAllowed(path string) bool {
 	if k.f.robots.Allowed(path) {
 		return true
@@ -590,35 +579,87 @@ func (k *check) simplePeers(ctx context.Context, pl *PeerList, path string, read
 	return ok, status, err
 }
 
-func (k *check) misskeyPeers(ctx context.Context, pl *PeerList) (bool, int, error) {
-	const path = "/api/federation/instances"
-	if !k.peersAllowed(path) {
-		return false, 0, nil
-	}
-	// Redirects count against MaxPeerPages: a host that redirects every
-	// page five times must not multiply the requests a list costs.
-	for page := 0; k.peersRequests < k.c.opts.MaxPeerPages; page++ {
-		// Without "blocked": false, Misskey lists the instances its admin
-		// blocked too (federation/instances.ts filters only when blocked is
-		// a boolean); the parser also drops entries marked isBlocked, for
-		// forks that ignore the parameter.
-		body := []byte(`{"limit":` + strconv.Itoa(pageSize) + `,"offset":` + strconv.Itoa(page*pageSize) + `,"blocked":false}`)
-		var n int
-		status, stop, err := k.peersRequest(ctx, request{method: http.MethodPost, url: k.f.url(path), body: body, accept: "application/json"},
-			func(r io.Reader) error {
-				var err error
-				n, err = pl.ReadMisskeyPage(r)
-				return err
-			})
-		if ok, err := k.pageStatus(path, page, status, stop, err); !ok {
-			return false, status, err
+// pagedList is a peers list read a page at a time.
+type pagedList struct {
+	path string // the list's path, for messages
+	// page gives the path and query of page i (from 0), which robots.txt
+	// is asked about as each page is fetched ("Disallow: /*?" is common),
+	// and the body of its POST (nil: a GET).
+	page func(i int) (target string, body []byte)
+	// read reads one page into the peer list and says whether it was the
+	// last.
+	read func(r io.Reader) (last bool, err error)
+	name func(i int) string // "page 2", for messages
+}
+
+// pagedPeers reads a paged list until its last page, or until the check
+// has made MaxPeerPages requests for peers. Redirects count against that
+// cap: a host that redirects every page five times must not multiply the
+// requests a list costs. A first page that is disallowed or unavailable
+// means no list (false, no error); a later one, a list not read whole (an
+// error). Reaching the cap before the first page (another list of the
+// same host spent it) is no list either.
+func (k *check) pagedPeers(ctx context.Context, l pagedList) (bool, int, error) {
+	status := 0
+	for i := 0; ; i++ {
+		if k.peersRequests >= k.c.opts.MaxPeerPages {
+			if i == 0 {
+				return false, 0, nil
+			}
+			k.f.note("peers: stopped after %d requests", k.peersRequests)
+			return true, status, nil
 		}
-		if n < pageSize {
+		target, body := l.page(i)
+		if !k.peersAllowed(target) {
+			if i == 0 {
+				return false, 0, nil
+			}
+			return false, status, fmt.Errorf("%s: %s disallowed by robots.txt", l.path, l.name(i))
+		}
+		r := request{method: http.MethodGet, url: k.f.url(target), accept: "application/json"}
+		if body != nil {
+			r.method, r.body = http.MethodPost, body
+		}
+		var last bool
+		var stop *redirectStop
+		var err error
+		status, stop, err = k.peersRequest(ctx, r, func(r io.Reader) error {
+			var err error
+			last, err = l.read(r)
+			return err
+		})
+		ok, err := k.peersStatus(l.path, status, stop, err)
+		switch {
+		case err != nil:
+			return false, status, err
+		case !ok && i == 0:
+			return false, status, nil
+		case !ok:
+			return false, status, fmt.Errorf("%s: %s unavailable (HTTP %d)", l.path, l.name(i), status)
+		case last:
 			return true, status, nil
 		}
 	}
-	k.f.note("peers: stopped after %d requests", k.peersRequests)
-	return true, 200, nil
+}
+
+// pageNumber names page i as Misskey's and Lemmy's lists count them.
+func pageNumber(i int) string { return "page " + strconv.Itoa(i+1) }
+
+func (k *check) misskeyPeers(ctx context.Context, pl *PeerList) (bool, int, error) {
+	const path = "/api/federation/instances"
+	return k.pagedPeers(ctx, pagedList{path: path, name: pageNumber,
+		page: func(i int) (string, []byte) {
+			// Without "blocked": false, Misskey lists the instances its
+			// admin blocked too (federation/instances.ts filters only when
+			// blocked is a boolean); the parser also drops entries marked
+			// isBlocked, for forks that ignore the parameter.
+			return path, []byte(`{"limit":` + strconv.Itoa(pageSize) + `,"offset":` + strconv.Itoa(i*pageSize) + `,"blocked":false}`)
+		},
+		read: func(r io.Reader) (bool, error) {
+			n, err := pl.ReadMisskeyPage(r)
+			return n < pageSize, err
+		},
+	})
 }
 
 // lemmyAPIv4 reports whether a Lemmy version (NodeInfo's software.version,
@@ -636,44 +677,27 @@ func lemmyAPIv4(version string) bool {
 func (k *check) lemmyPeers(ctx context.Context, pl *PeerList) (bool, int, error) {
 	const path, limit = "/api/v4/federated_instances", 50
 	var cursor string
-	status := 0
-	for page := 0; ; page++ {
-		if k.peersRequests >= k.c.opts.MaxPeerPages {
-			k.f.note("peers: stopped after %d requests", k.peersRequests)
-			return true, status, nil
-		}
-		q := path + "?kind=linked&limit=" + strconv.Itoa(limit)
-		if cursor != "" {
-			q += "&page_cursor=" + url.QueryEscape(cursor)
-		}
-		if !k.peersAllowed(q) {
-			if page == 0 {
-				return false, 0, nil
+	return k.pagedPeers(ctx, pagedList{path: path, name: pageNumber,
+		page: func(int) (string, []byte) {
+			q := path + "?kind=linked&limit=" + strconv.Itoa(limit)
+			if cursor != "" {
+				q += "&page_cursor=" + url.QueryEscape(cursor)
 			}
-			return false, status, fmt.Errorf("%s: page %d disallowed by robots.txt", path, page+1)
-		}
-		var n int
-		var next string
-		var stop *redirectStop
-		var err error
-		status, stop, err = k.peersRequest(ctx, request{method: http.MethodGet, url: k.f.url(q), accept: "application/json"},
-			func(r io.Reader) error {
-				var err error
-				n, next, err = pl.ReadLemmyPage(r)
-				return err
-			})
-		if ok, err := k.pageStatus(path, page, status, stop, err); !ok {
-			return false, status, err
-		}
-		// A page shorter than asked is the last (Lemmy then sends no
-		// next_page); a cursor that does not move would loop.
-		if n < limit || next == "" || next == cursor {
-			return true, status, nil
-		}
-		cursor = next
-	}
+			return q, nil
+		},
+		read: func(r io.Reader) (bool, error) {
+			n, next, err := pl.ReadLemmyPage(r)
+			// A page shorter than asked is the last (Lemmy then sends no
+			// next_page); a cursor that does not move would loop.
+			last := n < limit || next == "" || next == cursor
+			cursor = next
+			return last, err
+		},
+	})
 }
 
+// peerTubePeers reads PeerTube's followers and then its following, each a
+// paged list; either may be hidden.
 func (k *check) peerTubePeers(ctx context.Context, pl *PeerList) (bool, int, error) {
 	got := false
 	status := 0
@@ -681,48 +705,29 @@ func (k *check) peerTubePeers(ctx context.Context, pl *PeerList) (bool, int, err
 		{"/api/v1/server/followers", "follower"},
 		{"/api/v1/server/following", "following"},
 	} {
-		for start := 0; k.peersRequests < k.c.opts.MaxPeerPages; start += pageSize {
-			// robots.txt is asked about each page as it is fetched, query
-			// included ("Disallow: /*?" is common). A page that may not be
-			// fetched is treated as one that is unavailable.
-			// Without state=accepted PeerTube lists pending and rejected
-			// follows too (server/core/controllers/api/server/follows.ts);
-			// a rejected follow is no federation.
-			q := fmt.Sprintf("%s?start=%d&count=%d&state=accepted", side.path, start, pageSize)
-			if !k.peersAllowed(q) {
-				if start == 0 {
-					break
-				}
-				return false, status, fmt.Errorf("%s: page at %d disallowed by robots.txt", side.path, start)
-			}
-			var n int
-			var total int64
-			var stop *redirectStop
-			var err error
-			status, stop, err = k.peersRequest(ctx, request{method: http.MethodGet, url: k.f.url(q), accept: "application/json"},
-				func(r io.Reader) error {
-					var err error
-					n, total, err = pl.ReadPeerTubePage(r, side.field)
-					return err
-				})
-			ok, err := k.peersStatus(side.path, status, stop, err)
-			if err != nil {
-				return false, status, err
-			}
-			if !ok {
-				if start == 0 {
-					break
-				}
-				return false, status, fmt.Errorf("%s: page at %d unavailable (HTTP %d)", side.path, start, status)
-			}
-			got = true
-			if n < pageSize || int64(start+n) >= total {
-				break
-			}
+		var start int
+		ok, st, err := k.pagedPeers(ctx, pagedList{path: side.path,
+			name: func(i int) string { return "page at " + strconv.Itoa(i*pageSize) },
+			page: func(i int) (string, []byte) {
+				start = i * pageSize
+				// Without state=accepted PeerTube lists pending and
+				// rejected follows too
+				// (server/core/controllers/api/server/follows.ts); a
+				// rejected follow is no federation.
+				return fmt.Sprintf("%s?start=%d&count=%d&state=accepted", side.path, start, pageSize), nil
+			},
+			read: func(r io.Reader) (bool, error) {
+				n, total, err := pl.ReadPeerTubePage(r, side.field)
+				return n < pageSize || int64(start+n) >= total, err
+			},
+		})
+		if err != nil {
+			return false, st, err
 		}
-	}
-	if k.peersRequests >= k.c.opts.MaxPeerPages {
-		k.f.note("peers: stopped after %d requests", k.peersRequests)
+		got = got || ok
+		if st != 0 {
+			status = st
+		}
 	}
 	return got, status, nil
 }
