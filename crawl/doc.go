@@ -96,7 +96,7 @@
 //		Concurrency: cfg.Crawl.Concurrency, MaxChecks: maxChecks,
 //		Duration: cfg.Crawl.Duration.D(), Now: now, PassID: id,
 //		Peers:         due.Peers, // what each host's last peers fetch was served with
-//		Resolve:       c.Resolve, // nil when a --connect-to rule sends every host to one address
+//		Resolve:       c.Resolve, // a host's address is where ConnectTo or DNS sends it
 //		AddressBudget: cfg.Crawl.AddressBudget}
 //	summary, err := pass.Run(ctx, due.Hosts)
 //

@@ -10,7 +10,9 @@
 //
 //	--connect-to '*:443:127.0.0.1:PORT' --allow-addr 127.0.0.0/8 --ca-cert ca.pem
 //
-// so that every host name resolves to the simulator.
+// so that every host name resolves to the simulator; with a --connect-to
+// rule per host first (ConnectToEach), each host is at an address of its
+// own, as on the Internet (see MaxAddresses).
 package fedisim
 
 import (
@@ -166,8 +168,14 @@ type Sim struct {
 	// gzipMembersSent counts the bytes hostile-gzip-members.social wrote.
 	gzipMembersSent atomic.Int64
 
-	ln  net.Listener
-	srv *http.Server
+	// others numbers the hosts served beside the generated instances, for
+	// their addresses (see AddrOf).
+	others    map[string]int
+	addresses int // how many addresses the hosts are at (MaxAddresses at most)
+
+	ln   net.Listener
+	each []net.Listener // on the hosts' addresses (see AddrOf)
+	srv  *http.Server
 }
 
 // New builds a simulator; it generates the CA but does not listen yet.
@@ -197,18 +205,21 @@ func New(cfg Config) (*Sim, error) {
 	if s.captured, err = capturedHosts(cfg.Captured); err != nil {
 		return nil, err
 	}
+	s.others = s.otherHosts()
+	s.addresses = max(1, min(cfg.Instances+len(s.others), MaxAddresses))
 	return s, nil
 }
 
-// Start listens on addr (a loopback address such as "127.0.0.1:0") and
-// serves TLS in the background until Close.
+// Start listens on addr (a loopback address such as "127.0.0.1:0"), and on
+// the hosts' addresses at the same port (see AddrOf), and serves TLS in the
+// background until Close.
 func (s *Sim) Start(addr string) error {
 	if err := CheckLoopback(addr); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, each, err := s.listenAll(addr)
 	if err != nil {
-		return fmt.Errorf("fedisim: listen %s: %w", addr, err)
+		return err
 	}
 	if s.hostile != nil {
 		// Built before serving, not on the first request: the build is
@@ -217,10 +228,13 @@ func (s *Sim) Start(addr string) error {
 		// deadline is not what that host tests.
 		if _, err := s.gzipBomb(); err != nil {
 			ln.Close()
+			for _, l := range each {
+				l.Close()
+			}
 			return err
 		}
 	}
-	s.ln = ln
+	s.ln, s.each = ln, each
 	s.srv = &http.Server{
 		Handler: s,
 		TLSConfig: &tls.Config{
@@ -236,11 +250,13 @@ func (s *Sim) Start(addr string) error {
 		// Refused handshakes are the simulation working, not news.
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
-	go func() {
-		if err := s.srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.cfg.Logger.Error("fedisim serve", "err", err)
-		}
-	}()
+	for _, l := range append([]net.Listener{ln}, each...) {
+		go func() {
+			if err := s.srv.ServeTLS(l, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.cfg.Logger.Error("fedisim serve", "err", err)
+			}
+		}()
+	}
 	return nil
 }
 

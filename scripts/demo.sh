@@ -10,7 +10,7 @@
 #
 #   demo/observer.toml   the demo's config (seed list = the simulator's)
 #   demo/content/        a copy of the site's content pages
-#   demo/sim/            the simulator's CA, seed list, address and log
+#   demo/sim/            the simulator's CA, seed list, --connect-to rules, addresses and log
 #   demo/data/           the crawled snapshots (checks, discoveries, passes)
 #   demo/logs/           one log per crawl pass
 #   demo/public/         the built site (not public/, so that `make deploy`
@@ -97,6 +97,7 @@ say "starting the simulated Fediverse: $DEMO_INSTANCES instances and the hostile
 "$fedisim" --seed "$DEMO_SEED" --instances "$DEMO_INSTANCES" --hostile \
   --listen 127.0.0.1:0 --control 127.0.0.1:0 --day0 "$day0" --day 0 \
   --ca-out "$dir/sim/ca.pem" --seeds-out "$dir/sim/seeds.txt" --seeds 10 \
+  --connect-to-out "$dir/sim/connect-to.txt" \
   --log-level warn >"$dir/sim/fedisim.out" 2>"$dir/sim/fedisim.log" &
 sim_pid=$!
 
@@ -152,8 +153,13 @@ EOF
 # seconds per pass, which 28 short passes multiply past the demo's three
 # minutes, and the simulator's hostile hosts are ours. DEMO_ISOLATION=process
 # runs the demo as production does.
-crawl_flags=(--config observer.toml --data data --connect-to "$connect_to"
+# Each host goes to a loopback address of its own, as on the Internet, so
+# the crawl is polite per address as it is there.
+crawl_flags=(--config observer.toml --data data
   --allow-addr 127.0.0.0/8 --ca-cert sim/ca.pem --quiet --isolation "$DEMO_ISOLATION")
+while read -r rule; do
+  crawl_flags+=(--connect-to "$rule")
+done <"$dir/sim/connect-to.txt"
 
 # The passes: each sets the simulator's clock and the crawl's --now to the
 # same moment, day0 + day + hour.

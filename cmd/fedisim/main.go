@@ -1,8 +1,10 @@
 // Command fedisim runs the simulated Fediverse of package fedisim on
 // loopback, for the offline demo and benchmarks: it writes the CA and a seed
-// list, prints the crawler's --connect-to value, and serves until SIGINT or
-// SIGTERM. A plain-HTTP control endpoint lets scripts change the simulated
-// day between crawl passes.
+// list and the crawler's --connect-to rules (one per host, each to a
+// loopback address of its own, so that a crawl is polite per address as on
+// the Internet), prints the catch-all --connect-to value, and serves until
+// SIGINT or SIGTERM. A plain-HTTP control endpoint lets scripts change the
+// simulated day between crawl passes.
 //
 // It is a separate binary, not an observer subcommand, so that the crawler
 // never links the simulator.
@@ -43,6 +45,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	listen := fs.String("listen", "127.0.0.1:8443", "TLS listen address (loopback only)")
 	caOut := fs.String("ca-out", "", "write the CA certificate (PEM) to this file")
 	seedsOut := fs.String("seeds-out", "", "write a seed list (one host per line) to this file")
+	connectToOut := fs.String("connect-to-out", "", "write the crawler's --connect-to rules, one a line, to this file: each host to its own address of the simulator's, every other name to --listen")
 	seeds := fs.Int("seeds", 10, "number of hosts in the seed list")
 	day := fs.Int("day", 0, "initial simulated day")
 	day0 := fs.String("day0", "2026-01-01", "date of day 0 (YYYY-MM-DD), for the control endpoint's /now")
@@ -94,6 +97,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		list := strings.Join(sim.Seeds(*seeds), "\n") + "\n"
 		if err := os.WriteFile(*seedsOut, []byte(list), 0o644); err != nil {
 			return fmt.Errorf("write seeds: %w", err)
+		}
+	}
+
+	if *connectToOut != "" {
+		rules := strings.Join(sim.ConnectToEach(), "\n") + "\n"
+		if err := os.WriteFile(*connectToOut, []byte(rules), 0o644); err != nil {
+			return fmt.Errorf("write --connect-to rules: %w", err)
 		}
 	}
 

@@ -89,8 +89,9 @@ func TestControl(t *testing.T) {
 
 func TestRunWritesFilesAndStopsOnSignal(t *testing.T) {
 	dir := t.TempDir()
-	ca, seeds := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "seeds.txt")
-	banner, done := startRun("--listen", "127.0.0.1:0", "--instances", "500", "--ca-out", ca, "--seeds-out", seeds, "--seeds", "4", "--control", "127.0.0.1:0", "--hostile")
+	ca, seeds, rules := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "seeds.txt"), filepath.Join(dir, "connect-to.txt")
+	banner, done := startRun("--listen", "127.0.0.1:0", "--instances", "500", "--ca-out", ca, "--seeds-out", seeds, "--seeds", "4", "--control", "127.0.0.1:0", "--hostile",
+		"--connect-to-out", rules)
 	connectTo, flags := banner["connect-to"], banner["crawler flags"]
 	if !strings.HasPrefix(connectTo, "*:443:127.0.0.1:") {
 		t.Fatalf("connect-to %q", connectTo)
@@ -103,6 +104,25 @@ func TestRunWritesFilesAndStopsOnSignal(t *testing.T) {
 	}
 	if b, err := os.ReadFile(seeds); err != nil || len(strings.Fields(string(b))) != 4 {
 		t.Fatalf("seeds file %q: %v", b, err)
+	}
+	// One rule per host, at the simulator's port on one of its addresses,
+	// then the catch-all it prints.
+	b, err := os.ReadFile(rules)
+	lines := strings.Fields(string(b))
+	if err != nil || len(lines) < 501 || lines[len(lines)-1] != connectTo {
+		t.Fatalf("--connect-to-out: %d rules, last %q, %v; want one per instance, then %q", len(lines), lines[len(lines)-1:], err, connectTo)
+	}
+	port := connectTo[strings.LastIndex(connectTo, ":"):]
+	addrs := map[string]bool{}
+	for _, rule := range lines[:len(lines)-1] {
+		f := strings.Split(rule, ":")
+		if len(f) != 4 || f[0] == "*" || f[1] != "443" || !strings.HasPrefix(f[2], "127.0.") || strings.HasPrefix(f[2], "127.0.0.") || ":"+f[3] != port {
+			t.Fatalf("rule %q: want HOST:443:127.0.K.J%s, K > 0", rule, port)
+		}
+		addrs[f[2]] = true
+	}
+	if len(addrs) < 500 {
+		t.Errorf("the hosts are at %d addresses, want one for each instance at least", len(addrs))
 	}
 	interrupt(t, done)
 }

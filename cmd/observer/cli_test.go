@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/fediverse-observer/observer/crawl"
 )
 
 // The command line's contract: every command reads its config, a bad flag
@@ -351,28 +348,6 @@ func TestUnwritableOutputFails(t *testing.T) {
 		code := run(context.Background(), env{stdin: strings.NewReader(""), stdout: fullWriter{}, stderr: &errb}, args)
 		if code != exitFailure || !strings.Contains(errb.String(), "no space left on device") {
 			t.Errorf("%q: exit %d, stderr %q; want a failure naming the write error", args, code, errb.String())
-		}
-	}
-}
-
-// Per-address politeness is off only when a --connect-to rule sends every
-// host to one address: a wildcard rule for a port checks never use, or one
-// that keeps each host's address, used to turn it off too.
-func TestPerAddressPolitenessOffOnlyForOneAddress(t *testing.T) {
-	for rule, off := range map[string]bool{
-		"*:443:127.0.0.1:8443":        true,
-		"::127.0.0.1:8443":            true,
-		"*:8443:127.0.0.1:8443":       false,
-		"*:443::8443":                 false,
-		"a.social:443:127.0.0.1:8443": false,
-	} {
-		ct, err := crawl.ParseConnectTo(rule)
-		if err != nil {
-			t.Fatalf("%s: %v", rule, err)
-		}
-		resolve := perAddress(crawl.Options{ConnectTo: []crawl.ConnectTo{ct}}, nil, slog.New(slog.DiscardHandler))
-		if (resolve == nil) != off {
-			t.Errorf("--connect-to %s: per-address politeness off = %v, want %v", rule, resolve == nil, off)
 		}
 	}
 }

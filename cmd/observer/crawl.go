@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -342,7 +341,7 @@ func (r *crawlRun) runPass(ctx context.Context, checker crawl.Checker, known *cr
 		Now:           passStart,
 		PassID:        r.passID,
 		Peers:         due.Peers,
-		Resolve:       perAddress(r.opts, r.crawler, r.log),
+		Resolve:       r.crawler.Resolve,
 		AddressBudget: r.cfg.Crawl.AddressBudget,
 		MaxNewPerList: r.cfg.Crawl.MaxNewPerList,
 		MaxNewPerPass: r.cfg.Crawl.MaxNewPerPass,
@@ -404,23 +403,4 @@ func addSeeds(ctx context.Context, hosts []string, add func(string) (bool, error
 		}
 	}
 	return len(ds), w.Discover(ctx, ds...)
-}
-
-// perAddress is the pass's resolver for per-address politeness, or nil to
-// turn it off. A --connect-to rule for every host (HOST *) sends every host
-// to one address, as the simulated fediverse and staging setups do: limiting
-// that one address would make the whole pass one check at a time, so the
-// limit is off then, and the log says so.
-func perAddress(opts crawl.Options, crawler *crawl.Crawler, log *slog.Logger) func(context.Context, string) (netip.AddrPort, error) {
-	for _, ct := range opts.ConnectTo {
-		// Only a rule for any host, on the port checks use (443, or any),
-		// to another address sends every host to one address; one for
-		// another port never matches, and one that keeps the address
-		// leaves each host on its own.
-		if ct.Host == "" && (ct.Port == 0 || ct.Port == 443) && ct.Addr != "" {
-			log.Info("per-address politeness is off: a --connect-to rule sends every host to one address")
-			return nil
-		}
-	}
-	return crawler.Resolve
 }

@@ -62,9 +62,8 @@ func BenchmarkFirstPass(b *testing.B) {
 			found     *int
 		}{{"process", &proc, &procFound}, {"none", &none, &noneFound}} {
 			data := filepath.Join(dir, fmt.Sprintf("%s-%d", run.isolation, i), "data")
-			cmd := exec.Command(os.Args[0], "crawl", "--quiet", "--config", filepath.Join(dir, "observer.toml"), "--data", data,
-				"--now", "2026-01-01T00:00:00Z", "--isolation", run.isolation,
-				"--connect-to", sim.ConnectTo(), "--allow-addr", "127.0.0.0/8", "--ca-cert", ca)
+			cmd := exec.Command(os.Args[0], append([]string{"crawl", "--quiet", "--config", filepath.Join(dir, "observer.toml"), "--data", data,
+				"--now", "2026-01-01T00:00:00Z", "--isolation", run.isolation}, simFlags(sim, ca)...)...)
 			cmd.Env = append(os.Environ(), "OBSERVER_TEST_MAIN=1")
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -62,7 +64,12 @@ func TestFloodOfNewNamesIsCapped(t *testing.T) {
 				err := cmd.Wait()
 				close(stop)
 				wg.Wait()
-				if err != nil {
+				// The flood's names all answer at one address, the
+				// simulator's catch-all (as names pointed at one victim
+				// would): per-address politeness leaves most of them for
+				// later passes (exit 3).
+				var exit *exec.ExitError
+				if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == exitCutShort) {
 					t.Fatalf("pass %d: %v\n%s", k, err, tail(out.String(), 4000))
 				}
 				t.Logf("pass %d: peak summed PSS %d MiB, %d processes at most", k, m.pssPeak>>20, m.procsPeak)
@@ -72,9 +79,10 @@ func TestFloodOfNewNamesIsCapped(t *testing.T) {
 				ids := s.query(t, "SELECT pass_id FROM passes ORDER BY started_at DESC LIMIT 1")
 				passIDs = append(passIDs, ids[0])
 			}
-			// Every pass finished its due list, recorded no more new hosts
-			// than its cap, and dropped the rest of the flood, counted.
-			rows := s.query(t, "SELECT discovered, over_list_cap, over_pass_cap, coalesce(cut_short, '') FROM passes ORDER BY started_at")
+			// Every pass finished its due list but for hosts at a busy
+			// address, recorded no more new hosts than its cap, and
+			// dropped the rest of the flood, counted.
+			rows := s.query(t, "SELECT discovered, over_list_cap, over_pass_cap, replace(coalesce(cut_short, '-'), ' ', '_') FROM passes ORDER BY started_at")
 			if len(rows) != passes {
 				t.Fatalf("passes: %q", rows)
 			}
@@ -82,8 +90,9 @@ func TestFloodOfNewNamesIsCapped(t *testing.T) {
 				f := strings.Fields(row)
 				discovered, _ := strconv.Atoi(f[0])
 				overList, _ := strconv.Atoi(f[1])
-				if len(f) != 3 || discovered > perPass || overList < flooders*(200_000-perList) {
-					t.Errorf("pass %d: discovered, over list cap, over pass cap, cut short = %q; want at most %d discovered, the flood's rest dropped, not cut short", k, row, perPass)
+				if len(f) != 4 || discovered > perPass || overList < flooders*(200_000-perList) ||
+					f[3] != "-" && !strings.HasSuffix(f[3], "(address_busy_and_every_place_to_wait_for_it_taken)") {
+					t.Errorf("pass %d: discovered, over list cap, over pass cap, cut short = %q; want at most %d discovered, the flood's rest dropped, cut short by busy addresses only", k, row, perPass)
 				}
 			}
 			if got := s.query(t, "SELECT max(new_peers_count) FROM checks")[0]; got != strconv.Itoa(perList) {

@@ -176,13 +176,16 @@ func testHostileServers(t *testing.T, isolation string, private map[string]strin
 	if code, _, errs := runObserver(t, append([]string{"add", "--data", data, "--now", "2026-01-01T00:00:00Z"}, hosts...)...); code != exitOK {
 		t.Fatalf("add: %s", errs)
 	}
-	// Only the simulator's own address is allowed; the private names resolve
-	// to addresses that must stay untouched.
+	// Only the simulator's own addresses are allowed; the private names
+	// resolve to addresses that must stay untouched.
 	var net []string
 	for name, addr := range private {
 		net = append(net, "--connect-to", name+":443:"+addr+":443")
 	}
-	net = append(net, "--connect-to", s.sim.ConnectTo(), "--allow-addr", "127.0.0.1/32", "--ca-cert", filepath.Join(s.dir, "ca.pem"))
+	for _, rule := range s.sim.ConnectToEach() {
+		net = append(net, "--connect-to", rule)
+	}
+	net = append(net, "--allow-addr", "127.0.0.1/32", "--allow-addr", "127.0.1.0/24", "--ca-cert", filepath.Join(s.dir, "ca.pem"))
 	stop := make(chan struct{})
 	peak := peakHeap(stop)
 	code, out, errs := runObserver(t, append([]string{"crawl", "--quiet", "--config", s.config, "--data", data,

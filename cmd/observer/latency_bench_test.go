@@ -152,12 +152,12 @@ func runLatencyWorld(b *testing.B, n, days int, every time.Duration) latencyFigu
 	if err := os.WriteFile(filepath.Join(site, "data", "seeds.txt"), []byte(seeds), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	config := "[site]\nbase_url = \"https://observer.example/\"\n[crawl]\nseeds = \"data/seeds.txt\"\nconcurrency = 32\nduration = \"1h\"\n" +
+	config := "[site]\nbase_url = \"https://observer.example/\"\n[crawl]\nseeds = \"data/seeds.txt\"\nconcurrency = 32\nduration = \"1h\"\naddress_budget = 0\n" +
 		os.Getenv("OBSERVER_LATENCY_CONFIG") + "\n"
 	if err := os.WriteFile(filepath.Join(site, "observer.toml"), []byte(config), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	net := []string{"--connect-to", sim.ConnectTo(), "--allow-addr", "127.0.0.0/8", "--ca-cert", ca}
+	net := simFlags(sim, ca)
 	conf := filepath.Join(site, "observer.toml")
 	data := filepath.Join(site, "data")
 

@@ -56,8 +56,19 @@ func newSimSite(t *testing.T, cfg fedisim.Config) *simSite {
 	// within a pass and the peers lists' earned rate have tests of their
 	// own (spread_test.go, crawl and duck).
 	os.WriteFile(config, []byte("[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 8\ndiscovered_checks = 0\npeers_min_interval = \"7d\"\n"), 0o644)
-	return &simSite{sim: sim, dir: dir, config: config,
-		net: []string{"--connect-to", sim.ConnectTo(), "--allow-addr", "127.0.0.0/8", "--ca-cert", ca}}
+	return &simSite{sim: sim, dir: dir, config: config, net: simFlags(sim, ca)}
+}
+
+// simFlags are the crawler flags that reach sim, each host at its own
+// address among the simulator's (fedisim.Sim.ConnectToEach), so that
+// per-address politeness meets a world of shared addresses, not one
+// address for every host.
+func simFlags(sim *fedisim.Sim, ca string) []string {
+	var flags []string
+	for _, rule := range sim.ConnectToEach() {
+		flags = append(flags, "--connect-to", rule)
+	}
+	return append(flags, "--allow-addr", "127.0.0.0/8", "--ca-cert", ca)
 }
 
 // runObserver runs one command in-process and returns its exit code and output.

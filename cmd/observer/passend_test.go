@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,12 +20,8 @@ import (
 // as a complete pass (exit 0), the operator and systemd would take the
 // abandoned checks for done.
 func TestCrawlInterruptedDuringChecksIsCutShort(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	// A tarpit: it accepts and never answers, so every check hangs.
+	// A tarpit for each host, at an address of its own so that both are
+	// checked at once: it accepts and never answers, so every check hangs.
 	accepted := make(chan struct{}, 16)
 	var mu sync.Mutex
 	var held []net.Conn
@@ -35,21 +32,30 @@ func TestCrawlInterruptedDuringChecksIsCutShort(t *testing.T) {
 			c.Close()
 		}
 	}()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-			select {
-			case accepted <- struct{}{}:
-			default:
-			}
+	var rules []string
+	for i, host := range []string{"a.social", "b.social"} {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.1.%d:0", i+1))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
+		defer ln.Close()
+		rules = append(rules, "--connect-to", host+":443:"+ln.Addr().String())
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				held = append(held, c)
+				mu.Unlock()
+				select {
+				case accepted <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
 	data := filepath.Join(t.TempDir(), "data")
 	os.MkdirAll(data, 0o755)
 	if code, _, errs := runObserver(t, "add", "--data", data, "a.social", "b.social"); code != exitOK {
@@ -73,9 +79,8 @@ func TestCrawlInterruptedDuringChecksIsCutShort(t *testing.T) {
 		cancel()
 	}()
 	var out, errb bytes.Buffer
-	code := run(ctx, env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, []string{"crawl", "--quiet", "--data", data,
-		"--isolation", "none", "--config", cfg,
-		"--connect-to", "*:443:" + ln.Addr().String(), "--allow-addr", "127.0.0.0/8"})
+	code := run(ctx, env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, append([]string{"crawl", "--quiet", "--data", data,
+		"--isolation", "none", "--config", cfg, "--allow-addr", "127.0.0.0/8"}, rules...))
 	if code != exitCutShort || !strings.Contains(errb.String(), "interrupted") {
 		t.Fatalf("crawl interrupted during its checks: exit %d, stderr %q; want exit %d, interrupted", code, errb.String(), exitCutShort)
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -180,5 +181,86 @@ func TestLemmy1PeersAreRead(t *testing.T) {
 		if slices.Contains(got, b) {
 			t.Errorf("the blocked %s was discovered", b)
 		}
+	}
+}
+
+// Per-address politeness holds under --connect-to: the address a rule sends
+// a host to is its address. A catch-all rule gathers every host on one
+// address, as DNS pointing every name at one machine would, so the
+// address's budget stops the pass's checks there, as it does when rules for
+// each host send them all to one address; rules sending each host to its
+// own address count each address apart.
+func TestPolitenessPerAddressUnderConnectTo(t *testing.T) {
+	for _, isolation := range []string{"process", "none"} {
+		t.Run(isolation, func(t *testing.T) {
+			s := newSimSite(t, fedisim.Config{Instances: 100})
+			var hosts []string
+			for h := range s.sim.Hosts(0) {
+				if s.sim.StateOn(h, 0).State == fedisim.StateAlive && len(hosts) < 40 {
+					hosts = append(hosts, h)
+				}
+			}
+			// A few checks' requests per address and pass; every check
+			// makes at least one request, so no more than 12 checks
+			// are made at one address.
+			os.WriteFile(s.config, []byte("[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 8\ndiscovered_checks = 0\naddress_budget = 12\n"), 0o644)
+			os.WriteFile(filepath.Join(s.dir, "seeds.txt"), nil, 0o644)
+			ca := filepath.Join(s.dir, "ca.pem")
+			pass := func(name string, rules []string) (checked []string, addresses, skipped int) {
+				t.Helper()
+				store := &simSite{dir: filepath.Join(s.dir, name)}
+				data := filepath.Join(store.dir, "data")
+				os.MkdirAll(data, 0o755)
+				if code, _, errs := runObserver(t, append([]string{"add", "--data", data, "--now", "2026-01-01T00:00:00Z"}, hosts...)...); code != exitOK {
+					t.Fatalf("add: %s", errs)
+				}
+				args := []string{"crawl", "--quiet", "--config", s.config, "--data", data, "--now", "2026-01-01T01:00:00Z",
+					"--isolation", isolation, "--allow-addr", "127.0.0.0/8", "--ca-cert", ca}
+				for _, r := range rules {
+					args = append(args, "--connect-to", r)
+				}
+				// Hosts waiting for a busy address may be left for a
+				// later pass (exit 3).
+				if code, out, errs := runObserver(t, args...); code != exitOK && code != exitCutShort {
+					t.Fatalf("%s: exit %d\n%s\n%s", name, code, out, errs)
+				}
+				q := func(sql string) []string { t.Helper(); return store.query(t, sql) }
+				checked = q("SELECT host FROM checks ORDER BY host")
+				f := strings.Fields(q("SELECT addresses, skipped_address_budget FROM passes")[0])
+				addresses, _ = strconv.Atoi(f[0])
+				skipped, _ = strconv.Atoi(f[1])
+				return checked, addresses, skipped
+			}
+
+			// A rule for each host, all to one address (a hosting
+			// provider's), is the catch-all's case.
+			var oneAddress []string
+			for _, h := range hosts {
+				oneAddress = append(oneAddress, h+":443:"+s.sim.AddrOf(hosts[0]))
+			}
+			for name, rules := range map[string][]string{"catch-all": {s.sim.ConnectTo()}, "one-address": oneAddress} {
+				checked, addresses, skipped := pass(name, rules)
+				if addresses != 1 || skipped == 0 || len(checked) > 12 {
+					t.Errorf("%s: %d checks at %d addresses, %d skipped for the budget; want a few checks at 1 address, then the budget used up",
+						name, len(checked), addresses, skipped)
+				}
+			}
+
+			checked, addresses, skipped := pass("each", s.sim.ConnectToEach())
+			at := map[string]int{}
+			for _, h := range checked {
+				at[s.sim.AddrOf(h)]++
+			}
+			if addresses != len(at) || addresses < 20 || len(checked) < len(hosts)/2 {
+				t.Errorf("a rule per host: %d checks at %d addresses (%d by the rules), %d skipped; want most of the %d hosts checked, counted at their own addresses",
+					len(checked), addresses, len(at), skipped, len(hosts))
+			}
+			// The budget still holds at each address.
+			for a, n := range at {
+				if n > 12 {
+					t.Errorf("%d checks at %s, past its budget", n, a)
+				}
+			}
+		})
 	}
 }

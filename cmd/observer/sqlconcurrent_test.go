@@ -20,24 +20,23 @@ import (
 // gate is a TCP proxy to the simulated fediverse that lets the first open
 // connections through and holds every later one until release is closed,
 // so a test can stop a crawl in the middle of its pass for as long as it
-// needs, without timing.
+// needs, without timing. It stands in front of each of the simulator's
+// addresses on the same address (via), so that hosts keep the addresses
+// they share and per-address politeness sees the world it would without it.
 type gate struct {
-	ln      net.Listener
-	target  string
+	t       *testing.T
 	open    int64
 	count   atomic.Int64
 	held    chan struct{} // closed when the first connection is held
 	release chan struct{}
 	once    sync.Once
+	mu      sync.Mutex
+	fronts  map[string]string // target "ADDR:PORT" -> the gate's listener before it
 }
 
-func newGate(t *testing.T, target string, open int64) *gate {
+func newGate(t *testing.T, open int64) *gate {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &gate{ln: ln, target: target, open: open, held: make(chan struct{}), release: make(chan struct{})}
+	g := &gate{t: t, open: open, held: make(chan struct{}), release: make(chan struct{}), fronts: map[string]string{}}
 	t.Cleanup(func() {
 		g.once.Do(func() { close(g.held) })
 		select {
@@ -45,27 +44,59 @@ func newGate(t *testing.T, target string, open int64) *gate {
 		default:
 			close(g.release)
 		}
-		ln.Close()
 	})
+	return g
+}
+
+// via is the address, on target's own IP, of the gate's listener that
+// forwards to target.
+func (g *gate) via(target string) string {
+	g.t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if a, ok := g.fronts[target]; ok {
+		return a
+	}
+	ip, _, err := net.SplitHostPort(target)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			go g.serve(c)
+			go g.serve(c, target)
 		}
 	}()
-	return g
+	g.fronts[target] = ln.Addr().String()
+	return g.fronts[target]
 }
 
-func (g *gate) serve(c net.Conn) {
+// rule is the --connect-to rule that sends what rule sends to its address
+// through the gate instead.
+func (g *gate) rule(rule string) string {
+	g.t.Helper()
+	parts := strings.SplitN(rule, ":", 3)
+	if len(parts) != 3 {
+		g.t.Fatalf("--connect-to %q: not HOST:PORT:ADDR:PORT", rule)
+	}
+	return parts[0] + ":" + parts[1] + ":" + g.via(parts[2])
+}
+
+func (g *gate) serve(c net.Conn, target string) {
 	defer c.Close()
 	if g.count.Add(1) > g.open {
 		g.once.Do(func() { close(g.held) })
 		<-g.release
 	}
-	up, err := net.Dial("tcp", g.target)
+	up, err := net.Dial("tcp", target)
 	if err != nil {
 		return
 	}
@@ -73,8 +104,6 @@ func (g *gate) serve(c net.Conn) {
 	go func() { io.Copy(up, c); up.(*net.TCPConn).CloseWrite() }()
 	io.Copy(c, up)
 }
-
-func (g *gate) port() int { return g.ln.Addr().(*net.TCPAddr).Port }
 
 // TestSQLWhileACrawlIsWriting: `observer sql` answers, and derives, while
 // another process's crawl pass is in the middle of writing snapshots into
@@ -110,13 +139,13 @@ func TestSQLWhileACrawlIsWriting(t *testing.T) {
 
 	// The second pass checks the hundreds of hosts the seeds named; the
 	// gate holds it after its first few hundred connections.
-	g := newGate(t, strings.TrimPrefix(s.sim.ConnectTo(), "*:443:"), 300)
+	g := newGate(t, 300)
 	args := []string{"crawl", "--quiet", "--config", s.config, "--data", s.data(), "--now", crawl2,
 		"--isolation", "none", "--flush-checks", "1"}
 	for i := 0; i < len(s.net); i += 2 {
 		v := s.net[i+1]
 		if s.net[i] == "--connect-to" {
-			v = "*:443:127.0.0.1:" + strconv.Itoa(g.port())
+			v = g.rule(v)
 		}
 		args = append(args, s.net[i], v)
 	}
