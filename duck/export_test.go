@@ -1,6 +1,9 @@
 package duck
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // SnapshotWriterOptions are the Parquet writer options of the snapshot
 // files, for tests that write snapshots of their own.
@@ -61,4 +64,10 @@ func KeyByHostName(o DeriveOptions) DeriveOptions {
 func AliveDaysAsBitstring(o DeriveOptions) DeriveOptions {
 	o.aliveDaysBitstring = true
 	return o
+}
+
+// KnownHostsInBatches is Store.KnownHosts reading about batch hosts per
+// query instead of a million.
+func KnownHostsInBatches(ctx context.Context, s *Store, batch int, fn func(host string)) error {
+	return s.knownHosts(ctx, batch, fn)
 }

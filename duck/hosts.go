@@ -22,26 +22,49 @@ func (s *Store) KnownHostsBound(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
-// KnownHosts calls fn for every known host, streaming, so a million hosts
-// never sit in one slice here; a host discovered more than once may come
-// more than once. Views must have been created.
+// KnownHosts calls fn for every known host, in batches of about a million
+// (knownBatch): the driver holds a query's whole result in memory before
+// the first row is read, which at twenty million hosts was about 940 MB of
+// the crawl process's, outside its DuckDB memory_limit. A host discovered
+// more than once may come more than once. Views must have been created.
 func (s *Store) KnownHosts(ctx context.Context, fn func(host string)) error {
-	rows, err := s.db.QueryContext(ctx, sqlFile("queries/known.sql"))
+	return s.knownHosts(ctx, knownBatch, fn)
+}
+
+// knownBatch is about how many hosts one of KnownHosts's queries returns.
+const knownBatch = 1 << 20
+
+// knownHosts reads the known hosts in parts of about batch hosts each, by
+// a hash of the name: each part is a scan of the discoveries' host column,
+// which costs far less than holding every name at once.
+func (s *Store) knownHosts(ctx context.Context, batch int, fn func(host string)) error {
+	bound, err := s.KnownHostsBound(ctx)
 	if err != nil {
-		return fmt.Errorf("known hosts: %w", err)
+		return err
+	}
+	parts := max(1, (bound+batch-1)/batch)
+	for part := range parts {
+		if err := s.knownHostsPart(ctx, parts, part, fn); err != nil {
+			return fmt.Errorf("known hosts: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) knownHostsPart(ctx context.Context, parts, part int, fn func(host string)) error {
+	rows, err := s.db.QueryContext(ctx, sqlFile("queries/known.sql"), parts, part)
+	if err != nil {
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var host string
 		if err := rows.Scan(&host); err != nil {
-			return fmt.Errorf("known hosts: %w", err)
+			return err
 		}
 		fn(host)
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("known hosts: %w", err)
-	}
-	return nil
+	return rows.Err()
 }
 
 // DueHost is one host of the due list.

@@ -1,0 +1,52 @@
+package duck_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/duck"
+)
+
+// The known hosts are read in parts of about a batch each, by a hash of
+// the name: every host discovered comes as often as it was discovered,
+// whatever the number of parts.
+func TestKnownHostsInBatchesReadsEveryHost(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	w, err := s.NewWriter("pass1", duck.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for i := range 1000 {
+		h := fmt.Sprintf("h%d.social", i)
+		want[h] = 1 + i%3/2 // a third of them discovered twice
+		for range want[h] {
+			if err := w.Discover(ctx, observer.Discovery{Host: h, DiscoveredAt: day0, Via: observer.ViaSeed}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSnapshotViews(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, batch := range []int{1 << 20, 300, 7} {
+		got := map[string]int{}
+		if err := duck.KnownHostsInBatches(ctx, s, batch, func(h string) { got[h]++ }); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Errorf("batch %d: %d hosts, want %d", batch, len(got), len(want))
+		}
+		for h, n := range want {
+			if got[h] != n {
+				t.Errorf("batch %d: %s came %d times, want %d", batch, h, got[h], n)
+			}
+		}
+	}
+}
