@@ -474,6 +474,15 @@ func TestSQLRunsUnderTheConfiguredMemoryLimit(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "derived", "manifest.json")); err != nil {
 		t.Fatalf("sql did not derive: %v", err)
 	}
+	// Without one, the limit is the default, not DuckDB's 80% of the
+	// machine's memory.
+	if err := os.WriteFile(cfg, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runObserver(t, "sql", "--config", cfg, "--data", dir, "--format", "csv", q)
+	if code != exitOK || out != "m,p\n1.3 GiB,true\n" {
+		t.Fatalf("the default limit: exit %d, stdout %q, stderr %q; want 1.5GB (1.3 GiB)", code, out, errs)
+	}
 
 	if err := os.WriteFile(cfg, []byte("[state]\nmemory_limit = \"lots\"\n"), 0o644); err != nil {
 		t.Fatal(err)
