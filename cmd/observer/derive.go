@@ -11,6 +11,7 @@ import (
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/internal/childproc"
 	"github.com/fediverse-observer/observer/internal/cliflag"
+	"github.com/fediverse-observer/observer/internal/crawlpass"
 )
 
 // deriveInChild folds new snapshots into the derived state in a child
@@ -36,7 +37,7 @@ func deriveInChild(ctx context.Context, e env, c common) error {
 		// SIGINT or SIGTERM: the child was stopped (a derivation stopped
 		// anywhere leaves the last one in force), which is an interrupted
 		// pass like any other, not a failure.
-		return cutShortError{"interrupted while deriving the state, before any check"}
+		return &crawlpass.CutShortError{Reason: "interrupted while deriving the state, before any check"}
 	}
 	if killed, ok := errors.AsType[*childproc.KilledError](err); ok {
 		return fmt.Errorf("derive the state before the pass: the derivation process was %v; the previous derived state is still in force", killed)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/fediverse-observer/observer/internal/crawlpass"
 )
 
 // A derivation whose context a signal cancelled is an interrupted pass
@@ -17,7 +19,7 @@ func TestCancelledDerivationIsAPassCutShort(t *testing.T) {
 	cancel()
 	var stderr bytes.Buffer
 	err := deriveInChild(ctx, env{stderr: &stderr}, common{data: t.TempDir(), logFormat: "text"})
-	var cut cutShortError
+	var cut *crawlpass.CutShortError
 	if !errors.As(err, &cut) {
 		t.Fatalf("deriveInChild after a signal: %v, want a pass cut short", err)
 	}

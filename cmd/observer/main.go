@@ -21,6 +21,7 @@ import (
 	"syscall"
 
 	"github.com/fediverse-observer/observer/internal/cliflag"
+	"github.com/fediverse-observer/observer/internal/crawlpass"
 )
 
 // Exit codes, documented in the README.
@@ -67,11 +68,6 @@ func main() {
 	os.Exit(code)
 }
 
-// cutShortError marks a crawl pass that ended before its due list did.
-type cutShortError struct{ reason string }
-
-func (c cutShortError) Error() string { return "pass cut short: " + c.reason }
-
 // reportedError marks a failure already reported to a parent process
 // (childproc.Report): the exit code says it failed, stderr stays its log.
 type reportedError struct{ err error }
@@ -105,7 +101,7 @@ func run(ctx context.Context, e env, args []string) int {
 			continue
 		}
 		err := c.run(ctx, e, args[1:])
-		var cut cutShortError
+		var cut *crawlpass.CutShortError
 		var usage *cliflag.UsageError
 		switch {
 		case err == nil:

@@ -1,0 +1,359 @@
+// Package crawlpass runs one crawl pass over a data directory, from the
+// hosts it knows to the row that records the pass (data/passes). Run locks
+// the data directory, loads the known hosts into the table the checkers
+// share and records the seed list's new hosts, has the state derived
+// (Options.Derive), reads the due list, runs the checks (crawl.Pass) in
+// sandboxed checker processes or in this one, and writes the snapshots, the
+// summary and the passes row. The caller reads and checks every input (the
+// config, the crawler, the seed list, the blocklist) first: a first run with
+// a bad one must not create the data directory.
+package crawlpass
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/crawl"
+	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/hostname"
+	"github.com/fediverse-observer/observer/lockfile"
+	"github.com/fediverse-observer/observer/sandbox"
+)
+
+// Options say what one pass does.
+type Options struct {
+	// Data is the data directory, created when missing; MemoryLimit is
+	// DuckDB's in this process (crawl.duckdb_memory_limit), FlushChecks
+	// how many checks the writer buffers.
+	Data        string
+	MemoryLimit string
+	FlushChecks int
+	// Now is the pass's time; NowGiven says it was given (--now) rather
+	// than read from the clock.
+	Now      time.Time
+	NowGiven bool
+	// Seeds are the seed list's hosts, recorded when not yet known;
+	// SeedList is its path, named when no host is known at all.
+	Seeds    []string
+	SeedList string
+	// Blocklist is the operator's (nil: none).
+	Blocklist *hostname.Blocklist
+	// Views are the views' parameters: their State thresholds (Now and
+	// Blocklist are the pass's).
+	Views duck.ViewParams
+	// Peers is the peers lists' schedule.
+	Peers duck.PeersSchedule
+	// DomainBudget caps the due hosts of one registrable domain
+	// (crawl.DueList); DiscoveredChecks the hosts discovered in the pass
+	// that it checks too.
+	DomainBudget     int
+	DiscoveredChecks int
+	// Pass holds the pass's budgets and politeness (Concurrency,
+	// MaxChecks, Duration, Resolve, AddressBudget, MaxNewPerList,
+	// MaxNewPerPass); Run fills in the rest.
+	Pass crawl.Pass
+	// Crawler runs the checks in this process when Pool is nil; Pool
+	// starts the sandboxed checker processes (Run fills in Known and
+	// Logger).
+	Crawler *crawl.Crawler
+	Pool    *sandbox.PoolOptions
+	// ConfigFile is named when crawl.require_confinement refuses to
+	// crawl ("" is observer.toml).
+	ConfigFile string
+	// Derive folds new snapshots into the derived state, which holds the
+	// schedule, before the due list is read.
+	Derive func(context.Context) error
+	// Progress is where progress is shown (a terminal, or else the log),
+	// unless Quiet; Summary where the pass's summary is printed.
+	Progress io.Writer
+	Quiet    bool
+	Summary  io.Writer
+	Logger   *slog.Logger
+}
+
+// CutShortError is a pass that ended before its due list did: a budget, a
+// signal, a failed write. What it recorded is kept.
+type CutShortError struct{ Reason string }
+
+func (c *CutShortError) Error() string { return "pass cut short: " + c.Reason }
+
+// Run runs one pass. It returns a *CutShortError when the pass ended before
+// its due list did, including when ctx ended before the first check.
+func Run(ctx context.Context, o Options) error {
+	// A signal before the first check is an interrupted pass like one
+	// during the checks, not the failure its context.Canceled error would
+	// otherwise be reported as.
+	beforeChecks := func(err error) error {
+		if ctx.Err() != nil && !errors.As(err, new(*CutShortError)) {
+			return &CutShortError{"interrupted before the first check"}
+		}
+		return err
+	}
+	r, err := open(ctx, o)
+	if err != nil {
+		return beforeChecks(err)
+	}
+	defer r.close(ctx)
+	known, err := r.loadKnownHosts(ctx)
+	if err != nil {
+		return beforeChecks(err)
+	}
+	defer known.table.Close()
+	if err := o.Derive(ctx); err != nil {
+		return beforeChecks(err)
+	}
+	due, err := r.readDueHosts(ctx)
+	if err != nil {
+		return beforeChecks(err)
+	}
+	r.log.Info("crawl pass starting", "pass", r.passID, "due", len(due.Hosts), "blocklisted", due.Blocklisted, "over_domain_budget", due.OverDomainBudget,
+		"known", known.table.Len(), "known_table_bytes", known.table.Bytes(), "seeded", known.seeded, "concurrency", o.Pass.Concurrency, "max_checks", o.Pass.MaxChecks,
+		"duration", o.Pass.Duration)
+	checker, stopCheckers, err := r.startCheckers(ctx, known.table)
+	if err != nil {
+		return beforeChecks(err)
+	}
+	defer stopCheckers()
+	sum, runErr := r.runChecks(ctx, checker, known.table.Set(), due)
+	return r.finish(ctx, sum, runErr, due)
+}
+
+// passRun is one pass with its data directory open.
+type passRun struct {
+	Options
+	log          *slog.Logger
+	store        *duck.Store
+	lock         *lockfile.Lock
+	writer       *duck.Writer
+	writerClosed bool // finish closed the writer
+	passID       string
+}
+
+// open opens the data directory, locked for this pass, with a writer for
+// the pass's snapshots. close releases them.
+func open(ctx context.Context, o Options) (*passRun, error) {
+	log := cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	store, err := duck.Open(ctx, o.Data, duck.Options{Create: true, Logger: log, MemoryLimit: o.MemoryLimit})
+	if err != nil {
+		return nil, err
+	}
+	lock, err := lockfile.Acquire(filepath.Join(store.Dir(), ".lock"))
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	passID := duck.NewPassID(o.Now)
+	writer, err := store.NewWriter(passID, duck.WriterOptions{FlushChecks: o.FlushChecks})
+	if err != nil {
+		lock.Release()
+		store.Close()
+		return nil, err
+	}
+	return &passRun{Options: o, log: log, store: store, lock: lock, writer: writer, passID: passID}, nil
+}
+
+// close releases the data directory. Whatever happened, what was recorded
+// reaches disk: the final flush must not be cancelled by the signal that
+// ended the pass.
+func (r *passRun) close(ctx context.Context) {
+	if !r.writerClosed {
+		r.writer.Close(context.WithoutCancel(ctx))
+	}
+	r.lock.Release()
+	r.store.Close()
+}
+
+// knownHosts are the hosts known before the pass, seeds included.
+type knownHosts struct {
+	// table is the crawl's one copy of them, shared read-only by the pass
+	// and every checker process (docs/security.md, "The known set").
+	table  *sandbox.SharedKnown
+	seeded int // how many of them the seed list added
+}
+
+// loadKnownHosts reads the hosts the data directory knows into the known
+// table and records the seed list's new ones. Knowing none is an error: the
+// pass would have nothing to check. Close the table after the pass.
+func (r *passRun) loadKnownHosts(ctx context.Context) (knownHosts, error) {
+	// The snapshots alone: the derived state is derived after this, and
+	// may be damaged or older than this observer until then.
+	if err := r.store.CreateSnapshotViews(ctx); err != nil {
+		return knownHosts{}, err
+	}
+	bound, err := r.store.KnownHostsBound(ctx)
+	if err != nil {
+		return knownHosts{}, err
+	}
+	var known knownHosts
+	known.table, err = sandbox.BuildSharedKnown(bound+len(r.Seeds), func(add func(string) (bool, error)) error {
+		var addErr error
+		if err := r.store.KnownHosts(ctx, func(h string) {
+			if _, err := add(h); err != nil && addErr == nil {
+				addErr = err
+			}
+		}); err != nil {
+			return err
+		}
+		if addErr != nil {
+			return addErr
+		}
+		known.seeded, err = r.addSeeds(ctx, add)
+		return err
+	})
+	if err != nil {
+		return knownHosts{}, err
+	}
+	if known.table.Len() == 0 {
+		known.table.Close()
+		return knownHosts{}, fmt.Errorf("no hosts known in %s, and the seed list %s is missing or empty: add some with observer add HOST", r.store.Dir(), r.SeedList)
+	}
+	if known.seeded > 0 {
+		// The seeds must be on disk before the schedule is derived.
+		if err := r.writer.Flush(ctx); err != nil {
+			known.table.Close()
+			return knownHosts{}, err
+		}
+	}
+	return known, nil
+}
+
+// addSeeds records the seed list's hosts that are not yet known, adding
+// them to the known hosts with add.
+func (r *passRun) addSeeds(ctx context.Context, add func(string) (bool, error)) (int, error) {
+	var ds []observer.Discovery
+	for _, h := range r.Seeds {
+		added, err := add(h)
+		if err != nil {
+			return 0, err
+		}
+		if added {
+			ds = append(ds, observer.Discovery{Host: h, DiscoveredAt: r.Now, Via: observer.ViaSeed})
+		}
+	}
+	return len(ds), r.writer.Discover(ctx, ds...)
+}
+
+// readDueHosts defines the views over the derived state and reads the due
+// list from them, less what this pass must not check (crawl.DueList).
+func (r *passRun) readDueHosts(ctx context.Context) (*crawl.DueList, error) {
+	views := r.Views
+	views.Now, views.Blocklist = r.Now, r.Blocklist.Entries()
+	if err := r.store.CreateViews(ctx, views); err != nil {
+		return nil, err
+	}
+	if r.NowGiven {
+		latest, ok, err := r.store.LatestCheck(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if ok && latest.After(r.Now) {
+			// Not an error (a test of the schedule may go back), but a
+			// pass that checks little or nothing should say why.
+			r.log.Warn("--now is before the latest recorded check: hosts are due by their schedule from their last check, so few or none are",
+				"now", r.Now.UTC().Format(time.RFC3339), "latest_check", latest.UTC().Format(time.RFC3339))
+		}
+	}
+	due := crawl.NewDueList(r.Blocklist.Blocked, r.DomainBudget)
+	if err := r.store.DueHosts(ctx, r.Now, r.Options.Peers, func(d duck.DueHost) {
+		due.Offer(d.Host, d.New, crawl.PeersDue{Fetch: d.FetchPeers, PeersValidators: d.PeersValidators})
+	}); err != nil {
+		return nil, err
+	}
+	return due, nil
+}
+
+// startCheckers returns what runs the pass's checks: the crawler itself
+// without a Pool, else a pool of sandboxed checker processes. stop ends
+// them.
+func (r *passRun) startCheckers(ctx context.Context, known *sandbox.SharedKnown) (checker crawl.Checker, stop func(), err error) {
+	if r.Pool == nil {
+		return r.Crawler, func() {}, nil
+	}
+	if os.Geteuid() == 0 {
+		r.log.Warn("running as root: each checker drops every capability before it confines itself, but it keeps uid 0, " +
+			"whose files only Landlock then keeps it from, and the orchestrator keeps every privilege; " +
+			"run observer crawl as a user of its own (docs/operations.md)")
+	}
+	po := *r.Pool
+	po.Known, po.Logger = known, r.log
+	pool, err := sandbox.NewPool(ctx, po)
+	var notConfined *sandbox.NotConfinedError
+	if errors.As(err, &notConfined) {
+		return nil, nil, fmt.Errorf("%w: crawl.require_confinement refuses to crawl without it (set it to false in %s to crawl anyway, less confined)",
+			err, cmp.Or(r.ConfigFile, "observer.toml"))
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("start sandboxed checkers (--isolation none runs checks in-process): %w", err)
+	}
+	return pool, func() { pool.Close() }, nil
+}
+
+// runChecks checks the due hosts, recording each check through the writer
+// and reporting progress until the pass ends.
+func (r *passRun) runChecks(ctx context.Context, checker crawl.Checker, known *crawl.KnownSet, due *crawl.DueList) (crawl.Summary, error) {
+	prog := crawl.NewProgress(r.writer, len(due.Hosts), r.Pass.Duration)
+	reportCtx, stopReport := context.WithCancel(ctx)
+	reported := make(chan struct{})
+	go func() {
+		defer close(reported)
+		prog.Report(reportCtx, r.Progress, r.log, r.Quiet)
+	}()
+	pass := r.Pass
+	pass.Checker, pass.Sink, pass.Known, pass.Logger = checker, prog, known, r.log
+	pass.PassID, pass.Peers = r.passID, due.Peers
+	// The pass clock starts now, not when the run was set up: the
+	// derivation and the checkers' start-up came between, and checked_at
+	// is when a check started. A given Now is the pass's start as given.
+	pass.Now = time.Time{}
+	if r.NowGiven {
+		pass.Now = r.Now
+	}
+	// Hosts found in this pass are checked in it, within its budgets.
+	pass.CheckDiscovered = prog.Admitting(due.AdmitDiscovered(r.DiscoveredChecks))
+	sum, err := pass.Run(ctx, due.Hosts)
+	stopReport()
+	<-reported
+	return sum, err
+}
+
+// finish writes what the pass recorded to disk, prints its summary and
+// records it in data/passes. It returns the pass's error, else a
+// *CutShortError when the pass ended before its due list did.
+func (r *passRun) finish(ctx context.Context, sum crawl.Summary, runErr error, due *crawl.DueList) error {
+	r.writerClosed = true
+	// The writer's error is sticky: Close returns it whenever a flush
+	// failed, and when the pass stopped on it, it is already in runErr.
+	var cutReason string
+	if err := r.writer.Close(context.WithoutCancel(ctx)); err != nil {
+		if !errors.Is(runErr, err) {
+			runErr = errors.Join(runErr, fmt.Errorf("write snapshots: %w", err))
+		}
+		lost := sum.KeepWritten(r.writer.Written())
+		cutReason = fmt.Sprintf("writing the snapshots failed: %d finished checks were not written", lost)
+	}
+	if err := sum.Write(r.Summary); err != nil {
+		// The summary is for a person; the pass is recorded regardless.
+		r.log.Warn("print the pass summary", "err", err)
+	}
+	if cutReason == "" && runErr == nil {
+		cutReason = sum.CutShort(ctx.Err() != nil)
+	}
+	if err := r.store.WritePass(context.WithoutCancel(ctx), sum.PassRow(due, cutReason)); err != nil {
+		return errors.Join(runErr, fmt.Errorf("record pass: %w", err))
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if cutReason != "" {
+		return &CutShortError{cutReason}
+	}
+	return nil
+}
