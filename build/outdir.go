@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fediverse-observer/observer/lockfile"
 )
 
 // siteSources are the site directory's inputs, which an output directory
@@ -189,4 +191,23 @@ func WatchPaths(siteDir, configFile, dataDir string) []string {
 		p = append(p, dataDir)
 	}
 	return p
+}
+
+// LockOutput locks the output directory for one build (or one preview) at
+// a time. The lock file sits beside the directory, not in it: a build
+// replaces the directory as a whole. Two builds into the same directory
+// would each stage a site and swap it in; the second now fails at once,
+// naming the pid of the first. Release the lock after the build; a build
+// under it is told so with Options.OutputLocked.
+func LockOutput(out string) (*lockfile.Lock, error) {
+	out = filepath.Clean(out)
+	parent := filepath.Dir(out)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("output %s: %w", out, err)
+	}
+	lock, err := lockfile.Acquire(filepath.Join(parent, "."+filepath.Base(out)+".lock"))
+	if err != nil {
+		return nil, fmt.Errorf("output %s: %w", out, err)
+	}
+	return lock, nil
 }

@@ -33,6 +33,22 @@ type ConnectTo struct {
 	AddrPort int    // 0 keeps the port
 }
 
+// ConnectPorts are the TCP ports checks may connect to with these rules:
+// HTTPS and whatever a rule redirects to (a confined checker may connect
+// to these alone).
+func ConnectPorts(rules []ConnectTo) []uint16 {
+	ports := []uint16{443}
+	for _, ct := range rules {
+		switch {
+		case ct.AddrPort != 0:
+			ports = append(ports, uint16(ct.AddrPort))
+		case ct.Port != 0:
+			ports = append(ports, uint16(ct.Port))
+		}
+	}
+	return ports
+}
+
 // ParseConnectTo parses curl's HOST:PORT:ADDR:PORT syntax. HOST may be "*"
 // or empty (any host), PORT empty (any port); ADDR may be an IPv6 address in
 // brackets.

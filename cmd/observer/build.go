@@ -16,7 +16,6 @@ import (
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/internal/cliflag"
-	"github.com/fediverse-observer/observer/lockfile"
 )
 
 // runBuild renders the site: derive, define the views, build into --out.
@@ -39,7 +38,7 @@ func runBuild(ctx context.Context, e env, args []string) error {
 	if err := checkOutDir(c, *out); err != nil {
 		return err
 	}
-	lock, err := lockOutput(*out)
+	lock, err := build.LockOutput(*out)
 	if err != nil {
 		return err
 	}
@@ -84,24 +83,6 @@ func checkOutDir(c common, out string) error {
 	return nil
 }
 
-// lockOutput locks the output directory for one build (or one serve) at a
-// time. The lock file sits beside the directory, not in it: a build
-// replaces the directory as a whole. Two builds into the same directory
-// would each stage a site and swap it in; the second now fails at once,
-// naming the pid of the first.
-func lockOutput(out string) (*lockfile.Lock, error) {
-	out = filepath.Clean(out)
-	parent := filepath.Dir(out)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fmt.Errorf("output %s: %w", out, err)
-	}
-	lock, err := lockfile.Acquire(filepath.Join(parent, "."+filepath.Base(out)+".lock"))
-	if err != nil {
-		return nil, fmt.Errorf("output %s: %w", out, err)
-	}
-	return lock, nil
-}
-
 // buildSite derives, defines the views for the build time and renders the
 // site into out. It opens its own Store each time, so `observer serve`
 // rebuilds see new snapshots, a changed config and a changed blocklist.
@@ -119,7 +100,7 @@ func buildSite(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 		Data:    siteData{store, now},
 		Now:     now,
 		Logger:  log,
-		// Both callers, observer build and serve, hold lockOutput.
+		// Both callers, observer build and serve, hold build.LockOutput.
 		OutputLocked: true,
 	})
 }

@@ -39,22 +39,7 @@ func runChecker(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return sandbox.RunChecker(ctx, crawler, sandbox.ConfineOptions{ReadPaths: n.caCert, ConnectPorts: connectPorts(opts)}, log)
-}
-
-// connectPorts are the TCP ports a confined checker may connect to: HTTPS
-// and whatever --connect-to redirects to.
-func connectPorts(opts crawl.Options) []uint16 {
-	ports := []uint16{443}
-	for _, ct := range opts.ConnectTo {
-		switch {
-		case ct.AddrPort != 0:
-			ports = append(ports, uint16(ct.AddrPort))
-		case ct.Port != 0:
-			ports = append(ports, uint16(ct.Port))
-		}
-	}
-	return ports
+	return sandbox.RunChecker(ctx, crawler, sandbox.ConfineOptions{ReadPaths: n.caCert, ConnectPorts: crawl.ConnectPorts(opts.ConnectTo)}, log)
 }
 
 // checkerArgs are the __checker arguments that rebuild this crawl's crawler

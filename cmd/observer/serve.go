@@ -50,7 +50,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	} else if err := checkOutDir(c, dir); err != nil {
 		return err
 	}
-	lock, err := lockOutput(dir)
+	lock, err := build.LockOutput(dir)
 	if err != nil {
 		return err
 	}
