@@ -1,10 +1,13 @@
 // Command observer watches the Fediverse for newly created instances and
 // publishes what it sees as a static website. Each subcommand parses its
-// flags, wires the packages together and runs; the work is done in crawl
-// (the network), sandbox (the confined child processes checks run in), duck
-// (DuckDB and the SQL) and build (the site), with config (observer.toml),
-// hostname (seed lists and the blocklist) and lockfile (one writer per
-// directory).
+// flags (internal/cliflag), reads the config (config, which only the
+// commands import) into the packages' options, runs them and maps the
+// outcome to an exit code. The work is done in internal/crawlpass (a crawl
+// pass over the data directory), crawl (the network), sandbox (the confined
+// child processes checks run in), duck (DuckDB and the SQL) and build (the
+// site), with hostname (host names, seed lists and the blocklist),
+// internal/childproc (the derivation's child process) and lockfile (one
+// writer per directory).
 package main
 
 import (
