@@ -86,10 +86,13 @@ type latencyFigures struct {
 	stages [4]struct{ p50, p95 time.Duration }
 	tail   []string
 
-	peersPerDay   float64 // bytes
-	checksPerDay  float64 // steady state
-	byState       map[string]float64
-	deadLongShare float64
+	peersPerDay       float64 // bytes
+	listsPerDay       float64 // peers lists read in full
+	entriesPerDay     float64 // their entries
+	notModifiedPerDay float64
+	checksPerDay      float64 // steady state
+	byState           map[string]float64
+	deadLongShare     float64
 }
 
 func (f latencyFigures) String() string {
@@ -105,7 +108,8 @@ func (f latencyFigures) String() string {
 	for _, t := range f.tail {
 		fmt.Fprintf(&b, "  %s\n", t)
 	}
-	fmt.Fprintf(&b, "peers lists: %.0f KiB/day\n", f.peersPerDay/1024)
+	fmt.Fprintf(&b, "peers lists: %.0f KiB/day; %.0f lists/day read in full, %.0f entries/day; %.0f answered 304/day\n",
+		f.peersPerDay/1024, f.listsPerDay, f.entriesPerDay, f.notModifiedPerDay)
 	fmt.Fprintf(&b, "checks/day at steady state: %.0f (", f.checksPerDay)
 	for _, k := range []string{"alive", "dead<=1mo", "dead>1mo", "never<=1mo", "never"} {
 		fmt.Fprintf(&b, " %s %.0f", k, f.byState[k])
@@ -188,6 +192,11 @@ func runLatencyWorld(b *testing.B, n, days int, every time.Duration) latencyFigu
 			ids[host] = id
 		}
 		f.passes++
+		if next := t.Add(every); next.Sub(day0)/(24*time.Hour) != t.Sub(day0)/(24*time.Hour) {
+			// A benchmark's log shows only at its end: a run of hours says
+			// how far it is, and what a simulated day costs, as it goes.
+			fmt.Fprintf(os.Stderr, "bench-latency: day %d of %d done, %s since the start\n", next.Sub(day0)/(24*time.Hour), days, time.Since(start).Round(time.Second))
+		}
 	}
 	f.wall = time.Since(start)
 
@@ -216,6 +225,7 @@ func runLatencyWorld(b *testing.B, n, days int, every time.Duration) latencyFigu
 		f.p50, f.p95, f.max = lat[len(lat)/2], lat[len(lat)*95/100], lat[len(lat)-1]
 	}
 	f.peersPerDay = float64(sim.Stats().PeersBytes) / float64(days)
+	f.notModifiedPerDay = float64(sim.Stats().NotModified) / float64(days)
 	f.checksByState(b, sim, data, end.Add(-time.Duration(days)*24*time.Hour/3), end)
 	return f
 }
@@ -238,6 +248,11 @@ func (f *latencyFigures) checksByState(b *testing.B, sim *fedisim.Sim, data stri
 		b.Fatal(err)
 	}
 	defer rows.Close()
+	lists, err := store.QueryMaps(ctx, "SELECT count(*)::DOUBLE AS n, coalesce(sum(peers_count), 0)::DOUBLE AS entries FROM checks WHERE peers_fetched AND NOT coalesce(peers_not_modified, false)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.listsPerDay, f.entriesPerDay = lists[0]["n"].(float64)/float64(f.days), lists[0]["entries"].(float64)/float64(f.days)
 	var total float64
 	for rows.Next() {
 		v, err := rows.Values()

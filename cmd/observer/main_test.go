@@ -52,9 +52,14 @@ func newSimSite(t *testing.T, cfg fedisim.Config) *simSite {
 	os.WriteFile(filepath.Join(dir, "seeds.txt"), []byte(seeds), 0o644)
 	config := filepath.Join(dir, "observer.toml")
 	// Discoveries wait for the next pass and every peers list for
-	// peers_interval, as these tests count on; the checks of discoveries
-	// within a pass and the peers lists' earned rate have tests of their
-	// own (spread_test.go, crawl and duck).
+	// peers_interval. The tests on this site are about other things
+	// (snapshots, clocks, faults, connect-to rules, politeness) and count
+	// on a first pass that checks the seeds alone and a second that checks
+	// what they named: with the defaults a first pass checks them all
+	// (TestCrawlWritesSnapshotsThatDuckDBReads, TestCrawlWithManyConnectToRules
+	// and TestWallClockChecksAreNotDatedBeforeTheirDerivation fail so). The
+	// defaults are what firstpass_test.go, spread_test.go and the latency
+	// benchmark run, and the earned rate has tests in crawl and duck.
 	os.WriteFile(config, []byte("[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 8\ndiscovered_checks = 0\npeers_min_interval = \"7d\"\n"), 0o644)
 	return &simSite{sim: sim, dir: dir, config: config, net: simFlags(sim, ca)}
 }
