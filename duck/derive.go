@@ -69,7 +69,7 @@ type DeriveReport struct {
 // defaultMaxDerivedParts is how many transitions (and live events) files a
 // derivation lets accumulate, one per incremental step that found any,
 // before its own file takes them all in: a derivation follows every crawl
-// pass (every 4 to 6 hours as deployed) and every build, and `observer
+// pass (every 2 hours as deployed) and every build, and `observer
 // serve` derives at every flush of a crawl, so without it readers would
 // open thousands of small files. A merge rewrites every transition once per
 // this many steps.

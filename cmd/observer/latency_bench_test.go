@@ -36,18 +36,18 @@ import (
 //
 // Settings (environment):
 //
-//	OBSERVER_LATENCY_INSTANCES  instances of the model (default 2000; 10000 for the recorded figures)
+//	OBSERVER_LATENCY_INSTANCES  instances of the model (default 2000, as the recorded figures; 10000 the larger world)
 //	OBSERVER_LATENCY_DAYS       simulated days (default 60)
-//	OBSERVER_LATENCY_PASS       time between passes (default 4h, as deploy/systemd's timer)
+//	OBSERVER_LATENCY_PASS       time between passes (default 2h, as deploy/systemd's timer)
 //	OBSERVER_LATENCY_BIN        the observer binary to run (default: this test binary as observer),
 //	                            e.g. one built from an older commit to measure it on the same world
 //	OBSERVER_LATENCY_CONFIG     extra lines for observer.toml's [crawl] table, e.g. peers_min_interval = "8h"
 //
-// make bench-latency runs it at 10,000 instances.
+// make bench-latency runs it (LATENCY_INSTANCES, LATENCY_DAYS).
 func BenchmarkDiscoveryLatency(b *testing.B) {
 	n := benchEnvInt("OBSERVER_LATENCY_INSTANCES", 2000)
 	days := benchEnvInt("OBSERVER_LATENCY_DAYS", 60)
-	every := 4 * time.Hour
+	every := 2 * time.Hour
 	if v := os.Getenv("OBSERVER_LATENCY_PASS"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {

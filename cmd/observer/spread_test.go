@@ -41,7 +41,7 @@ func listedNew(t *testing.T, s *simSite, now time.Time, host string) bool {
 }
 
 // On a small timeline of fedisim's spread model, with the default
-// schedule and a pass every 4 hours (deploy/systemd's timer): the first
+// schedule and a pass every 4 hours (twice deploy/systemd's timer): the first
 // pass from the hubs checks the hosts their lists name, not the seeds
 // alone, and an instance born after the observer started, which federates
 // with a hub within hours, is in the new list within a day of its birth.
