@@ -127,7 +127,7 @@ func TestPeersEarnedRate(t *testing.T) {
 	sched := duck.PeersSchedule{Interval: 7 * day, MinInterval: 4 * time.Hour}
 	dueAt := func(now time.Time) map[string]bool {
 		out := map[string]bool{}
-		if err := s.DueHosts(context.Background(), now, sched, func(d duck.DueHost) {
+		if err := s.Reader.DueHosts(context.Background(), now, sched, func(d duck.DueHost) {
 			if d.FetchPeers && !d.New {
 				out[d.Host] = true
 			}

@@ -15,7 +15,6 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
-	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
 )
 
@@ -179,9 +178,11 @@ func benchOptions(full bool) duck.DeriveOptions {
 	if v := os.Getenv("OBSERVER_BENCH_MEMORY_LIMIT"); v != "" {
 		limit = v // for exploring the trade-off
 	}
-	st := config.Default().State
-	st.MemoryLimit = limit
-	return duck.DeriveOptions{State: st, Full: full}
+	o := duck.DeriveOptions{Rules: defaultRules, MemoryLimit: limit, Full: full}
+	if os.Getenv("OBSERVER_BENCH_WINDOW_ONLY") != "" {
+		o = duck.WindowOnly(o) // to measure what the windowless folds save
+	}
+	return o
 }
 
 // BenchmarkDeriveFull derives 1,000,000 hosts × 30 days from scratch.
@@ -199,7 +200,7 @@ func BenchmarkDeriveFull(b *testing.B) {
 	cpu := cpuSeconds()
 	b.ResetTimer()
 	for b.Loop() {
-		if rep, err = s.Derive(ctx, benchOptions(true)); err != nil {
+		if rep, err = s.Deriver.Derive(ctx, benchOptions(true)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -229,7 +230,7 @@ func BenchmarkDeriveIncrementalDay(b *testing.B) {
 		// other at once, and keeping every retired state (an hour's worth)
 		// would put a gigabyte of files, copied back before every timed
 		// step, in its way.
-		rep, err := s.Derive(ctx, duck.WithRetiredGrace(benchOptions(false), 0))
+		rep, err := s.Deriver.Derive(ctx, duck.WithRetiredGrace(benchOptions(false), 0))
 		if err != nil {
 			b.Fatalf("day %d: %v", d+1, err)
 		}
@@ -269,7 +270,7 @@ func BenchmarkDeriveIncrementalDay(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rep, err = s.Derive(ctx, benchOptions(false))
+		rep, err = s.Deriver.Derive(ctx, benchOptions(false))
 		s.Close()
 		if err != nil {
 			b.Fatal(err)

@@ -82,7 +82,7 @@ type nullCount struct {
 // may leave statistics out) has that column read to count them. The error
 // names the first offending file and column (files in order, columns in the
 // schema's), and what is wrong.
-func (s *Store) checkSnapshots(ctx context.Context, conn *sql.Conn, schemaTable string, files []string, noNullCounts bool) error {
+func (s *Deriver) checkSnapshots(ctx context.Context, conn *sql.Conn, schemaTable string, files []string, noNullCounts bool) error {
 	if len(files) == 0 {
 		return nil
 	}

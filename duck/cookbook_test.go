@@ -37,7 +37,7 @@ func TestCookbookQueriesRun(t *testing.T) {
 	write(t, s, "lists", listHistory())
 	derive(t, s, config.State{}, false)
 	views(t, s, t0.Add(40*day))
-	if err := s.LockDown(context.Background()); err != nil {
+	if err := s.Reader.LockDown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var queries []docQuery
@@ -63,7 +63,7 @@ func TestCookbookQueriesRun(t *testing.T) {
 	}
 	for _, qa := range queries {
 		q := qa.text
-		rows, err := s.Query(context.Background(), q, qa.args...)
+		rows, err := s.Reader.Query(context.Background(), q, qa.args...)
 		if err != nil {
 			t.Errorf("%s\n: %v", q, err)
 			continue

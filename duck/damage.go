@@ -134,7 +134,7 @@ func looksDamaged(err error) bool {
 // says why when err is a derived file gone from under the query, and is
 // err as it is otherwise (a query's mistake, whose message goes on with
 // the line and a caret where DuckDB found it).
-func (s *Store) blameQuery(ctx context.Context, err error) error {
+func (s *core) blameQuery(ctx context.Context, err error) error {
 	if err == nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func (s *Store) blameQuery(ctx context.Context, err error) error {
 // parquetInUse lists, as absolute paths, the derived files of the manifest
 // in force and every snapshot file: what the views read. The derived files
 // come first: few, and what most of a build reads.
-func (s *Store) parquetInUse() []string {
+func (s *core) parquetInUse() []string {
 	var out []string
 	if m, err := s.readManifest(); err == nil && m != nil {
 		for _, f := range m.files() {

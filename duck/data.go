@@ -18,16 +18,16 @@ const instanceColumns = `host, state, software, version, users, active_month, op
 
 // NewInstances streams the new list, newest first (first_alive_at
 // descending, then host).
-func (s *Store) NewInstances(ctx context.Context) iter.Seq2[observer.Instance, error] {
+func (s *Reader) NewInstances(ctx context.Context) iter.Seq2[observer.Instance, error] {
 	return s.instances(ctx, "new", "SELECT "+instanceColumns+" FROM new ORDER BY first_alive_at DESC, host")
 }
 
 // LiveInstances streams the live list sorted by host, one row at a time.
-func (s *Store) LiveInstances(ctx context.Context) iter.Seq2[observer.Instance, error] {
+func (s *Reader) LiveInstances(ctx context.Context) iter.Seq2[observer.Instance, error] {
 	return s.instances(ctx, "live", "SELECT "+instanceColumns+" FROM live ORDER BY host")
 }
 
-func (s *Store) instances(ctx context.Context, what, query string) iter.Seq2[observer.Instance, error] {
+func (s *Reader) instances(ctx context.Context, what, query string) iter.Seq2[observer.Instance, error] {
 	return func(yield func(observer.Instance, error) bool) {
 		rows, err := s.db.QueryContext(ctx, query)
 		if err != nil {
@@ -64,7 +64,7 @@ func (s *Store) instances(ctx context.Context, what, query string) iter.Seq2[obs
 
 // Stats returns the sizes of the live and new lists, live hosts by software
 // and the daily history.
-func (s *Store) Stats(ctx context.Context) (observer.Stats, error) {
+func (s *Reader) Stats(ctx context.Context) (observer.Stats, error) {
 	var st observer.Stats
 	if err := s.db.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM live), (SELECT count(*) FROM new)").Scan(&st.Live, &st.New); err != nil {
 		return st, fmt.Errorf("stats: %w", s.blameQuery(ctx, err))
@@ -107,7 +107,7 @@ func (s *Store) Stats(ctx context.Context) (observer.Stats, error) {
 // RecentTransitions returns at most limit transitions made up to now,
 // newest first, of the hosts a published list may show
 // (queries/recent_transitions.sql).
-func (s *Store) RecentTransitions(ctx context.Context, now time.Time, limit int) ([]observer.Transition, error) {
+func (s *Reader) RecentTransitions(ctx context.Context, now time.Time, limit int) ([]observer.Transition, error) {
 	rows, err := s.db.QueryContext(ctx, sqlFile("queries/recent_transitions.sql"), max(limit, 0), now.UTC())
 	if err != nil {
 		return nil, fmt.Errorf("recent transitions: %w", s.blameQuery(ctx, err))

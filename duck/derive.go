@@ -16,15 +16,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/lockfile"
 )
 
 // DeriveOptions configures Derive.
 type DeriveOptions struct {
-	// State holds the thresholds of the state machine and the schedule. The
-	// zero value means config.Default().State.
-	State config.State
+	// Rules are the state machine's thresholds the fold applies.
+	Rules Rules
+	// MemoryLimit, if set, bounds DuckDB's memory for the derivation (e.g.
+	// "1GB"): past it, DuckDB spills to data/tmp.
+	MemoryLimit string
 	// Full rebuilds from every snapshot instead of folding only the files
 	// the previous derivation had not seen.
 	Full bool
@@ -75,48 +76,6 @@ type DeriveReport struct {
 // this many steps.
 const defaultMaxDerivedParts = 32
 
-// normalState returns st, or the defaults for the zero value, so callers
-// that only set Now (tests, tools) get the documented behaviour.
-func normalState(st config.State) config.State {
-	if st == (config.State{}) {
-		return config.Default().State
-	}
-	return st
-}
-
-// liveDays is the live window in whole days (at least one), the resolution
-// of the daily live counts.
-func liveDays(st config.State) int64 {
-	d := int64((st.LiveWindow.D() + 24*time.Hour - 1) / (24 * time.Hour))
-	return max(d, 1)
-}
-
-// stateSchema is the version of the materialised state's (and transitions')
-// columns. A state
-// file of another version cannot be carried, so a change of it (like a
-// change of thresholds) makes the next derivation a full one.
-const stateSchema = 6
-
-// rulesFingerprint names what the fold itself depends on: the state's
-// columns and the thresholds. The schedule is not stored: the state view
-// computes it when read.
-func rulesFingerprint(st config.State) string {
-	return fmt.Sprintf("schema=%d failures_to_dead=%d dead_after=%s revive_after=%s live_days=%d",
-		stateSchema, st.FailuresToDead, st.DeadAfter.D(), st.ReviveAfter.D(), liveDays(st))
-}
-
-// foldParams are the thresholds substituted for their {{name}} in the
-// fold's SQL. They are numbers, so substitution cannot inject anything.
-func foldParams(st config.State) sqlParams {
-	us := func(d config.Duration) string { return strconv.FormatInt(d.D().Microseconds(), 10) }
-	return sqlParams{
-		"failures_to_dead": strconv.Itoa(st.FailuresToDead),
-		"dead_after_us":    us(st.DeadAfter),
-		"revive_after_us":  us(st.ReviveAfter),
-		"live_days":        strconv.FormatInt(liveDays(st), 10),
-	}
-}
-
 // derivation runs the SQL of one derivation step on one connection: the
 // files of sql/derivation, rendered with what the step has learnt so far
 // (params: the thresholds, then the span of days and the host key), each
@@ -132,8 +91,8 @@ type derivation struct {
 	ran     map[string]bool
 }
 
-func (s *Store) newDerivation(ctx context.Context, conn *sql.Conn, st config.State) *derivation {
-	return &derivation{ctx: ctx, conn: conn, log: s.log, params: foldParams(st), reached: -1, ran: map[string]bool{}}
+func (s *Deriver) newDerivation(ctx context.Context, conn *sql.Conn, rules Rules) *derivation {
+	return &derivation{ctx: ctx, conn: conn, log: s.log, params: rules.foldParams(), reached: -1, ran: map[string]bool{}}
 }
 
 // sql renders the step name (a file of sql/derivation) with d.params and
@@ -183,9 +142,8 @@ func (d *derivation) exec(what, query string) error {
 // the files listed at the start are folded, so a crawl writing meanwhile
 // loses nothing: its later files are folded next time. Derivations of one
 // data directory are serialised by a lock file.
-func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, error) {
+func (s *Deriver) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, error) {
 	start := time.Now()
-	st := normalState(opts.State)
 	rep := DeriveReport{}
 	derived := s.path(DerivedDir)
 	for _, d := range []string{derived, s.path(TmpDir)} {
@@ -210,15 +168,15 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 	// A build or `observer sql` killed while it spilled left its spill
 	// directory behind; a derivation is the next writer those commands run.
 	s.removeOrphanedTmp()
-	if st.MemoryLimit != "" {
-		restore, err := s.limitDerivationMemory(ctx, st.MemoryLimit)
+	if opts.MemoryLimit != "" {
+		restore, err := s.limitDerivationMemory(ctx, opts.MemoryLimit)
 		if err != nil {
 			return rep, fmt.Errorf("derive: %w", err)
 		}
 		defer restore()
 	}
 
-	plan, err := s.planDerivation(ctx, st, opts.Full, &rep)
+	plan, err := s.planDerivation(ctx, opts.Rules, opts.Full, &rep)
 	if err != nil {
 		return rep, err
 	}
@@ -227,7 +185,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 		return rep, fmt.Errorf("derive: duckdb connection: %w", err)
 	}
 	defer conn.Close()
-	d := s.newDerivation(ctx, conn, st)
+	d := s.newDerivation(ctx, conn, opts.Rules)
 	defer d.dropTemporary()
 
 	step, err := s.prepareStep(d, &plan, opts, &rep)
@@ -295,7 +253,7 @@ func (s *Store) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport, e
 // (fs.FileMode.Type: 0 for a regular file, fs.ModeDir for a directory), or
 // a link to a directory where one is wanted, with a warning: an operator
 // may keep derived/transitions on another disk.
-func (s *Store) clearInTheWay(path string, want fs.FileMode) {
+func (s *Deriver) clearInTheWay(path string, want fs.FileMode) {
 	info, err := os.Lstat(path)
 	if err != nil || info.Mode().Type() == want {
 		return
@@ -312,7 +270,7 @@ func (s *Store) clearInTheWay(path string, want fs.FileMode) {
 // blameStep names the damaged file behind err, an error of a derivation
 // step, among the files it read (its new snapshots, and the carried derived
 // files of an incremental step), when err looks like damage.
-func (s *Store) blameStep(ctx context.Context, conn *sql.Conn, plan derivePlan, step foldStep, err error) error {
+func (s *Deriver) blameStep(ctx context.Context, conn *sql.Conn, plan derivePlan, step foldStep, err error) error {
 	if !looksDamaged(err) {
 		return err
 	}
@@ -335,7 +293,7 @@ func (s *Store) blameStep(ctx context.Context, conn *sql.Conn, plan derivePlan, 
 // limitDerivationMemory makes limit (e.g. "1GB") DuckDB's memory_limit for
 // this Store, so that operators beyond it spill into data/tmp, and returns
 // the function that restores the insertion order it relaxes.
-func (s *Store) limitDerivationMemory(ctx context.Context, limit string) (restore func(), err error) {
+func (s *Deriver) limitDerivationMemory(ctx context.Context, limit string) (restore func(), err error) {
 	if err := s.limitMemory(ctx, limit); err != nil {
 		return nil, err
 	}
@@ -368,8 +326,8 @@ type derivePlan struct {
 // planDerivation reads the previous derivation's manifest and lists the
 // snapshots, and decides whether the step must be a full one, saying why in
 // rep.FullReason when it was not asked for.
-func (s *Store) planDerivation(ctx context.Context, st config.State, wantFull bool, rep *DeriveReport) (derivePlan, error) {
-	plan := derivePlan{rules: rulesFingerprint(st), full: wantFull}
+func (s *Deriver) planDerivation(ctx context.Context, rules Rules, wantFull bool, rep *DeriveReport) (derivePlan, error) {
+	plan := derivePlan{rules: rules.fingerprint(), full: wantFull}
 	old, err := s.readManifest()
 	var damaged *damagedManifestError
 	if errors.As(err, &damaged) {
@@ -432,7 +390,7 @@ func (s *Store) planDerivation(ctx context.Context, st config.State, wantFull bo
 
 // snapshotSizes stats the snapshot files of each list (relative to the
 // data directory).
-func (s *Store) snapshotSizes(lists ...[]string) (map[string]int64, error) {
+func (s *Deriver) snapshotSizes(lists ...[]string) (map[string]int64, error) {
 	sizes := map[string]int64{}
 	for _, list := range lists {
 		for _, f := range list {
@@ -476,7 +434,7 @@ type foldStep struct {
 // schema and defines the fold's inputs on conn. An incremental step that
 // finds a new check older than its host's last folded one becomes a full
 // step (plan.full), since the fold can only append to a host's history.
-func (s *Store) prepareStep(d *derivation, plan *derivePlan, opts DeriveOptions, rep *DeriveReport) (foldStep, error) {
+func (s *Deriver) prepareStep(d *derivation, plan *derivePlan, opts DeriveOptions, rep *DeriveReport) (foldStep, error) {
 	ctx, conn := d.ctx, d.conn
 	// Files new to the derived state are checked against their schema
 	// first (from their footers), so a file the fold cannot read right is
@@ -586,7 +544,7 @@ func (plan derivePlan) nextManifest(step foldStep) *manifest {
 // files, one of each kind when there are any, which takes in the earlier
 // files of its kind once there are maxParts of them, and drops their
 // tables.
-func (s *Store) writeEvents(ctx context.Context, conn *sql.Conn, next *manifest, maxParts int, rep *DeriveReport) error {
+func (s *Deriver) writeEvents(ctx context.Context, conn *sql.Conn, next *manifest, maxParts int, rep *DeriveReport) error {
 	derived := s.path(DerivedDir)
 	gen := fmt.Sprintf("%08d", next.Generation)
 	writeStart := time.Now()
@@ -643,7 +601,7 @@ func (s *Store) writeEvents(ctx context.Context, conn *sql.Conn, next *manifest,
 }
 
 // writeState writes fold_state as next's state file.
-func (s *Store) writeState(ctx context.Context, conn *sql.Conn, next *manifest) error {
+func (s *Deriver) writeState(ctx context.Context, conn *sql.Conn, next *manifest) error {
 	stateStart := time.Now()
 	next.State = fmt.Sprintf("state-%08d.parquet", next.Generation)
 	// fold_state is a view, computed as it is written: materialising a
@@ -659,7 +617,7 @@ func (s *Store) writeState(ctx context.Context, conn *sql.Conn, next *manifest) 
 }
 
 // recordSum puts the hash of the derived file rel, just written, in next.
-func (s *Store) recordSum(next *manifest, rel string) error {
+func (s *Deriver) recordSum(next *manifest, rel string) error {
 	sum, err := fileSum(s.derivedPath(rel))
 	if err != nil {
 		return fmt.Errorf("derive: %w", err)
@@ -671,7 +629,7 @@ func (s *Store) recordSum(next *manifest, rel string) error {
 // defineFoldInputs defines the fold's inputs on conn: new_checks_all and
 // new_discoveries_all over exactly the listed files, and carry_all, the
 // previous state (empty for a full derivation).
-func (s *Store) defineFoldInputs(ctx context.Context, conn *sql.Conn, full bool, old *manifest, checks, discoveries []string) error {
+func (s *Deriver) defineFoldInputs(ctx context.Context, conn *sql.Conn, full bool, old *manifest, checks, discoveries []string) error {
 	carry := "SELECT * FROM (" + sqlFile("derivation/state_empty.sql") + ")"
 	if !full {
 		carry = "SELECT * FROM read_parquet(" + sqlString(s.derivedPath(old.State)) + ")"
@@ -701,7 +659,7 @@ func (s *Store) defineFoldInputs(ctx context.Context, conn *sql.Conn, full bool,
 // the data directory), or from the empty schema table when there are none;
 // located adds the columns file_index (the file's place in files) and
 // file_row_number (the row's place in its file).
-func (s *Store) snapshotSource(files []string, schemaTable string, located bool, columns string) string {
+func (s *Deriver) snapshotSource(files []string, schemaTable string, located bool, columns string) string {
 	if len(files) == 0 {
 		if located {
 			columns = "NULL::UBIGINT AS file_index, NULL::BIGINT AS file_row_number, " + columns
@@ -771,7 +729,7 @@ const maxSeveralInMemory = 250_000
 // wrote, even on error, for the caller to remove when the step ends (after
 // a crash, the next derivation or snapshot writer removes them:
 // removeOrphanedTmp). It adds the host key (hostKey) to d.params.
-func (s *Store) fold(d *derivation, full bool, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
+func (s *Deriver) fold(d *derivation, full bool, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
 	ctx, conn, exec := d.ctx, d.conn, d.exec
 	if err := d.step("run_rules", nil); err != nil {
 		return nil, err
@@ -933,7 +891,7 @@ func defineFoldChecks(d *derivation, full bool, opts DeriveOptions) error {
 // in window_states) over the hosts fold_windowless left to it, in buckets of
 // hosts when their checks are many, and defines fold_window_run_states over
 // the result. It returns the temporary files it wrote.
-func (s *Store) foldWindowed(d *derivation, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
+func (s *Deriver) foldWindowed(d *derivation, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
 	exec := d.exec
 	if err := d.step("window_checks", nil); err != nil {
 		return files, err
@@ -991,7 +949,7 @@ func (s *Store) foldWindowed(d *derivation, opts DeriveOptions, rep *DeriveRepor
 // hosts (files under data/tmp), folds each with foldBucket, keeps each
 // bucket's run states in a file of its own and defines
 // fold_window_run_states over them. It returns the temporary files it wrote.
-func (s *Store) foldWindowedBuckets(d *derivation, foldBucket func(view string) error, buckets int64) (files []string, err error) {
+func (s *Deriver) foldWindowedBuckets(d *derivation, foldBucket func(view string) error, buckets int64) (files []string, err error) {
 	exec := d.exec
 	split := s.path(TmpDir, fmt.Sprintf("%d-split-window-checks", os.Getpid()))
 	files = append(files, split)
@@ -1102,7 +1060,7 @@ func (d *derivation) dropTemporary() {
 }
 
 // countHosts fills rep.Hosts from the state in force.
-func (s *Store) countHosts(ctx context.Context, conn *sql.Conn, m *manifest, rep *DeriveReport) error {
+func (s *Deriver) countHosts(ctx context.Context, conn *sql.Conn, m *manifest, rep *DeriveReport) error {
 	err := conn.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet("+sqlString(s.derivedPath(m.State))+")").Scan(&rep.Hosts)
 	if err != nil {
 		return fmt.Errorf("derive: read %s: %w", m.State, err)
@@ -1117,7 +1075,7 @@ func (s *Store) countHosts(ctx context.Context, conn *sql.Conn, m *manifest, rep
 // derivation cannot place is refused, naming it: Parquet files in a
 // directory that is not date=YYYY-MM-DD (a valid date: DuckDB reads it as
 // the date column), and file names DuckDB would take for a pattern.
-func (s *Store) listSnapshots(kind string) ([]string, error) {
+func (s *core) listSnapshots(kind string) ([]string, error) {
 	root := s.path(kind)
 	entries, err := os.ReadDir(root)
 	if isNotExist(err) {
@@ -1171,7 +1129,7 @@ func isDatePartition(name string) bool {
 }
 
 // derivedPath is the slash path of a file named relative to data/derived.
-func (s *Store) derivedPath(rel string) string {
+func (s *core) derivedPath(rel string) string {
 	return filepath.ToSlash(s.path(DerivedDir, filepath.FromSlash(rel)))
 }
 

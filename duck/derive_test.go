@@ -67,7 +67,7 @@ func concat(parts ...[]ev) []ev { return slices.Concat(parts...) }
 func write(t testing.TB, s *duck.Store, pass string, evs []ev) {
 	t.Helper()
 	ctx := context.Background()
-	w, err := s.NewWriter(pass, duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
+	w, err := s.Snapshots.NewWriter(pass, duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func write(t testing.TB, s *duck.Store, pass string, evs []ev) {
 
 func derive(t testing.TB, s *duck.Store, st config.State, full bool) duck.DeriveReport {
 	t.Helper()
-	rep, err := s.Derive(context.Background(), duck.DeriveOptions{State: st, Full: full})
+	rep, err := s.Deriver.Derive(context.Background(), duck.DeriveOptions{Rules: rules(st), Full: full})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func derive(t testing.TB, s *duck.Store, st config.State, full bool) duck.Derive
 
 func views(t testing.TB, s *duck.Store, now time.Time) {
 	t.Helper()
-	if err := s.CreateViews(context.Background(), duck.ViewParams{Now: now}); err != nil {
+	if err := s.Reader.CreateViews(context.Background(), duck.ViewParams{Now: now, Rules: defaultRules}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -116,7 +116,7 @@ func views(t testing.TB, s *duck.Store, now time.Time) {
 // strings runs a query whose single column is text.
 func texts(t testing.TB, s *duck.Store, q string) []string {
 	t.Helper()
-	rows, err := s.Query(context.Background(), q)
+	rows, err := s.Reader.Query(context.Background(), q)
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}

@@ -18,13 +18,13 @@ const (
 )
 
 // derivedViews lists the views over the materialised derived state: state,
-// transitions, blocked, listable, live, newcomers, new, stats_software,
+// transitions, blocked, the macro is_blocked, listable, live, newcomers, new, stats_software,
 // stats_daily and stats. They read
 // the Parquet files of the last derivation (never the snapshots), so they
 // show what the last Derive folded; `observer sql` and `observer build`
 // derive first. live and new are computed for p.Now.
-func (s *Store) derivedViews(p ViewParams) ([]view, error) {
-	st := normalState(p.State)
+func (s *Reader) derivedViews(p ViewParams) ([]view, error) {
+	st := p.Rules
 	m, err := s.readManifest()
 	if err != nil {
 		return nil, err
@@ -52,39 +52,43 @@ func (s *Store) derivedViews(p ViewParams) ([]view, error) {
 		}
 		blocklistSource = "(VALUES " + strings.Join(rows, ", ") + ") AS blocklist(kind, entry)"
 	}
-	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
+	us := micros
 	params := sqlParams{
 		"now":                "TIMESTAMP " + sqlString(p.Now.UTC().Format("2006-01-02 15:04:05.999999")),
-		"live_window_us":     us(st.LiveWindow.D()),
-		"new_window_us":      us(st.NewWindow.D()),
-		"warmup_us":          us(st.Warmup.D()),
-		"discovery_delay_us": us(max(st.DiscoveryDelay.D(), time.Microsecond)),
-		"active_us":          us(st.ActiveInterval.D()),
-		"active_jitter_us":   us(st.ActiveJitter.D()),
-		"inactive_us":        us(st.InactiveInterval.D()),
-		"inactive_jitter_us": us(st.InactiveJitter.D()),
+		"live_window_us":     us(st.LiveWindow),
+		"new_window_us":      us(st.NewWindow),
+		"warmup_us":          us(st.Warmup),
+		"discovery_delay_us": us(max(st.DiscoveryDelay, time.Microsecond)),
+		"active_us":          us(st.ActiveInterval),
+		"active_jitter_us":   us(st.ActiveJitter),
+		"inactive_us":        us(st.InactiveInterval),
+		"inactive_jitter_us": us(st.InactiveJitter),
 		// Never below the intervals it caps, whatever a hand-built State says.
-		"backoff_max_us":     us(max(st.BackoffMax.D(), st.ActiveInterval.D(), st.InactiveInterval.D())),
+		"backoff_max_us":     us(max(st.BackoffMax, st.ActiveInterval, st.InactiveInterval)),
 		"failures_to_dead":   strconv.Itoa(st.FailuresToDead),
-		"live_days":          strconv.FormatInt(liveDays(st), 10),
+		"live_days":          strconv.FormatInt(st.liveDays(), 10),
 		"state_source":       stateSource,
 		"transitions_source": transitionsSource,
 		"live_events_source": eventsSource,
 		"blocklist_source":   blocklistSource,
 	}
 	var out []view
-	for _, name := range []string{"state", "transitions", "blocked", "listable", "live", "newcomers", "new", "stats_software", "stats_daily", "stats"} {
+	for _, name := range []string{"state", "transitions", "blocked", "is_blocked", "listable", "live", "newcomers", "new", "stats_software", "stats_daily", "stats"} {
 		text, err := renderSQL("views/"+name+".sql", params)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, view{name, strings.TrimSpace(text)})
+		v := view{name: name, sql: strings.TrimSpace(text)}
+		if name == "is_blocked" {
+			v.params = "h"
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }
 
 // derivedList is a SQL list literal of files named relative to data/derived.
-func (s *Store) derivedList(files []string) string {
+func (s *core) derivedList(files []string) string {
 	paths := make([]string, len(files))
 	for i, f := range files {
 		paths[i] = s.derivedPath(f)

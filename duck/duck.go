@@ -34,13 +34,46 @@ const (
 	TmpDir         = "tmp"         // files being written; never read as data
 )
 
-// Store is an open data directory with an in-memory DuckDB over it.
+// Store is an open data directory with an in-memory DuckDB over it. Its
+// three jobs are three types sharing that DuckDB: Snapshots writes the
+// crawler's facts, Deriver folds them into the derived state, and Reader
+// answers the queries over both (the views, `observer sql`, the site's
+// data, the crawler's known and due hosts).
 type Store struct {
+	*core
+	Snapshots *Snapshots
+	Deriver   *Deriver
+	Reader    *Reader
+}
+
+// Snapshots writes the crawler's facts (checks, discoveries, passes) as
+// Parquet snapshots under the data directory, each file appearing
+// atomically, never rewritten.
+type Snapshots struct{ *core }
+
+// Deriver folds the snapshots into the derived state under data/derived
+// (the state, its transitions and live events), incrementally when it can,
+// and keeps the manifest that says which files are folded and which derived
+// files are in force, removing those no reader can still be using.
+type Deriver struct{ *core }
+
+// Reader answers read-only questions of the data directory: it defines the
+// views over the snapshots and the derived state, runs queries over them
+// (`observer sql`, in its formats), reads the site's lists and counts, and
+// the crawler's known and due hosts.
+type Reader struct{ *core }
+
+// core is what the three jobs share: the data directory and its DuckDB.
+type core struct {
 	dir       string
 	spill     string // this Store's own spill directory, under data/tmp
 	connector *duckdb.Connector
 	db        *sql.DB
 	log       *slog.Logger
+}
+
+func newStore(c *core) *Store {
+	return &Store{core: c, Snapshots: &Snapshots{c}, Deriver: &Deriver{c}, Reader: &Reader{c}}
 }
 
 // Options configures Open.
@@ -95,7 +128,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start duckdb: %w", err)
 	}
-	s := &Store{dir: abs, connector: connector, db: sql.OpenDB(connector), log: logger}
+	s := newStore(&core{dir: abs, connector: connector, db: sql.OpenDB(connector), log: logger})
 	s.spill = filepath.ToSlash(s.path(TmpDir, fmt.Sprintf("%d-duckdb-spill-%s", os.Getpid(), rand.Text()[:8])))
 	// DuckDB's default spill directory is .tmp in the working directory: a
 	// large `observer sql` query would write there, outside data/. Each
@@ -135,7 +168,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 // limitMemory sets DuckDB's memory_limit, past which operators spill into
 // the Store's spill directory (s.spill). A Store may be limited more than once (every Derive with a
 // MemoryLimit).
-func (s *Store) limitMemory(ctx context.Context, limit string) error {
+func (s *core) limitMemory(ctx context.Context, limit string) error {
 	stmts := []string{
 		"SET memory_limit = " + sqlString(limit),
 		// memory_limit bounds DuckDB's buffers, not what its allocator keeps
@@ -156,7 +189,7 @@ func (s *Store) limitMemory(ctx context.Context, limit string) error {
 }
 
 // Close releases DuckDB.
-func (s *Store) Close() error {
+func (s *core) Close() error {
 	err := s.db.Close()
 	if cerr := s.connector.Close(); err == nil {
 		err = cerr
@@ -166,10 +199,10 @@ func (s *Store) Close() error {
 }
 
 // Dir is the absolute path of the data directory.
-func (s *Store) Dir() string { return s.dir }
+func (s *core) Dir() string { return s.dir }
 
 // path joins parts below the data directory.
-func (s *Store) path(parts ...string) string {
+func (s *core) path(parts ...string) string {
 	return filepath.Join(append([]string{s.dir}, parts...)...)
 }
 
@@ -284,7 +317,7 @@ func globSafe(dir, path string) error {
 
 // glob is the read_parquet pattern for one snapshot kind (the data
 // directory's path holds no pattern character: Open refuses those).
-func (s *Store) glob(kind string) string {
+func (s *core) glob(kind string) string {
 	return filepath.ToSlash(s.path(kind, "*", "*.parquet"))
 }
 
@@ -293,7 +326,7 @@ func (s *Store) glob(kind string) string {
 // "no files found" error. It lists them as a derivation does, so a file
 // out of place is an error here too, naming it, not a failure of whatever
 // query reads the view later.
-func (s *Store) hasFiles(kind string) (bool, error) {
+func (s *core) hasFiles(kind string) (bool, error) {
 	files, err := s.listSnapshots(kind)
 	return len(files) > 0, err
 }
@@ -346,7 +379,7 @@ func sqlList(items []string) string {
 
 // snapshotPath is the slash path of a snapshot file named relative to the
 // data directory.
-func (s *Store) snapshotPath(rel string) string {
+func (s *core) snapshotPath(rel string) string {
 	return filepath.ToSlash(s.path(filepath.FromSlash(rel)))
 }
 

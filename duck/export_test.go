@@ -66,8 +66,8 @@ func AliveDaysAsBitstring(o DeriveOptions) DeriveOptions {
 	return o
 }
 
-// KnownHostsInBatches is Store.KnownHosts reading about batch hosts per
+// KnownHostsInBatches is Reader.KnownHosts reading about batch hosts per
 // query instead of a million.
 func KnownHostsInBatches(ctx context.Context, s *Store, batch int, fn func(host string)) error {
-	return s.knownHosts(ctx, batch, fn)
+	return s.Reader.knownHosts(ctx, batch, fn)
 }

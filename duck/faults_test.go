@@ -47,7 +47,7 @@ func TestCorruptSnapshotIsAnErrorNamingTheFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, full := range []bool{false, true} {
-				_, err := s.Derive(context.Background(), duck.DeriveOptions{Full: full})
+				_, err := s.Deriver.Derive(context.Background(), duck.DeriveOptions{Rules: defaultRules, Full: full})
 				if err == nil || !strings.Contains(err.Error(), bad) {
 					t.Fatalf("full=%v: want an error naming %s, got %v", full, bad, err)
 				}
@@ -82,7 +82,7 @@ func TestDamagedFoldedSnapshotFailsTheViewsInOneLine(t *testing.T) {
 	if err := os.WriteFile(files[0], []byte("not parquet"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := s.CreateViews(context.Background(), duck.ViewParams{Now: t0})
+	err := s.Reader.CreateViews(context.Background(), duck.ViewParams{Now: t0, Rules: defaultRules})
 	if err == nil || !strings.Contains(err.Error(), files[0]) || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("want one line naming %s, got %q", files[0], err)
 	}
@@ -157,7 +157,7 @@ func TestDamagedPageIsAnErrorNamingTheFile(t *testing.T) {
 					t.Fatalf("%s: want one line naming %s and DuckDB's %q, got %q", what, file, tc.cause, err)
 				}
 			}
-			_, err := s.Derive(context.Background(), duck.DeriveOptions{})
+			_, err := s.Deriver.Derive(context.Background(), duck.DeriveOptions{Rules: defaultRules})
 			oneLineNaming("derive", err)
 
 			// Folded before the damage: the views stand (they read
@@ -170,13 +170,13 @@ func TestDamagedPageIsAnErrorNamingTheFile(t *testing.T) {
 			derive(t, s, config.State{}, false)
 			damagePage(t, file, "name")
 			views(t, s, t0)
-			_, err = s.QueryMaps(context.Background(), "SELECT max(name) FROM checks")
+			_, err = s.Reader.QueryMaps(context.Background(), "SELECT max(name) FROM checks")
 			oneLineNaming("query", err)
 			// A query's own mistake is DuckDB's message as it is, caret
 			// and all, even when what it quotes reads like damage.
 			for _, q := range []string{`SELECT no_such_column FROM checks`, `SELECT "Out of buffer" FROM checks`,
 				`SELECT 'Corrupted file'::INTEGER`, `SELECT * FROM read_parquet('Invalid Error: none.parquet')`} {
-				_, err = s.QueryMaps(context.Background(), q)
+				_, err = s.Reader.QueryMaps(context.Background(), q)
 				if err == nil || strings.Contains(err.Error(), " is damaged") || strings.Contains(err.Error(), "checks/") ||
 					!strings.Contains(err.Error(), "\n") {
 					t.Fatalf("%s: %q, want DuckDB's own message, with its caret", q, err)
@@ -266,7 +266,7 @@ func TestWriteQueryFormats(t *testing.T) {
 	}
 	for format, w := range want {
 		var b bytes.Buffer
-		if err := s.WriteQuery(ctx, &b, q, format); err != nil {
+		if err := s.Reader.WriteQuery(ctx, &b, q, format); err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
 		if b.String() != w {
@@ -274,13 +274,13 @@ func TestWriteQueryFormats(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := s.WriteQuery(ctx, &b, "SELECT 1 WHERE false", "json"); err != nil || b.String() != "[]\n" {
+	if err := s.Reader.WriteQuery(ctx, &b, "SELECT 1 WHERE false", "json"); err != nil || b.String() != "[]\n" {
 		t.Errorf("empty json = %q, %v", b.String(), err)
 	}
-	if err := s.WriteQuery(ctx, &b, "SELEC nonsense", "table"); err == nil || !strings.Contains(err.Error(), "syntax error") {
+	if err := s.Reader.WriteQuery(ctx, &b, "SELEC nonsense", "table"); err == nil || !strings.Contains(err.Error(), "syntax error") {
 		t.Errorf("bad query: %v", err)
 	}
-	if err := s.WriteQuery(ctx, &b, "SELECT 1", "xml"); err == nil {
+	if err := s.Reader.WriteQuery(ctx, &b, "SELECT 1", "xml"); err == nil {
 		t.Error("unknown format accepted")
 	}
 }
@@ -302,7 +302,7 @@ func TestSnapshotsFromBeforeAColumnWasAddedStillDerive(t *testing.T) {
 		t.Fatalf("a.example: %s", got)
 	}
 	var d []duck.DueHost
-	if err := s.DueHosts(context.Background(), t0.Add(40*day), duck.PeersSchedule{Interval: 7 * day, MinInterval: 7 * day}, func(h duck.DueHost) { d = append(d, h) }); err != nil {
+	if err := s.Reader.DueHosts(context.Background(), t0.Add(40*day), duck.PeersSchedule{Interval: 7 * day, MinInterval: 7 * day}, func(h duck.DueHost) { d = append(d, h) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(d) != 2 || d[0].PeersETag != "" {
@@ -333,7 +333,7 @@ func TestSnapshotsFromANewerSchemaStillDerive(t *testing.T) {
 	if got := transitionsOf(t, s, "b.example"); strings.Join(got, ",") != "discovered>live d1" {
 		t.Fatalf("b.example: %v", got)
 	}
-	rows, err := s.QueryMaps(context.Background(),
+	rows, err := s.Reader.QueryMaps(context.Background(),
 		"SELECT host, future_signal FROM checks WHERE host = 'a.example' ORDER BY checked_at")
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +384,7 @@ func TestRetiredFilesOutliveDerivations(t *testing.T) {
 	views(t, reader, t0.Add(day))
 	readAll := func() error {
 		for _, q := range []string{"SELECT count(*) FROM state", "SELECT count(*) FROM transitions", "SELECT count(*) FROM stats"} {
-			rows, err := reader.Query(context.Background(), q)
+			rows, err := reader.Reader.Query(context.Background(), q)
 			if err != nil {
 				return err
 			}
@@ -427,7 +427,7 @@ func TestRetiredFilesOutliveDerivations(t *testing.T) {
 	// With no grace, the next step keeps only its own files and the
 	// previous generation's.
 	write(t, s, "p6", []ev{alive("a.example", 6*day)})
-	if _, err := s.Derive(context.Background(), duck.WithRetiredGrace(duck.DeriveOptions{Full: true}, 0)); err != nil {
+	if _, err := s.Deriver.Derive(context.Background(), duck.WithRetiredGrace(duck.DeriveOptions{Rules: defaultRules, Full: true}, 0)); err != nil {
 		t.Fatal(err)
 	}
 	got := stateFiles()
@@ -439,7 +439,7 @@ func TestRetiredFilesOutliveDerivations(t *testing.T) {
 		t.Fatalf("the reader of generation 1 after its files were collected: %v", err)
 	}
 	// So do the build's own reads.
-	if _, err := reader.Stats(context.Background()); err == nil || !strings.Contains(err.Error(), "newer derivations") {
+	if _, err := reader.Reader.Stats(context.Background()); err == nil || !strings.Contains(err.Error(), "newer derivations") {
 		t.Fatalf("Stats of the reader of generation 1 after its files were collected: %v", err)
 	}
 }
@@ -580,7 +580,7 @@ func TestChangedFoldedSnapshotIsCheckedAgain(t *testing.T) {
 	if err := os.WriteFile(checks[0], d, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Derive(context.Background(), duck.DeriveOptions{})
+	_, err = s.Deriver.Derive(context.Background(), duck.DeriveOptions{Rules: defaultRules})
 	if err == nil || !strings.Contains(err.Error(), checks[0]) || !strings.Contains(err.Error(), "checked_at") {
 		t.Fatalf("want an error naming %s and its missing column, got %v", checks[0], err)
 	}
@@ -698,7 +698,7 @@ func TestDamagedManifestIsRebuilt(t *testing.T) {
 			}
 			// Once their grace is over, the next step removes them.
 			write(t, s, "p2", []ev{alive("a.example", 2*day)})
-			rep, err = s.Derive(context.Background(), duck.WithRetiredGrace(duck.DeriveOptions{}, 0))
+			rep, err = s.Deriver.Derive(context.Background(), duck.WithRetiredGrace(duck.DeriveOptions{Rules: defaultRules}, 0))
 			if err != nil || rep.Full || rep.Generation != 4 {
 				t.Fatalf("derivation after the rebuild: %+v, %v", rep, err)
 			}
@@ -716,7 +716,7 @@ func TestDamagedManifestIsRebuilt(t *testing.T) {
 func TestTransitionsAndLiveEventsFilesAreMerged(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	opts := duck.WithRetiredGrace(duck.WithDerivedParts(duck.DeriveOptions{}, 3), 0)
+	opts := duck.WithRetiredGrace(duck.WithDerivedParts(duck.DeriveOptions{Rules: defaultRules}, 3), 0)
 	var merged bool
 	for d := range 8 {
 		// a.example flaps every day, so every step has transitions and
@@ -726,7 +726,7 @@ func TestTransitionsAndLiveEventsFilesAreMerged(t *testing.T) {
 			e = fail("a.example", time.Duration(d)*day)
 		}
 		write(t, s, fmt.Sprintf("p%d", d), []ev{e, alive(fmt.Sprintf("h%d.example", d), time.Duration(d)*day)})
-		rep, err := s.Derive(context.Background(), opts)
+		rep, err := s.Deriver.Derive(context.Background(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -771,7 +771,7 @@ func TestTransitionsAndLiveEventsFilesAreMerged(t *testing.T) {
 func TestSpillStaysInDataAndIsPerStore(t *testing.T) {
 	dir := t.TempDir()
 	spillDir := func(s *duck.Store) string {
-		got, err := s.QueryMaps(context.Background(), "SELECT current_setting('temp_directory') AS d")
+		got, err := s.Reader.QueryMaps(context.Background(), "SELECT current_setting('temp_directory') AS d")
 		if err != nil || len(got) != 1 {
 			t.Fatalf("temp_directory: %v %v", got, err)
 		}
@@ -793,7 +793,7 @@ func TestSpillStaysInDataAndIsPerStore(t *testing.T) {
 		t.Errorf("two Stores share the spill directory %s", da)
 	}
 	// Make a spill happen, then close: the directory goes with the Store.
-	if _, err := a.QueryMaps(context.Background(),
+	if _, err := a.Reader.QueryMaps(context.Background(),
 		"SELECT sum(hash(i, rn)) AS s FROM (SELECT i, row_number() OVER (ORDER BY hash(i)) AS rn FROM range(3000000) t(i))"); err != nil {
 		t.Fatal(err)
 	}
@@ -813,7 +813,7 @@ func TestSpillStaysInDataAndIsPerStore(t *testing.T) {
 func TestQueriesRunInUTC(t *testing.T) {
 	t.Setenv("TZ", "Asia/Tokyo")
 	s := openStore(t, t.TempDir())
-	got, err := s.QueryMaps(context.Background(), "SELECT current_setting('TimeZone') AS tz, epoch_us(now()::TIMESTAMP) AS now")
+	got, err := s.Reader.QueryMaps(context.Background(), "SELECT current_setting('TimeZone') AS tz, epoch_us(now()::TIMESTAMP) AS now")
 	if err != nil || len(got) != 1 {
 		t.Fatalf("%v %v", got, err)
 	}
@@ -834,12 +834,12 @@ func TestEveryConnectionRunsInUTC(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, t.TempDir())
 	// A result still being read holds the first connection.
-	busy, err := s.Query(ctx, "SELECT 1")
+	busy, err := s.Reader.Query(ctx, "SELECT 1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	got, err := s.QueryMaps(ctx, "SELECT current_setting('TimeZone') AS tz, epoch_us(now()::TIMESTAMP) AS now")
+	got, err := s.Reader.QueryMaps(ctx, "SELECT current_setting('TimeZone') AS tz, epoch_us(now()::TIMESTAMP) AS now")
 	if err != nil || len(got) != 1 {
 		t.Fatalf("%v %v", got, err)
 	}

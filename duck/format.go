@@ -34,7 +34,7 @@ const tableSampleRows = 1000
 // maps: timestamps, as RFC 3339 in UTC (DuckDB's own text has a space and no
 // zone), and, in json, NaN and the infinities of FLOAT and DOUBLE, as
 // strings (JSON has no such numbers).
-func (s *Store) WriteQuery(ctx context.Context, w io.Writer, query, format string) error {
+func (s *Reader) WriteQuery(ctx context.Context, w io.Writer, query, format string) error {
 	if !slices.Contains(Formats, format) {
 		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 	}

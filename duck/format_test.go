@@ -16,7 +16,7 @@ import (
 func writeQuery(t *testing.T, s *duck.Store, q, format string) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := s.WriteQuery(context.Background(), &b, q, format); err != nil {
+	if err := s.Reader.WriteQuery(context.Background(), &b, q, format); err != nil {
 		t.Fatalf("%s as %s: %v", q, format, err)
 	}
 	return b.String()

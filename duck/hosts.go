@@ -14,7 +14,7 @@ import (
 // metadata): a host is recorded as a discovery once, seldom a few times, so
 // a table sized by it holds every host KnownHosts returns. Views must have
 // been created.
-func (s *Store) KnownHostsBound(ctx context.Context) (int, error) {
+func (s *Reader) KnownHostsBound(ctx context.Context) (int, error) {
 	var n int64
 	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM discoveries").Scan(&n); err != nil {
 		return 0, fmt.Errorf("count known hosts: %w", err)
@@ -27,7 +27,7 @@ func (s *Store) KnownHostsBound(ctx context.Context) (int, error) {
 // the first row is read, which at twenty million hosts was about 940 MB of
 // the crawl process's, outside its DuckDB memory_limit. A host discovered
 // more than once may come more than once. Views must have been created.
-func (s *Store) KnownHosts(ctx context.Context, fn func(host string)) error {
+func (s *Reader) KnownHosts(ctx context.Context, fn func(host string)) error {
 	return s.knownHosts(ctx, knownBatch, fn)
 }
 
@@ -37,7 +37,7 @@ const knownBatch = 1 << 20
 // knownHosts reads the known hosts in parts of about batch hosts each, by
 // a hash of the name: each part is a scan of the discoveries' host column,
 // which costs far less than holding every name at once.
-func (s *Store) knownHosts(ctx context.Context, batch int, fn func(host string)) error {
+func (s *Reader) knownHosts(ctx context.Context, batch int, fn func(host string)) error {
 	bound, err := s.KnownHostsBound(ctx)
 	if err != nil {
 		return err
@@ -51,7 +51,7 @@ func (s *Store) knownHosts(ctx context.Context, batch int, fn func(host string))
 	return nil
 }
 
-func (s *Store) knownHostsPart(ctx context.Context, parts, part int, fn func(host string)) error {
+func (s *Reader) knownHostsPart(ctx context.Context, parts, part int, fn func(host string)) error {
 	rows, err := s.db.QueryContext(ctx, sqlFile("queries/known.sql"), parts, part)
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ type PeersSchedule struct {
 // (state.next_check_at), soonest first. It reads the derived state, so
 // derive (and create the views) after recording new discoveries: a host
 // discovered since the last derivation is not in it yet.
-func (s *Store) DueHosts(ctx context.Context, now time.Time, peers PeersSchedule, fn func(DueHost)) error {
+func (s *Reader) DueHosts(ctx context.Context, now time.Time, peers PeersSchedule, fn func(DueHost)) error {
 	minInterval := min(max(peers.MinInterval, time.Microsecond), peers.Interval)
 	rows, err := s.db.QueryContext(ctx, sqlFile("queries/due.sql"), now.UTC(), peers.Interval.Microseconds(), minInterval.Microseconds())
 	if err != nil {
@@ -115,7 +115,7 @@ func (s *Store) DueHosts(ctx context.Context, now time.Time, peers PeersSchedule
 
 // LatestCheck is the time of the latest check the derived state holds
 // (through the views CreateViews defines), and false when it holds none.
-func (s *Store) LatestCheck(ctx context.Context) (time.Time, bool, error) {
+func (s *Reader) LatestCheck(ctx context.Context) (time.Time, bool, error) {
 	var latest sql.NullTime
 	if err := s.db.QueryRowContext(ctx, "SELECT max(last_checked_at) FROM state").Scan(&latest); err != nil {
 		return time.Time{}, false, fmt.Errorf("latest check: %w", s.blameQuery(ctx, err))

@@ -15,7 +15,7 @@ import (
 func TestKnownHostsInBatchesReadsEveryHost(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, t.TempDir())
-	w, err := s.NewWriter("pass1", duck.WriterOptions{})
+	w, err := s.Snapshots.NewWriter("pass1", duck.WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestKnownHostsInBatchesReadsEveryHost(t *testing.T) {
 	if err := w.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateSnapshotViews(ctx); err != nil {
+	if err := s.Reader.CreateSnapshotViews(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, batch := range []int{1 << 20, 300, 7} {

@@ -32,7 +32,7 @@ func TestListingTakesTheDataDirectoryLiterally(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"site*x", "site[1]"} {
-		s := &Store{dir: filepath.Join(base, name, "data"), log: slog.New(slog.DiscardHandler)}
+		s := newStore(&core{dir: filepath.Join(base, name, "data"), log: slog.New(slog.DiscardHandler)})
 		files, err := s.listSnapshots(ChecksDir)
 		if err != nil || !slices.Equal(files, own[:1]) {
 			t.Fatalf("%s: checks = %q, %v", name, files, err)
@@ -42,7 +42,7 @@ func TestListingTakesTheDataDirectoryLiterally(t *testing.T) {
 		}
 		// A newer generation in force: this directory's older files go,
 		// and nobody else's.
-		s.collectGarbage(&manifest{Generation: 2, State: "state-00000002.parquet"})
+		s.Deriver.collectGarbage(&manifest{Generation: 2, State: "state-00000002.parquet"})
 		for _, other := range []string{"site*x", "site x", "siteAx", "site[1]", "site1"} {
 			for _, f := range own[1:] {
 				_, err := os.Stat(filepath.Join(base, other, "data", filepath.FromSlash(f)))

@@ -60,8 +60,8 @@ func TestLists(t *testing.T) {
 	now := t0.Add(40 * day)
 	views(t, s, now)
 
-	live := collect(t, s.LiveInstances(ctx))
-	newList := collect(t, s.NewInstances(ctx))
+	live := collect(t, s.Reader.LiveInstances(ctx))
+	newList := collect(t, s.Reader.NewInstances(ctx))
 	t.Run("live_within_window_sorted_by_host", func(t *testing.T) {
 		// stale: last alive 20 days ago; moved and opted out: excluded at
 		// once; dying and moving for less than the window: still listed.
@@ -87,16 +87,16 @@ func TestLists(t *testing.T) {
 	})
 	t.Run("moved_listed_nowhere_but_new_window_moves_on", func(t *testing.T) {
 		views(t, s, t0.Add(80*day))
-		if got := hostsOf(collect(t, s.LiveInstances(ctx))); len(got) != 0 {
+		if got := hostsOf(collect(t, s.Reader.LiveInstances(ctx))); len(got) != 0 {
 			t.Fatalf("live 40 days later = %v", got)
 		}
-		if got := hostsOf(collect(t, s.NewInstances(ctx))); len(got) != 0 {
+		if got := hostsOf(collect(t, s.Reader.NewInstances(ctx))); len(got) != 0 {
 			t.Fatalf("new 40 days later = %v", got)
 		}
 		views(t, s, now)
 	})
 	t.Run("stats", func(t *testing.T) {
-		st, err := s.Stats(ctx)
+		st, err := s.Reader.Stats(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestLists(t *testing.T) {
 		}
 	})
 	t.Run("recent_transitions_newest_first", func(t *testing.T) {
-		tr, err := s.RecentTransitions(ctx, now, 3)
+		tr, err := s.Reader.RecentTransitions(ctx, now, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func TestLists(t *testing.T) {
 	// its live and new lists do, not the later ones.
 	t.Run("recent_transitions_stop_at_now", func(t *testing.T) {
 		past := t0.Add(38*day + 12*time.Hour)
-		tr, err := s.RecentTransitions(ctx, past, 100)
+		tr, err := s.Reader.RecentTransitions(ctx, past, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,10 +205,10 @@ func TestEmptyDataDirDerivesEmptyState(t *testing.T) {
 		}
 	}
 	views(t, s, t0)
-	if got := collect(t, s.LiveInstances(ctx)); len(got) != 0 {
+	if got := collect(t, s.Reader.LiveInstances(ctx)); len(got) != 0 {
 		t.Fatalf("live = %v", got)
 	}
-	st, err := s.Stats(ctx)
+	st, err := s.Reader.Stats(ctx)
 	if err != nil || st.Live != 0 || len(st.Days) != 0 {
 		t.Fatalf("stats = %+v, %v", st, err)
 	}
@@ -245,10 +245,10 @@ func TestRecentTransitionsShowOnlyPublishableHosts(t *testing.T) {
 		append([]ev{discover("never.example", 20*day)}, series(fail, "never.example", 20*day, 29*time.Hour, 8)...),
 	))
 	derive(t, s, config.Default().State, false)
-	if err := s.CreateViews(ctx, duck.ViewParams{Now: t0.Add(31 * day), Blocklist: []string{"spam.example", "*.farm.example"}}); err != nil {
+	if err := s.Reader.CreateViews(ctx, duck.ViewParams{Now: t0.Add(31 * day), Rules: defaultRules, Blocklist: []string{"spam.example", "*.farm.example"}}); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := s.RecentTransitions(ctx, t0.Add(31*day), 100)
+	tr, err := s.Reader.RecentTransitions(ctx, t0.Add(31*day), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestDailyLiveLeavesMovedAndOptedOutHosts(t *testing.T) {
 		}
 		full := len(steps) == 1
 		views(t, s, t0.Add(20*day))
-		st, err := s.Stats(ctx)
+		st, err := s.Reader.Stats(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,10 +331,10 @@ func TestDailyLiveLeavesMovedAndOptedOutHosts(t *testing.T) {
 			}
 		}
 		// A blocklisted host counts on no day, as in the daily new counts.
-		if err := s.CreateViews(ctx, duck.ViewParams{Now: t0.Add(20 * day), Blocklist: []string{"b.example"}}); err != nil {
+		if err := s.Reader.CreateViews(ctx, duck.ViewParams{Now: t0.Add(20 * day), Rules: defaultRules, Blocklist: []string{"b.example"}}); err != nil {
 			t.Fatal(err)
 		}
-		blocked, err := s.Stats(ctx)
+		blocked, err := s.Reader.Stats(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,13 +364,13 @@ func TestDailyLiveOrdersChecksAtOneInstantAsTheFold(t *testing.T) {
 	write(t, s, "p", []ev{discover(h, 0), alive(h, 0), fail(h, day), fail(h, 2*day), fail(h, 3*day),
 		alive(h, 10*day), optedOut(h, 10*day)})
 	derive(t, s, st, false)
-	if err := s.CreateViews(ctx, duck.ViewParams{Now: t0.Add(10*day + time.Hour), State: st}); err != nil {
+	if err := s.Reader.CreateViews(ctx, duck.ViewParams{Now: t0.Add(10*day + time.Hour), Rules: rules(st)}); err != nil {
 		t.Fatal(err)
 	}
 	if got := stateOf(t, s, h); !strings.HasPrefix(got, "opted_out") {
 		t.Fatalf("state %s, want opted_out", got)
 	}
-	stats, err := s.Stats(ctx)
+	stats, err := s.Reader.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +403,7 @@ func TestOptedOutHostStaysOffTheListsThroughFailedChecks(t *testing.T) {
 			t.Errorf("%s = %v, want only c.example", list, got)
 		}
 	}
-	tr, err := s.RecentTransitions(context.Background(), t0.Add(23*day), 100)
+	tr, err := s.Reader.RecentTransitions(context.Background(), t0.Add(23*day), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +435,7 @@ func TestWarmupEndsAtItsBoundary(t *testing.T) {
 	})
 	derive(t, s, st, false)
 	views(t, s, t0.Add(20*day))
-	if got := hostsOf(collect(t, s.NewInstances(ctx))); !slices.Equal(got, []string{"edge.example"}) {
+	if got := hostsOf(collect(t, s.Reader.NewInstances(ctx))); !slices.Equal(got, []string{"edge.example"}) {
 		t.Errorf("new = %v, want [edge.example]", got)
 	}
 	if got := texts(t, s, "SELECT new FROM stats_daily WHERE day = DATE '2026-01-15'"); !slices.Equal(got, []string{"1"}) {

@@ -93,7 +93,7 @@ func (m *manifest) files() []string {
 // (a valid Parquet file of other columns, say a snapshot copied over one,
 // would otherwise break every view, or add rows of NULLs to one), and one
 // for the state's row count (its hosts), which it returns.
-func (s *Store) readable(ctx context.Context, m *manifest) (stateRows int64, err error) {
+func (s *Deriver) readable(ctx context.Context, m *manifest) (stateRows int64, err error) {
 	for _, f := range m.files() {
 		want, ok := m.Sums[f]
 		if !ok {
@@ -124,7 +124,7 @@ func (s *Store) readable(ctx context.Context, m *manifest) (stateRows int64, err
 // sameColumns fails, naming the file, when a derived file of list has other
 // columns (names and types, in any order) than the relation empty. The
 // derived files are flat: every schema element but the root is a column.
-func (s *Store) sameColumns(ctx context.Context, list, empty string) error {
+func (s *Deriver) sameColumns(ctx context.Context, list, empty string) error {
 	var want string
 	if err := s.db.QueryRowContext(ctx, `SELECT string_agg(column_name || ' ' || column_type, ', ' ORDER BY column_name)
 		FROM (DESCRIBE SELECT * FROM `+empty+`)`).Scan(&want); err != nil {
@@ -150,7 +150,7 @@ func (s *Store) sameColumns(ctx context.Context, list, empty string) error {
 
 // readManifest returns the manifest in force, or nil before the first
 // derivation.
-func (s *Store) readManifest() (*manifest, error) {
+func (s *core) readManifest() (*manifest, error) {
 	path := s.path(DerivedDir, manifestFile)
 	b, err := os.ReadFile(path)
 	if isNotExist(err) {
@@ -174,7 +174,7 @@ func (s *Store) readManifest() (*manifest, error) {
 // HasDerivation reports whether a derivation is in force to answer from:
 // what a reader that cannot derive (a read-only data directory) needs to
 // know before it answers "nothing" for "not derived yet".
-func (s *Store) HasDerivation() bool {
+func (s *Deriver) HasDerivation() bool {
 	m, err := s.readManifest()
 	return err == nil && m != nil
 }
@@ -200,7 +200,7 @@ func (e *damagedManifestError) Error() string {
 
 // writeManifest replaces the manifest atomically: written into data/tmp,
 // synced, renamed over the old one.
-func (s *Store) writeManifest(m *manifest) error {
+func (s *Deriver) writeManifest(m *manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("derive: manifest: %w", err)
@@ -265,7 +265,7 @@ func retire(old, next *manifest, grace time.Duration) []retired {
 // collectGarbage removes the derived files that the manifest in force names
 // neither as current nor as retired: files retired longer ago than the grace,
 // and the orphans of a step that crashed before its manifest was written.
-func (s *Store) collectGarbage(next *manifest) {
+func (s *Deriver) collectGarbage(next *manifest) {
 	keep := map[string]bool{}
 	for _, f := range next.files() {
 		keep[f] = true
@@ -288,7 +288,7 @@ func (s *Store) collectGarbage(next *manifest) {
 
 // derivedFiles lists the derived files on disk (state, transitions and
 // live events files), relative to data/derived, as a manifest names them.
-func (s *Store) derivedFiles() []string {
+func (s *Deriver) derivedFiles() []string {
 	var out []string
 	// Listed, not globbed: the directory's path is taken as it is.
 	for _, sub := range []string{"", transitionsDir, liveEventsDir} {
@@ -311,7 +311,7 @@ func (s *Store) derivedFiles() []string {
 // it was lost may still be reading them, so they are retired now, not
 // removed, and the new generation comes after the highest one among them,
 // so that none of their names is reused.
-func (s *Store) unindexed(now time.Time) (retiredNow retired, lastGeneration int64) {
+func (s *Deriver) unindexed(now time.Time) (retiredNow retired, lastGeneration int64) {
 	retiredNow.At = now
 	for _, rel := range s.derivedFiles() {
 		retiredNow.Files = append(retiredNow.Files, rel)

@@ -15,7 +15,7 @@ import (
 func recordChecks(t *testing.T, s *duck.Store, pass string, checks ...observer.Check) {
 	t.Helper()
 	ctx := context.Background()
-	w, err := s.NewWriter(pass, duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
+	w, err := s.Snapshots.NewWriter(pass, duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,14 +111,14 @@ func TestBlocklistLeavesThePublishedLists(t *testing.T) {
 	))
 	derive(t, s, config.Default().State, false)
 	now := t0.Add(31 * day)
-	if err := s.CreateViews(ctx, duck.ViewParams{Now: now, Blocklist: []string{"spam.example", "*.farm.example"}}); err != nil {
+	if err := s.Reader.CreateViews(ctx, duck.ViewParams{Now: now, Rules: defaultRules, Blocklist: []string{"spam.example", "*.farm.example"}}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"kept.example", "notfarm.example"}
-	if got := hostsOf(collect(t, s.LiveInstances(ctx))); !slices.Equal(got, want) {
+	if got := hostsOf(collect(t, s.Reader.LiveInstances(ctx))); !slices.Equal(got, want) {
 		t.Errorf("live = %v, want %v", got, want)
 	}
-	newList := hostsOf(collect(t, s.NewInstances(ctx)))
+	newList := hostsOf(collect(t, s.Reader.NewInstances(ctx)))
 	slices.Sort(newList)
 	if !slices.Equal(newList, want) {
 		t.Errorf("new = %v, want %v", newList, want)

@@ -91,7 +91,7 @@ func dump(t *testing.T, s *duck.Store, dir string) map[string][]string {
 		"live":        "SELECT * FROM live ORDER BY ALL",
 		"new":         "SELECT * FROM new ORDER BY ALL",
 	} {
-		rows, err := s.Query(context.Background(), q)
+		rows, err := s.Reader.Query(context.Background(), q)
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -154,7 +154,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		{4, short, true, false}, {5, config.Default().State, true, false}, {6, short, false, true}, {7, short, true, true}} {
 		t.Run(fmt.Sprintf("seed_%d", tc.seed), func(t *testing.T) {
 			opts := func(full bool) duck.DeriveOptions {
-				o := duck.DeriveOptions{State: tc.st, Full: full}
+				o := duck.DeriveOptions{Rules: rules(tc.st), Full: full}
 				if tc.buckets {
 					// Buckets of about 500 checks: the windowed fold of
 					// 300 hosts splits in a few, and steps in different
@@ -168,7 +168,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			}
 			deriveWith := func(s *duck.Store, o duck.DeriveOptions) duck.DeriveReport {
 				t.Helper()
-				rep, err := s.Derive(context.Background(), o)
+				rep, err := s.Deriver.Derive(context.Background(), o)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -213,18 +213,18 @@ func TestIncrementalEqualsFull(t *testing.T) {
 					sparse += fullRep.Sparse
 					full := dump(t, s, dir)
 					compareDumps(t, fmt.Sprintf("after day %d", d), inc, full)
-					if rep := deriveWith(s, duck.WindowOnly(duck.DeriveOptions{State: tc.st, Full: true})); rep.Windowless != 0 || rep.Windowed == 0 {
+					if rep := deriveWith(s, duck.WindowOnly(duck.DeriveOptions{Rules: rules(tc.st), Full: true})); rep.Windowless != 0 || rep.Windowed == 0 {
 						t.Fatalf("window only: %d hosts windowless, %d windowed", rep.Windowless, rep.Windowed)
 					}
 					compareDumps(t, fmt.Sprintf("after day %d, every host windowed in one bucket", d), full, dump(t, s, dir))
 					// The edge picks and the windowed fold key hosts by a hash
 					// unless two hosts' hashes collide; by host name they must
 					// fold the same.
-					deriveWith(s, duck.KeyByHostName(duck.WindowOnly(duck.DeriveOptions{State: tc.st, Full: true})))
+					deriveWith(s, duck.KeyByHostName(duck.WindowOnly(duck.DeriveOptions{Rules: rules(tc.st), Full: true})))
 					compareDumps(t, fmt.Sprintf("after day %d, every host windowed and keyed by host name", d), full, dump(t, s, dir))
 					// The alive days as a bitstring, as for a step of more
 					// than 63 days, must fold the same as a BIGINT's bits.
-					deriveWith(s, duck.AliveDaysAsBitstring(duck.DeriveOptions{State: tc.st, Full: true}))
+					deriveWith(s, duck.AliveDaysAsBitstring(duck.DeriveOptions{Rules: rules(tc.st), Full: true}))
 					compareDumps(t, fmt.Sprintf("after day %d, alive days as a bitstring", d), full, dump(t, s, dir))
 				}
 			}
@@ -264,7 +264,7 @@ func TestChecksSpanningYears(t *testing.T) {
 		t.Fatalf("windowed %d, windowless %d; want 2 and 1", rep.Windowed, rep.Windowless)
 	}
 	got := dump(t, s, dir)
-	if _, err := s.Derive(context.Background(), duck.WindowOnly(duck.DeriveOptions{Full: true})); err != nil {
+	if _, err := s.Deriver.Derive(context.Background(), duck.WindowOnly(duck.DeriveOptions{Rules: defaultRules, Full: true})); err != nil {
 		t.Fatal(err)
 	}
 	compareDumps(t, "spanning years", got, dump(t, s, dir))
@@ -293,11 +293,11 @@ func TestAliveDaysOverSpans(t *testing.T) {
 				series(alive, "gapped.example", 12*time.Hour, day, gapAfter),
 				series(alive, "gapped.example", time.Duration(gapAfter+8-1)*day+12*time.Hour, day, tc.days-(gapAfter+8-1)),
 			))
-			o := duck.DeriveOptions{State: st, Full: true}
+			o := duck.DeriveOptions{Rules: rules(st), Full: true}
 			if tc.bitstring {
 				o = duck.AliveDaysAsBitstring(o)
 			}
-			rep, err := s.Derive(context.Background(), o)
+			rep, err := s.Deriver.Derive(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +305,7 @@ func TestAliveDaysOverSpans(t *testing.T) {
 				t.Fatalf("windowless %d, windowed %d; want steady.example without windows and gapped.example with", rep.Windowless, rep.Windowed)
 			}
 			got := dump(t, s, dir)
-			if _, err := s.Derive(context.Background(), duck.WindowOnly(duck.DeriveOptions{State: st, Full: true})); err != nil {
+			if _, err := s.Deriver.Derive(context.Background(), duck.WindowOnly(duck.DeriveOptions{Rules: rules(st), Full: true})); err != nil {
 				t.Fatal(err)
 			}
 			compareDumps(t, "every host windowed", got, dump(t, s, dir))

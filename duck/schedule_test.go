@@ -17,7 +17,7 @@ import (
 // nextChecks returns next_check_at per host, as offsets from the given time.
 func nextChecks(t *testing.T, s *duck.Store, from time.Time) map[string]time.Duration {
 	t.Helper()
-	rows, err := s.Query(context.Background(), "SELECT host, next_check_at FROM state ORDER BY host")
+	rows, err := s.Reader.Query(context.Background(), "SELECT host, next_check_at FROM state ORDER BY host")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func nextChecks(t *testing.T, s *duck.Store, from time.Time) map[string]time.Dur
 func due(t *testing.T, s *duck.Store, now time.Time) []duck.DueHost {
 	t.Helper()
 	var out []duck.DueHost
-	if err := s.DueHosts(context.Background(), now, duck.PeersSchedule{Interval: 7 * day, MinInterval: 7 * day}, func(d duck.DueHost) { out = append(out, d) }); err != nil {
+	if err := s.Reader.DueHosts(context.Background(), now, duck.PeersSchedule{Interval: 7 * day, MinInterval: 7 * day}, func(d duck.DueHost) { out = append(out, d) }); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -219,7 +219,7 @@ func TestSchedule(t *testing.T) {
 		changed := st
 		changed.ActiveInterval = config.Duration(st.ActiveInterval.D() + 5*time.Hour)
 		changed.InactiveInterval = config.Duration(st.InactiveInterval.D() - 10*time.Hour)
-		if err := s.CreateViews(context.Background(), duck.ViewParams{Now: t0.Add(30 * day), State: changed}); err != nil {
+		if err := s.Reader.CreateViews(context.Background(), duck.ViewParams{Now: t0.Add(30 * day), Rules: rules(changed)}); err != nil {
 			t.Fatal(err)
 		}
 		defer views(t, s, t0.Add(30*day))

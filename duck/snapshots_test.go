@@ -124,14 +124,14 @@ func TestSnapshotNotMatchingItsSchemaIsAnErrorNamingFileAndColumn(t *testing.T) 
 			write(t, s, "p0", []ev{discover("a.example", 0), alive("a.example", 0)})
 			derive(t, s, config.State{}, false)
 			write(t, s, "p1", []ev{discover("b.example", day), alive("a.example", day), fail("b.example", day)})
-			if err := s.WritePass(ctx, observer.Pass{PassID: "p1", StartedAt: t0.Add(day), EndedAt: t0.Add(day + 1),
+			if err := s.Snapshots.WritePass(ctx, observer.Pass{PassID: "p1", StartedAt: t0.Add(day), EndedAt: t0.Add(day + 1),
 				Due: 2, Tally: observer.Tally{Checks: 2, ByOutcome: map[observer.Outcome]int64{observer.OutcomeAlive: 1, observer.OutcomeUnreachable: 1}}}); err != nil {
 				t.Fatal(err)
 			}
 			bad := filepath.Join(dir, tc.file)
 			rewriteSnapshot(t, bad, tc.columns)
-			for _, opts := range []duck.DeriveOptions{{}, {Full: true}, duck.WithoutNullCounts(duck.DeriveOptions{})} {
-				_, err := s.Derive(ctx, opts)
+			for _, opts := range []duck.DeriveOptions{{}, {Full: true}, duck.WithoutNullCounts(duck.DeriveOptions{Rules: defaultRules})} {
+				_, err := s.Deriver.Derive(ctx, opts)
 				if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("%+v: want an error naming %s and saying %q, got %v", opts, bad, tc.want, err)
 				}
@@ -158,11 +158,11 @@ func TestSnapshotNotMatchingItsSchemaIsAnErrorNamingFileAndColumn(t *testing.T) 
 		write(t, s, "p0", []ev{discover("a.example", 0), alive("a.example", 0), fail("b.example", 0)})
 		rewriteSnapshot(t, filepath.Join(dir, "checks", "date=2026-01-05", "p0-00000.parquet"),
 			"* REPLACE (users::INTEGER AS users, http_status::SMALLINT AS http_status)")
-		if err := s.WritePass(context.Background(), observer.Pass{PassID: "p0", StartedAt: t0, EndedAt: t0.Add(1)}); err != nil {
+		if err := s.Snapshots.WritePass(context.Background(), observer.Pass{PassID: "p0", StartedAt: t0, EndedAt: t0.Add(1)}); err != nil {
 			t.Fatal(err)
 		}
-		for _, opts := range []duck.DeriveOptions{{}, duck.WithoutNullCounts(duck.DeriveOptions{Full: true})} {
-			if rep, err := s.Derive(context.Background(), opts); err != nil || rep.Hosts != 2 {
+		for _, opts := range []duck.DeriveOptions{{}, duck.WithoutNullCounts(duck.DeriveOptions{Rules: defaultRules, Full: true})} {
+			if rep, err := s.Deriver.Derive(context.Background(), opts); err != nil || rep.Hosts != 2 {
 				t.Fatalf("%+v: %+v, %v", opts, rep, err)
 			}
 		}
@@ -183,7 +183,7 @@ func TestSnapshotsOutsideADateDirectoryAreRefused(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	write(t, s, "p0", []ev{discover("a.example", 0), alive("a.example", 0)})
-	if err := s.WritePass(ctx, observer.Pass{PassID: "p0", StartedAt: t0, EndedAt: t0.Add(1)}); err != nil {
+	if err := s.Snapshots.WritePass(ctx, observer.Pass{PassID: "p0", StartedAt: t0, EndedAt: t0.Add(1)}); err != nil {
 		t.Fatal(err)
 	}
 	derive(t, s, config.State{}, false)
@@ -232,12 +232,12 @@ func TestSnapshotsOutsideADateDirectoryAreRefused(t *testing.T) {
 					named = filepath.Join(sub, tc.name)
 				}
 				for _, full := range []bool{false, true} {
-					_, err := s.Derive(ctx, duck.DeriveOptions{Full: full})
+					_, err := s.Deriver.Derive(ctx, duck.DeriveOptions{Rules: defaultRules, Full: full})
 					if err == nil || !strings.Contains(err.Error(), named) || !strings.Contains(err.Error(), tc.want) {
 						t.Fatalf("derive (full=%v): want an error naming %s and saying %q, got %v", full, named, tc.want, err)
 					}
 				}
-				err = s.CreateViews(ctx, duck.ViewParams{Now: t0})
+				err = s.Reader.CreateViews(ctx, duck.ViewParams{Now: t0, Rules: defaultRules})
 				if err == nil || !strings.Contains(err.Error(), named) {
 					t.Fatalf("views: want an error naming %s, got %v", named, err)
 				}

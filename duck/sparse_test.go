@@ -68,13 +68,13 @@ func TestSparseCrossing(t *testing.T) {
 				t.Fatalf("transitions %q, want %q", got, tc.want)
 			}
 			got := dump(t, s, dir)
-			if _, err := s.Derive(context.Background(), duck.WindowOnly(duck.DeriveOptions{Full: true})); err != nil {
+			if _, err := s.Deriver.Derive(context.Background(), duck.WindowOnly(duck.DeriveOptions{Rules: defaultRules, Full: true})); err != nil {
 				t.Fatal(err)
 			}
 			compareDumps(t, "every check folded", got, dump(t, s, dir))
 			// The days as a bitstring (a step of more than 63 days) find the
 			// same few checks.
-			rep, err := s.Derive(context.Background(), duck.AliveDaysAsBitstring(duck.DeriveOptions{Full: true}))
+			rep, err := s.Deriver.Derive(context.Background(), duck.AliveDaysAsBitstring(duck.DeriveOptions{Rules: defaultRules, Full: true}))
 			if err != nil {
 				t.Fatal(err)
 			}

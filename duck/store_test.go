@@ -31,7 +31,7 @@ func users(n int64) *int64 { return &n }
 
 func query[T any](t *testing.T, s *duck.Store, q string) []T {
 	t.Helper()
-	rows, err := s.Query(context.Background(), q)
+	rows, err := s.Reader.Query(context.Background(), q)
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
@@ -54,7 +54,7 @@ func TestWriterRoundTripsChecksAndDiscoveriesByDate(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	w, err := s.NewWriter("pass1", duck.WriterOptions{})
+	w, err := s.Snapshots.NewWriter("pass1", duck.WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestWriterRoundTripsChecksAndDiscoveriesByDate(t *testing.T) {
 	}
 
 	r := openStore(t, dir)
-	if err := r.CreateViews(ctx, duck.ViewParams{Now: day0}); err != nil {
+	if err := r.Reader.CreateViews(ctx, duck.ViewParams{Now: day0, Rules: defaultRules}); err != nil {
 		t.Fatal(err)
 	}
 	got := query[string](t, r, "SELECT host || ' ' || outcome || ' ' || coalesce(CAST(users AS VARCHAR), '-') || ' ' || coalesce(name, '-') || ' ' || pass_id || ' ' || CAST(date AS VARCHAR) FROM checks ORDER BY checked_at")
@@ -102,7 +102,7 @@ func TestFlushesEveryNChecks(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	w, _ := s.NewWriter("p", duck.WriterOptions{FlushChecks: 2, FlushEvery: time.Hour})
+	w, _ := s.Snapshots.NewWriter("p", duck.WriterOptions{FlushChecks: 2, FlushEvery: time.Hour})
 	for i := range 5 {
 		w.Record(ctx, observer.Result{Check: observer.Check{Host: "h" + string(rune('a'+i)) + ".social", CheckedAt: day0.Add(-time.Hour), Outcome: observer.OutcomeAlive}})
 	}
@@ -120,7 +120,7 @@ func TestFlushesEveryNChecks(t *testing.T) {
 
 func TestEmptyDataDirGivesEmptyRelations(t *testing.T) {
 	s := openStore(t, t.TempDir())
-	if err := s.CreateViews(context.Background(), duck.ViewParams{Now: day0}); err != nil {
+	if err := s.Reader.CreateViews(context.Background(), duck.ViewParams{Now: day0, Rules: defaultRules}); err != nil {
 		t.Fatal(err)
 	}
 	if got := query[int64](t, s, "SELECT count(*) FROM checks"); got[0] != 0 {
@@ -140,13 +140,13 @@ func TestQueryRefusesWritesAndLockDownConfinesReads(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	w, _ := s.NewWriter("p", duck.WriterOptions{})
+	w, _ := s.Snapshots.NewWriter("p", duck.WriterOptions{})
 	w.Record(ctx, observer.Result{Check: observer.Check{Host: "a.social", CheckedAt: day0, Outcome: observer.OutcomeAlive}})
 	w.Close(ctx)
-	if err := s.CreateViews(ctx, duck.ViewParams{Now: day0}); err != nil {
+	if err := s.Reader.CreateViews(ctx, duck.ViewParams{Now: day0, Rules: defaultRules}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.LockDown(ctx); err != nil {
+	if err := s.Reader.LockDown(ctx); err != nil {
 		t.Fatal(err)
 	}
 	target := filepath.Join(dir, "checks", "date=2026-03-01", "evil.parquet")
@@ -157,7 +157,7 @@ func TestQueryRefusesWritesAndLockDownConfinesReads(t *testing.T) {
 		"SET enable_external_access = true",
 		"SELECT * FROM read_csv('/etc/passwd')",
 	} {
-		rows, err := s.Query(ctx, q)
+		rows, err := s.Reader.Query(ctx, q)
 		if err == nil {
 			rows.Close()
 			t.Errorf("%s: accepted", q)
@@ -185,7 +185,7 @@ func TestQueryRefusesWritesAndLockDownConfinesReads(t *testing.T) {
 func TestStatsBySoftwareMostCommonFirst(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, t.TempDir())
-	w, err := s.NewWriter("p", duck.WriterOptions{})
+	w, err := s.Snapshots.NewWriter("p", duck.WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,13 +198,13 @@ func TestStatsBySoftwareMostCommonFirst(t *testing.T) {
 	if err := w.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Derive(ctx, duck.DeriveOptions{}); err != nil {
+	if _, err := s.Deriver.Derive(ctx, duck.DeriveOptions{Rules: defaultRules}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateViews(ctx, duck.ViewParams{Now: day0.Add(time.Hour)}); err != nil {
+	if err := s.Reader.CreateViews(ctx, duck.ViewParams{Now: day0.Add(time.Hour), Rules: defaultRules}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := s.Stats(ctx)
+	st, err := s.Reader.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestPassRowRoundTrips(t *testing.T) {
 		Blocklisted: 1, OverDomainBudget: 2, SkippedAddressBudget: 3, Addresses: 4, BusiestAddressRequests: 7, AddressesOverBudget: 8,
 		OverListCap: 10, OverPassCap: 11,
 		Tally: observer.Tally{Checks: 5, ByOutcome: map[observer.Outcome]int64{observer.OutcomeAlive: 5}}, CutShort: "interrupted"}
-	if err := s.WritePass(ctx, p); err != nil {
+	if err := s.Snapshots.WritePass(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	views(t, s, t0)
@@ -243,7 +243,7 @@ func TestPassRowRoundTrips(t *testing.T) {
 	for i, o := range observer.Outcomes() {
 		p.ByOutcome[o] = int64(100 + i)
 	}
-	if err := s.WritePass(ctx, p); err != nil {
+	if err := s.Snapshots.WritePass(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	views(t, s, t0.Add(2*time.Hour))
@@ -275,7 +275,7 @@ func TestLockDownRefusesLinksOutTheDataDirectory(t *testing.T) {
 	}
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	if err := s.CreateViews(ctx, duck.ViewParams{Now: day0}); err != nil {
+	if err := s.Reader.CreateViews(ctx, duck.ViewParams{Now: day0, Rules: defaultRules}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "inside.txt"), []byte("fine"), 0o600); err != nil {
@@ -289,20 +289,20 @@ func TestLockDownRefusesLinksOutTheDataDirectory(t *testing.T) {
 	if err := os.Symlink(outside, link); err != nil {
 		t.Fatal(err)
 	}
-	err := s.LockDown(ctx)
+	err := s.Reader.LockDown(ctx)
 	if err == nil || !strings.Contains(err.Error(), link+" is a symbolic link to "+outside+", outside it") {
 		t.Fatalf("LockDown with a link out of the data directory: %v", err)
 	}
 	// The control: without the link, the store locks down and reads what
 	// the link inside points to, and nothing outside.
 	os.Remove(link)
-	if err := s.LockDown(ctx); err != nil {
+	if err := s.Reader.LockDown(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := query[string](t, s, "SELECT content FROM read_text('"+filepath.Join(dir, "inside-link")+"')"); len(got) != 1 || got[0] != "fine" {
 		t.Errorf("read through a link inside the data directory: %q", got)
 	}
-	if rows, err := s.Query(ctx, "SELECT content FROM read_text('"+outside+"')"); err == nil {
+	if rows, err := s.Reader.Query(ctx, "SELECT content FROM read_text('"+outside+"')"); err == nil {
 		rows.Close()
 		t.Error("a file outside the data directory was read")
 	}

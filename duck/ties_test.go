@@ -34,7 +34,7 @@ func writeTieChecks(t *testing.T, s *duck.Store, checks []tieCheck) {
 		byPass[c.pass] = append(byPass[c.pass], c)
 	}
 	for _, pass := range passes {
-		w, err := s.NewWriter(pass, duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
+		w, err := s.Snapshots.NewWriter(pass, duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func TestChecksAtTheSameInstant(t *testing.T) {
 				derive(t, s, config.State{}, false)
 			}
 			writeTieChecks(t, s, tc.tied)
-			opts := duck.DeriveOptions{}
+			opts := duck.DeriveOptions{Rules: defaultRules}
 			if tc.byHostName {
 				opts = duck.KeyByHostName(opts)
 			}
@@ -165,7 +165,7 @@ func TestChecksAtTheSameInstant(t *testing.T) {
 			if tc.bucketChecks > 0 {
 				opts = duck.WithFoldBuckets(opts, tc.bucketChecks)
 			}
-			rep, err := s.Derive(context.Background(), opts)
+			rep, err := s.Deriver.Derive(context.Background(), opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,7 +20,7 @@ func TestUnusableFieldsAreAListOperatorsCanQuery(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	ctx := context.Background()
-	w, err := s.NewWriter("p0", duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
+	w, err := s.Snapshots.NewWriter("p0", duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

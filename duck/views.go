@@ -13,18 +13,15 @@ import (
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
-
-	"github.com/fediverse-observer/observer/config"
 )
 
 // ViewParams are what time-relative views are computed for.
 type ViewParams struct {
 	Now time.Time // the moment live and new are computed for
-	// State holds the list windows (live_window, new_window, warmup) and
-	// the schedule the state view's next_check_at is computed with (the
-	// intervals, their jitters, discovery_delay); the zero value means
-	// config.Default().State.
-	State config.State
+	// Rules hold the list windows (LiveWindow, NewWindow, Warmup) and the
+	// schedule the state view's next_check_at is computed with (the
+	// intervals, their jitters, DiscoveryDelay).
+	Rules Rules
 	// Blocklist is the operator's blocklist in its file's form (exact
 	// hosts and "*.domain" entries, as hostname.Blocklist.Entries gives
 	// them): the published lists leave these hosts out.
@@ -34,14 +31,24 @@ type ViewParams struct {
 // view is one named relation of the query surface.
 type view struct {
 	name string
-	sql  string // the SELECT the view stands for
+	sql  string // the SELECT the view stands for (a macro's expression)
+	// params, when set, make it a macro of these parameters instead.
+	params string
+}
+
+// create is the CREATE statement's object: VIEW name, or MACRO name(params).
+func (v view) create() string {
+	if v.params != "" {
+		return "MACRO " + v.name + "(" + v.params + ")"
+	}
+	return "VIEW " + v.name
 }
 
 // snapshotView reads one snapshot kind. union_by_name lets files written
 // before a column was added be read with NULL in it. A kind with no file yet
 // reads as an empty relation of the schema's columns, spelled out, so that
 // the view stands on its own in any DuckDB client (observer sql --views).
-func (s *Store) snapshotView(ctx context.Context, kind, schemaTable string) (view, error) {
+func (s *Reader) snapshotView(ctx context.Context, kind, schemaTable string) (view, error) {
 	ok, err := s.hasFiles(kind)
 	if err != nil {
 		return view{}, err
@@ -51,19 +58,19 @@ func (s *Store) snapshotView(ctx context.Context, kind, schemaTable string) (vie
 		return view{}, err
 	}
 	if !ok {
-		return view{kind, empty}, nil
+		return view{name: kind, sql: empty}, nil
 	}
 	// Unioned by name with the schema's empty relation, so that a column
 	// added since the files were written reads as NULL (after an upgrade,
 	// until a pass writes one) rather than failing every query naming it.
-	return view{kind, fmt.Sprintf(
+	return view{name: kind, sql: fmt.Sprintf(
 		"%s UNION ALL BY NAME SELECT * FROM read_parquet(%s, hive_partitioning = true, hive_types = {'date': DATE}, union_by_name = true)",
 		empty, sqlString(s.glob(kind)))}, nil
 }
 
 // emptyRelation is a SELECT of no rows with the columns of schemaTable and
 // the hive partition column date.
-func (s *Store) emptyRelation(ctx context.Context, schemaTable string) (string, error) {
+func (s *Reader) emptyRelation(ctx context.Context, schemaTable string) (string, error) {
 	schema, err := schemaColumns(ctx, s.db, schemaTable)
 	if err != nil {
 		return "", err
@@ -77,7 +84,7 @@ func (s *Store) emptyRelation(ctx context.Context, schemaTable string) (string, 
 
 // views lists the query surface in dependency order: the snapshots first,
 // then the derived relations that read them.
-func (s *Store) views(ctx context.Context, p ViewParams) ([]view, error) {
+func (s *Reader) views(ctx context.Context, p ViewParams) ([]view, error) {
 	out, err := s.snapshotViews(ctx)
 	if err != nil {
 		return nil, err
@@ -91,7 +98,7 @@ func (s *Store) views(ctx context.Context, p ViewParams) ([]view, error) {
 
 // snapshotViews are the views over the snapshots alone: checks,
 // discoveries and passes.
-func (s *Store) snapshotViews(ctx context.Context) ([]view, error) {
+func (s *Reader) snapshotViews(ctx context.Context) ([]view, error) {
 	var out []view
 	for _, k := range []struct{ kind, schema string }{
 		{ChecksDir, "checks_schema"},
@@ -108,7 +115,7 @@ func (s *Store) snapshotViews(ctx context.Context) ([]view, error) {
 }
 
 // CreateViews defines the views in this Store's DuckDB.
-func (s *Store) CreateViews(ctx context.Context, p ViewParams) error {
+func (s *Reader) CreateViews(ctx context.Context, p ViewParams) error {
 	vs, err := s.views(ctx, p)
 	if err != nil {
 		return err
@@ -121,7 +128,7 @@ func (s *Store) CreateViews(ctx context.Context, p ViewParams) error {
 // (a crawl reading its known hosts, add). They never read data/derived,
 // which may hold a damaged file, or files an older observer wrote with
 // other columns, until the next derivation rebuilds it.
-func (s *Store) CreateSnapshotViews(ctx context.Context) error {
+func (s *Reader) CreateSnapshotViews(ctx context.Context) error {
 	vs, err := s.snapshotViews(ctx)
 	if err != nil {
 		return err
@@ -129,9 +136,9 @@ func (s *Store) CreateSnapshotViews(ctx context.Context) error {
 	return s.createViews(ctx, vs)
 }
 
-func (s *Store) createViews(ctx context.Context, vs []view) error {
+func (s *Reader) createViews(ctx context.Context, vs []view) error {
 	for _, v := range vs {
-		stmt := fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", v.name, v.sql)
+		stmt := fmt.Sprintf("CREATE OR REPLACE %s AS %s", v.create(), v.sql)
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("create view %s: %w", v.name, ctx.Err())
@@ -148,7 +155,7 @@ func (s *Store) createViews(ctx context.Context, vs []view) error {
 
 // ViewsSQL is the CREATE VIEW script for the same views, with absolute paths,
 // for the DuckDB CLI or any other DuckDB client (`observer sql --views`).
-func (s *Store) ViewsSQL(ctx context.Context, p ViewParams) (string, error) {
+func (s *Reader) ViewsSQL(ctx context.Context, p ViewParams) (string, error) {
 	vs, err := s.views(ctx, p)
 	if err != nil {
 		return "", err
@@ -160,7 +167,7 @@ func (s *Store) ViewsSQL(ctx context.Context, p ViewParams) (string, error) {
 	// days" would be off by the zone's offset.
 	b.WriteString("SET TimeZone = 'UTC';\n")
 	for _, v := range vs {
-		fmt.Fprintf(&b, "CREATE OR REPLACE VIEW %s AS\n%s;\n", v.name, v.sql)
+		fmt.Fprintf(&b, "CREATE OR REPLACE %s AS\n%s;\n", v.create(), v.sql)
 	}
 	return b.String(), nil
 }
@@ -172,7 +179,7 @@ func (s *Store) ViewsSQL(ctx context.Context, p ViewParams) (string, error) {
 // DuckDB checks the path a query names, not the file it ends at, so a
 // symbolic link under the data directory to a file outside it would be a way
 // out: LockDown refuses a data directory that holds one (linksOutside).
-func (s *Store) LockDown(ctx context.Context) error {
+func (s *Reader) LockDown(ctx context.Context) error {
 	if err := linksOutside(s.dir); err != nil {
 		return err
 	}
@@ -263,14 +270,14 @@ func (r *Rows) Close() error {
 // (the driver would run all but the last while preparing, so "COPY …;
 // SELECT 1" would write before any check), and EXPLAIN, whose ANALYZE form
 // runs the statement it explains.
-func (s *Store) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+func (s *Reader) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
 	return s.query(ctx, query, nil, args...)
 }
 
 // query is Query, running instead the statement that rewrite makes of the
 // query's column types once the query has passed the checks (nil: the query
 // itself). The rows keep the query's own column names.
-func (s *Store) query(ctx context.Context, query string, rewrite func([]duckdb.TypeInfo) string, args ...any) (*Rows, error) {
+func (s *Reader) query(ctx context.Context, query string, rewrite func([]duckdb.TypeInfo) string, args ...any) (*Rows, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("duckdb connection: %w", err)
@@ -369,7 +376,7 @@ const notReadOnly = "only read-only queries (SELECT, FROM, WITH, SHOW, DESCRIBE;
 
 // QueryMaps runs a read-only query and returns every row as a map from
 // column name to value: the shape templates want. Use Query for large results.
-func (s *Store) QueryMaps(ctx context.Context, query string, args ...any) ([]map[string]any, error) {
+func (s *Reader) QueryMaps(ctx context.Context, query string, args ...any) ([]map[string]any, error) {
 	rows, err := s.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err

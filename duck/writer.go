@@ -41,7 +41,7 @@ type WriterOptions struct {
 // at most what was recorded since the last flush. It is safe for concurrent
 // use; its timer flushes even when no new rows arrive.
 type Writer struct {
-	store  *Store
+	store  *Snapshots
 	passID string
 	opts   WriterOptions
 
@@ -68,7 +68,7 @@ func (w *Writer) Written() observer.Tally {
 }
 
 // NewWriter starts a writer for one pass. Close it to flush the tail.
-func (s *Store) NewWriter(passID string, opts WriterOptions) (*Writer, error) {
+func (s *Snapshots) NewWriter(passID string, opts WriterOptions) (*Writer, error) {
 	if opts.FlushEvery <= 0 {
 		opts.FlushEvery = 30 * time.Second
 	}
@@ -140,7 +140,7 @@ func (w *Writer) Record(ctx context.Context, r observer.Result) error {
 
 // Discover buffers discoveries that came without a check: the seeds, which
 // a crawl records along with its pass (`observer add` writes its own at
-// once, through Store.WriteDiscoveries).
+// once, through Snapshots.WriteDiscoveries).
 func (w *Writer) Discover(ctx context.Context, ds ...observer.Discovery) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -192,12 +192,12 @@ func (w *Writer) flushLocked(ctx context.Context) error {
 }
 
 // WriteDiscoveries writes discoveries at once, as their own file (observer add).
-func (s *Store) WriteDiscoveries(ctx context.Context, ds []observer.Discovery) error {
+func (s *Snapshots) WriteDiscoveries(ctx context.Context, ds []observer.Discovery) error {
 	return s.writeDiscoveries(ctx, ds, NewPassID(time.Now()))
 }
 
 // WritePass records one pass's summary as its own file in data/passes.
-func (s *Store) WritePass(ctx context.Context, p observer.Pass) error {
+func (s *Snapshots) WritePass(ctx context.Context, p observer.Pass) error {
 	named := map[string]driver.Value{
 		"pass_id": p.PassID, "started_at": p.StartedAt.UTC(), "ended_at": p.EndedAt.UTC(),
 		"due": p.Due, "checked": p.Checks, "discovered": p.Discovered, "bytes": p.Bytes, "wire_bytes": p.WireBytes,
@@ -247,7 +247,7 @@ func rowByName(ctx context.Context, q queryer, schemaTable string, named map[str
 	return row, nil
 }
 
-func (s *Store) writeChecks(ctx context.Context, checks []observer.Check, name string) error {
+func (s *Snapshots) writeChecks(ctx context.Context, checks []observer.Check, name string) error {
 	if len(checks) == 0 {
 		return nil
 	}
@@ -270,7 +270,7 @@ func (s *Store) writeChecks(ctx context.Context, checks []observer.Check, name s
 	})
 }
 
-func (s *Store) writeDiscoveries(ctx context.Context, ds []observer.Discovery, name string) error {
+func (s *Snapshots) writeDiscoveries(ctx context.Context, ds []observer.Discovery, name string) error {
 	if len(ds) == 0 {
 		return nil
 	}
@@ -288,7 +288,7 @@ func (s *Store) writeDiscoveries(ctx context.Context, ds []observer.Discovery, n
 // then writes one Parquet file per UTC date of timeColumn: each into data/tmp
 // first, synced, then renamed into kind/date=D/name.parquet, so a reader sees
 // the whole file or none of it.
-func (s *Store) writeSnapshot(ctx context.Context, kind, schemaTable, timeColumn, name string, fill func(*duckdb.Appender) error) error {
+func (s *Snapshots) writeSnapshot(ctx context.Context, kind, schemaTable, timeColumn, name string, fill func(*duckdb.Appender) error) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("write %s: duckdb connection: %w", kind, err)
@@ -374,7 +374,7 @@ func fileSum(path string) (string, error) {
 // copyAtomically writes the result of query as a Parquet file at final,
 // with the given writer options, through a temporary file in data/tmp that
 // is synced and then renamed.
-func (s *Store) copyAtomically(ctx context.Context, conn *sql.Conn, query, final, options string) error {
+func (s *core) copyAtomically(ctx context.Context, conn *sql.Conn, query, final, options string) error {
 	tmp := s.path(TmpDir, fmt.Sprintf("%d-%s", os.Getpid(), filepath.Base(final)))
 	// A Store opened without Create (observer add) has no data/tmp yet.
 	if err := os.MkdirAll(filepath.Dir(tmp), 0o755); err != nil {
@@ -400,7 +400,7 @@ func (s *Store) copyAtomically(ctx context.Context, conn *sql.Conn, query, final
 // removeOrphanedTmp deletes temporary files whose writer process is gone
 // (killed mid-write). Readers never look in data/tmp, so leftovers are only
 // wasted space; files of live processes are left alone.
-func (s *Store) removeOrphanedTmp() {
+func (s *core) removeOrphanedTmp() {
 	entries, err := os.ReadDir(s.path(TmpDir))
 	if err != nil {
 		return

@@ -26,7 +26,7 @@ func TestFailedFlushNeverKeepsAChecksFileWithoutItsDiscoveries(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, duck.ChecksDir, "date=2026-03-01"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.NewWriter("pass1", duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
+	w, err := s.Snapshots.NewWriter("pass1", duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestWrittenCountsOnlyFlushedChecks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, duck.ChecksDir, "date="+day1.Format("2006-01-02")), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.NewWriter("pass1", duck.WriterOptions{FlushChecks: 2, FlushEvery: time.Hour})
+	w, err := s.Snapshots.NewWriter("pass1", duck.WriterOptions{FlushChecks: 2, FlushEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestWrittenCountsOnlyFlushedChecks(t *testing.T) {
 func TestFlushTriggeredAfterCancelStillWrites(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	w, err := s.NewWriter("pass1", duck.WriterOptions{FlushChecks: 2, FlushEvery: time.Hour})
+	w, err := s.Snapshots.NewWriter("pass1", duck.WriterOptions{FlushChecks: 2, FlushEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestFlushTriggeredAfterCancelStillWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := filepath.ToSlash(filepath.Join(dir, duck.ChecksDir, "*", "*.parquet"))
-	rows, err := s.QueryMaps(context.Background(), "SELECT count(*) AS n FROM read_parquet('"+files+"')")
+	rows, err := s.Reader.QueryMaps(context.Background(), "SELECT count(*) AS n FROM read_parquet('"+files+"')")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestDiscoveriesFlushedByCount(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	ctx := context.Background()
-	w, err := s.NewWriter("pass1", duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
+	w, err := s.Snapshots.NewWriter("pass1", duck.WriterOptions{FlushChecks: 1 << 30, FlushEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,11 +60,11 @@ func runAdd(ctx context.Context, e env, args []string) error {
 	now := c.at()
 	// The snapshots alone: add does not derive, and data/derived may be
 	// damaged or older than this observer until the next derivation.
-	if err := store.CreateSnapshotViews(ctx); err != nil {
+	if err := store.Reader.CreateSnapshotViews(ctx); err != nil {
 		return err
 	}
 	known := map[string]bool{}
-	if err := store.KnownHosts(ctx, func(h string) { known[h] = true }); err != nil {
+	if err := store.Reader.KnownHosts(ctx, func(h string) { known[h] = true }); err != nil {
 		return err
 	}
 	var ds []observer.Discovery
@@ -85,7 +85,7 @@ func runAdd(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(&report, "%s: added\n", h)
 	}
 	// Said only once it is true: a failed write adds nothing.
-	if err := store.WriteDiscoveries(ctx, ds); err != nil {
+	if err := store.Snapshots.WriteDiscoveries(ctx, ds); err != nil {
 		return fmt.Errorf("%w; nothing was added", err)
 	}
 	_, err = io.WriteString(e.stdout, report.String())

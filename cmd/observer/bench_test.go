@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/fedisim"
 )
@@ -151,7 +152,7 @@ func seedKnownHosts(b *testing.B, sim *fedisim.Sim, n int, data string) time.Dur
 	for i := range ds {
 		ds[i] = observer.Discovery{Host: sim.Host(i), DiscoveredAt: at, Via: observer.ViaSeed}
 	}
-	w, err := store.NewWriter(duck.NewPassID(at), duck.WriterOptions{})
+	w, err := store.Snapshots.NewWriter(duck.NewPassID(at), duck.WriterOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -393,11 +394,11 @@ func (f *passFigures) measureData(b *testing.B, data string) {
 	}
 	defer store.Close()
 	now, _ := time.Parse(time.RFC3339, benchNow)
-	if err := store.CreateViews(ctx, duck.ViewParams{Now: now}); err != nil {
+	if err := store.Reader.CreateViews(ctx, duck.ViewParams{Now: now, Rules: duckRules(config.Default().State)}); err != nil {
 		b.Fatal(err)
 	}
 	one := func(q string) []any {
-		rows, err := store.Query(ctx, q)
+		rows, err := store.Reader.Query(ctx, q)
 		if err != nil {
 			b.Fatalf("%s: %v", q, err)
 		}
@@ -431,7 +432,7 @@ func (f *passFigures) measureData(b *testing.B, data string) {
 	f.discovered, f.known = num(v[0]), num(v[1])
 	v = one("SELECT epoch_ms(ended_at) - epoch_ms(started_at) FROM passes")
 	f.pass = time.Duration(num(v[0])) * time.Millisecond
-	rows, err := store.Query(ctx, "SELECT outcome, count(*) FROM checks GROUP BY ALL ORDER BY 2 DESC")
+	rows, err := store.Reader.Query(ctx, "SELECT outcome, count(*) FROM checks GROUP BY ALL ORDER BY 2 DESC")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func buildSite(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 		Site:    cfg.BuildSettings(version()),
 		SiteDir: siteDir(c.config),
 		OutDir:  out,
-		Data:    siteData{store, now},
+		Data:    siteData{store.Reader, now},
 		Now:     now,
 		Logger:  log,
 		// Both callers, observer build and serve, hold build.LockOutput.
@@ -124,7 +124,7 @@ func openViews(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 	if err != nil {
 		return nil, duck.ViewParams{}, err
 	}
-	params := duck.ViewParams{Now: now, State: cfg.State, Blocklist: blocked.Entries()}
+	params := duck.ViewParams{Now: now, Rules: duckRules(cfg.State), Blocklist: blocked.Entries()}
 	store, err := duck.Open(ctx, c.data, duck.Options{Logger: log})
 	if err != nil {
 		return nil, params, err
@@ -135,19 +135,19 @@ func openViews(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 			store.Close()
 		}
 	}()
-	if _, err := store.Derive(ctx, duck.DeriveOptions{State: cfg.State, Full: full}); err != nil {
+	if _, err := store.Deriver.Derive(ctx, duck.DeriveOptions{Rules: duckRules(cfg.State), MemoryLimit: cfg.State.MemoryLimit, Full: full}); err != nil {
 		if !staleOK || !notWritable(err) {
 			return nil, params, err
 		}
-		if !store.HasDerivation() {
+		if !store.Deriver.HasDerivation() {
 			return nil, params, fmt.Errorf("%w; and no earlier derivation to answer from: run observer sql once where %s is writable (or on a writable copy)", err, c.data)
 		}
 		log.Warn("cannot derive (the data directory is not writable): answering from the last derivation, which may miss the newest snapshots", "err", err)
 	}
-	if err := store.CreateViews(ctx, params); err != nil {
+	if err := store.Reader.CreateViews(ctx, params); err != nil {
 		return nil, params, err
 	}
-	if err := store.LockDown(ctx); err != nil {
+	if err := store.Reader.LockDown(ctx); err != nil {
 		return nil, params, err
 	}
 	ok = true
@@ -160,21 +160,21 @@ func notWritable(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
 }
 
-// siteData is the Store as the builder's data source, for the moment its
-// views were defined for: the recent changes stop at that moment, as the
-// live and new lists do, and the templates' sql function gets rows as maps,
-// through the Store's read-only Query.
+// siteData is the Store's Reader as the builder's data source, for the
+// moment its views were defined for: the recent changes stop at that
+// moment, as the live and new lists do, and the templates' sql function
+// gets rows as maps, through the Reader's read-only Query.
 type siteData struct {
-	*duck.Store
+	*duck.Reader
 	now time.Time
 }
 
 func (d siteData) RecentTransitions(ctx context.Context, limit int) ([]observer.Transition, error) {
-	return d.Store.RecentTransitions(ctx, d.now, limit)
+	return d.Reader.RecentTransitions(ctx, d.now, limit)
 }
 
 func (d siteData) Query(ctx context.Context, query string, args ...any) ([]map[string]any, error) {
-	return d.Store.QueryMaps(ctx, query, args...)
+	return d.Reader.QueryMaps(ctx, query, args...)
 }
 
 var _ build.Data = siteData{}

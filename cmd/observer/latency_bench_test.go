@@ -239,16 +239,16 @@ func (f *latencyFigures) checksByState(b *testing.B, sim *fedisim.Sim, data stri
 		b.Fatal(err)
 	}
 	defer store.Close()
-	if err := store.CreateSnapshotViews(ctx); err != nil {
+	if err := store.Reader.CreateSnapshotViews(ctx); err != nil {
 		b.Fatal(err)
 	}
-	rows, err := store.Query(ctx, fmt.Sprintf("SELECT host, checked_at FROM checks WHERE checked_at >= TIMESTAMP '%s' AND checked_at < TIMESTAMP '%s'",
+	rows, err := store.Reader.Query(ctx, fmt.Sprintf("SELECT host, checked_at FROM checks WHERE checked_at >= TIMESTAMP '%s' AND checked_at < TIMESTAMP '%s'",
 		from.UTC().Format("2006-01-02 15:04:05"), to.UTC().Format("2006-01-02 15:04:05")))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer rows.Close()
-	lists, err := store.QueryMaps(ctx, "SELECT count(*)::DOUBLE AS n, coalesce(sum(peers_count), 0)::DOUBLE AS entries FROM checks WHERE peers_fetched AND NOT coalesce(peers_not_modified, false)")
+	lists, err := store.Reader.QueryMaps(ctx, "SELECT count(*)::DOUBLE AS n, coalesce(sum(peers_count), 0)::DOUBLE AS entries FROM checks WHERE peers_fetched AND NOT coalesce(peers_not_modified, false)")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -300,11 +300,11 @@ func (f *latencyFigures) stagesOf(b *testing.B, sim *fedisim.Sim, data string, i
 		b.Fatal(err)
 	}
 	defer store.Close()
-	if err := store.CreateSnapshotViews(ctx); err != nil {
+	if err := store.Reader.CreateSnapshotViews(ctx); err != nil {
 		b.Fatal(err)
 	}
 	firstAt := func(query string) map[string]time.Time {
-		rows, err := store.Query(ctx, query)
+		rows, err := store.Reader.Query(ctx, query)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -72,15 +72,15 @@ inactive_jitter = "1h"
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Derive(ctx, duck.DeriveOptions{State: cfg.State}); err != nil {
+	if _, err := store.Deriver.Derive(ctx, duck.DeriveOptions{Rules: duckRules(cfg.State), MemoryLimit: cfg.State.MemoryLimit}); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.CreateViews(ctx, duck.ViewParams{Now: last, State: cfg.State}); err != nil {
+	if err := store.Reader.CreateViews(ctx, duck.ViewParams{Now: last, Rules: duckRules(cfg.State)}); err != nil {
 		t.Fatal(err)
 	}
 	q := func(query string) []string {
 		t.Helper()
-		rows, err := store.Query(ctx, query)
+		rows, err := store.Reader.Query(ctx, query)
 		if err != nil {
 			t.Fatalf("%s: %v", query, err)
 		}

@@ -97,10 +97,10 @@ func (s *simSite) query(t testing.TB, q string) []string {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if err := store.CreateViews(ctx, duck.ViewParams{Now: time.Now()}); err != nil {
+	if err := store.Reader.CreateViews(ctx, duck.ViewParams{Now: time.Now(), Rules: duckRules(config.Default().State)}); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := store.Query(ctx, q)
+	rows, err := store.Reader.Query(ctx, q)
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}

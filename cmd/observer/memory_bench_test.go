@@ -77,7 +77,7 @@ func seedMemoryBench(b *testing.B, sim *fedisim.Sim, dueN, known int, data strin
 	}
 	defer store.Close()
 	day0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	w, err := store.NewWriter(duck.NewPassID(day0), duck.WriterOptions{})
+	w, err := store.Snapshots.NewWriter(duck.NewPassID(day0), duck.WriterOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,13 +26,13 @@ func listedNew(t *testing.T, s *simSite, now time.Time, host string) bool {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if _, err := store.Derive(ctx, duck.DeriveOptions{State: cfg.State}); err != nil {
+	if _, err := store.Deriver.Derive(ctx, duck.DeriveOptions{Rules: duckRules(cfg.State), MemoryLimit: cfg.State.MemoryLimit}); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.CreateViews(ctx, duck.ViewParams{Now: now, State: cfg.State}); err != nil {
+	if err := store.Reader.CreateViews(ctx, duck.ViewParams{Now: now, Rules: duckRules(cfg.State)}); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := store.Query(ctx, "SELECT host FROM new WHERE host = '"+host+"'")
+	rows, err := store.Reader.Query(ctx, "SELECT host FROM new WHERE host = '"+host+"'")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,14 +62,14 @@ func runSQL(ctx context.Context, e env, args []string) error {
 	defer store.Close()
 
 	if *views {
-		script, err := store.ViewsSQL(ctx, params)
+		script, err := store.Reader.ViewsSQL(ctx, params)
 		if err != nil {
 			return err
 		}
 		_, err = io.WriteString(e.stdout, script)
 		return err
 	}
-	if err := store.WriteQuery(ctx, e.stdout, query, *format); err != nil {
+	if err := store.Reader.WriteQuery(ctx, e.stdout, query, *format); err != nil {
 		if errors.Is(err, duck.ErrEmptyQuery) {
 			return cliflag.Usagef("%v", err)
 		}

@@ -151,7 +151,7 @@ func open(ctx context.Context, o Options) (*passRun, error) {
 		return nil, err
 	}
 	passID := duck.NewPassID(o.Now)
-	writer, err := store.NewWriter(passID, duck.WriterOptions{FlushChecks: o.FlushChecks})
+	writer, err := store.Snapshots.NewWriter(passID, duck.WriterOptions{FlushChecks: o.FlushChecks})
 	if err != nil {
 		lock.Release()
 		store.Close()
@@ -185,17 +185,17 @@ type knownHosts struct {
 func (r *passRun) loadKnownHosts(ctx context.Context) (knownHosts, error) {
 	// The snapshots alone: the derived state is derived after this, and
 	// may be damaged or older than this observer until then.
-	if err := r.store.CreateSnapshotViews(ctx); err != nil {
+	if err := r.store.Reader.CreateSnapshotViews(ctx); err != nil {
 		return knownHosts{}, err
 	}
-	bound, err := r.store.KnownHostsBound(ctx)
+	bound, err := r.store.Reader.KnownHostsBound(ctx)
 	if err != nil {
 		return knownHosts{}, err
 	}
 	var known knownHosts
 	known.table, err = sandbox.BuildSharedKnown(bound+len(r.Seeds), func(add func(string) (bool, error)) error {
 		var addErr error
-		if err := r.store.KnownHosts(ctx, func(h string) {
+		if err := r.store.Reader.KnownHosts(ctx, func(h string) {
 			if _, err := add(h); err != nil && addErr == nil {
 				addErr = err
 			}
@@ -246,11 +246,11 @@ func (r *passRun) addSeeds(ctx context.Context, add func(string) (bool, error)) 
 func (r *passRun) readDueHosts(ctx context.Context) (*crawl.DueList, error) {
 	views := r.Views
 	views.Now, views.Blocklist = r.Now, r.Blocklist.Entries()
-	if err := r.store.CreateViews(ctx, views); err != nil {
+	if err := r.store.Reader.CreateViews(ctx, views); err != nil {
 		return nil, err
 	}
 	if r.NowGiven {
-		latest, ok, err := r.store.LatestCheck(ctx)
+		latest, ok, err := r.store.Reader.LatestCheck(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -262,7 +262,7 @@ func (r *passRun) readDueHosts(ctx context.Context) (*crawl.DueList, error) {
 		}
 	}
 	due := crawl.NewDueList(r.Blocklist.Blocked, r.DomainBudget)
-	if err := r.store.DueHosts(ctx, r.Now, r.Options.Peers, func(d duck.DueHost) {
+	if err := r.store.Reader.DueHosts(ctx, r.Now, r.Options.Peers, func(d duck.DueHost) {
 		due.Offer(d.Host, d.New, crawl.PeersDue{Fetch: d.FetchPeers, PeersValidators: d.PeersValidators})
 	}); err != nil {
 		return nil, err
@@ -346,7 +346,7 @@ func (r *passRun) finish(ctx context.Context, sum crawl.Summary, runErr error, d
 	if cutReason == "" && runErr == nil {
 		cutReason = sum.CutShort(ctx.Err() != nil)
 	}
-	if err := r.store.WritePass(context.WithoutCancel(ctx), sum.PassRow(due, cutReason)); err != nil {
+	if err := r.store.Snapshots.WritePass(context.WithoutCancel(ctx), sum.PassRow(due, cutReason)); err != nil {
 		return errors.Join(runErr, fmt.Errorf("record pass: %w", err))
 	}
 	if runErr != nil {

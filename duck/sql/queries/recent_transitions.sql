@@ -4,12 +4,9 @@
 -- blocklist), neither opted out (it leaves every published list at once)
 -- nor never seen alive (a name only ever seen in a peers list would
 -- otherwise be published for dying: any hostile list could put one on the
--- site). A redirect target on the blocklist is left out of its row (the
--- test is views/listable.sql's, applied to moved_to).
+-- site). A redirect target on the blocklist is left out of its row.
 SELECT t.host, t.from_state, t.to_state, t.checked_at,
-    CASE WHEN NOT EXISTS (SELECT 1 FROM blocked b
-                          WHERE b.entry = t.moved_to OR (b.kind = 'domain' AND ends_with(t.moved_to, '.' || b.entry)))
-         THEN t.moved_to END AS moved_to
+    CASE WHEN NOT is_blocked(t.moved_to) THEN t.moved_to END AS moved_to
 FROM transitions t
 JOIN listable l ON l.host = t.host AND l.state <> 'opted_out' AND l.first_alive_at IS NOT NULL
 WHERE t.checked_at <= $2
