@@ -23,10 +23,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	}
 	o, err := f.passOptions(e)
 	if err != nil {
-		if ctx.Err() != nil {
-			return &crawlpass.CutShortError{Reason: "interrupted before the first check"}
-		}
-		return err
+		return crawlpass.BeforeChecks(ctx, err)
 	}
 	o.Derive = func(ctx context.Context) error { return deriveInChild(ctx, e, f.common) }
 	return crawlpass.Run(ctx, o)

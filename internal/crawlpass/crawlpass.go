@@ -88,15 +88,7 @@ func (c *CutShortError) Error() string { return "pass cut short: " + c.Reason }
 // Run runs one pass. It returns a *CutShortError when the pass ended before
 // its due list did, including when ctx ended before the first check.
 func Run(ctx context.Context, o Options) error {
-	// A signal before the first check is an interrupted pass like one
-	// during the checks, not the failure its context.Canceled error would
-	// otherwise be reported as.
-	beforeChecks := func(err error) error {
-		if ctx.Err() != nil && !errors.As(err, new(*CutShortError)) {
-			return &CutShortError{"interrupted before the first check"}
-		}
-		return err
-	}
+	beforeChecks := func(err error) error { return BeforeChecks(ctx, err) }
 	r, err := open(ctx, o)
 	if err != nil {
 		return beforeChecks(err)
@@ -124,6 +116,18 @@ func Run(ctx context.Context, o Options) error {
 	defer stopCheckers()
 	sum, runErr := r.runChecks(ctx, checker, known.table.Set(), due)
 	return r.finish(ctx, sum, runErr, due)
+}
+
+// BeforeChecks is err, which ended a pass before its first check, unless
+// ctx ended: a signal before the first check is an interrupted pass like
+// one during the checks, not the failure its context.Canceled error would
+// otherwise be reported as. The caller uses it for what it prepares before
+// Run.
+func BeforeChecks(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && !errors.As(err, new(*CutShortError)) {
+		return &CutShortError{"interrupted before the first check"}
+	}
+	return err
 }
 
 // passRun is one pass with its data directory open.
