@@ -4,7 +4,7 @@
 -- of it), NULL for a host with no alive new check.
 --
 -- Only the files that hold such a check are read ({{facts_files}}, their
--- file_index values, listed by Store.foldState: a literal list prunes the other
+-- file_index values, listed by foldState: a literal list prunes the other
 -- files before they are opened, where a subquery's list was pruned by its
 -- range once it held more than a few dozen files). A host's last alive
 -- check is nearly always in one of the last few files, so a full derivation

@@ -16,7 +16,7 @@
 --
 -- The host is there as its host_key: {{host_key}}, a 64-bit hash of its
 -- name when no two of fold_hosts' hosts share one, or the name itself
--- (Store.hostKey). Joining and grouping by an integer rather than a name
+-- (hostKey, derive.go). Joining and grouping by an integer rather than a name
 -- took a fifth less time and held less memory here.
 --
 -- Each edge time gives one row: the first check's, then each later edge's

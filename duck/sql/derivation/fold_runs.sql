@@ -9,7 +9,7 @@
 --
 -- The windows partition by {{host_key}}: a hash of the host, which sorts
 -- faster than its name, or the name itself when two of the hosts' hashes
--- collide (Store.hostKey). The host's name rides along as a payload and
+-- collide (hostKey, derive.go). The host's name rides along as a payload and
 -- each run keeps it with any_value: joining the runs back to
 -- fold_window_hosts by key for it took 0.1-0.2 s more over the benchmark's
 -- million hosts (the opposite of what was measured before the edge and
