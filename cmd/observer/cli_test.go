@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/internal/cliflag"
 )
 
 // The command line's contract: every command reads its config, a bad flag
@@ -170,15 +173,15 @@ func TestCLISQLQueriesThatStartWithAComment(t *testing.T) {
 
 func TestCLIDurationFlagsTakeTheConfigSyntax(t *testing.T) {
 	for s, want := range map[string]time.Duration{"1d": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "90m": 90 * time.Minute, "0": 0, "2h30m": 150 * time.Minute} {
-		var d durationFlag
-		if err := d.Set(s); err != nil || d.d != want || !d.set {
-			t.Errorf("%q: %v, %v; want %v", s, d.d, err, want)
+		d := cliflag.Duration{Parse: config.ParseDuration}
+		if err := d.Set(s); err != nil || d.Value != want || !d.Given {
+			t.Errorf("%q: %v, %v; want %v", s, d.Value, err, want)
 		}
 	}
 	for s, want := range map[string]string{"1x": "7d", "d": "7d", "1.5d": "7d", "": "7d", "-1h": "negative", "-2d": "negative"} {
-		var d durationFlag
+		d := cliflag.Duration{Parse: config.ParseDuration}
 		if err := d.Set(s); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: accepted as %v or error %v does not say %s", s, d.d, err, want)
+			t.Errorf("%q: accepted as %v or error %v does not say %s", s, d.Value, err, want)
 		}
 	}
 	// End to end: --duration 1d is no usage error (the pass then finds

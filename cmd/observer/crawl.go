@@ -35,7 +35,7 @@ type crawlFlags struct {
 	common      common
 	network     network
 	maxChecks   int
-	duration    durationFlag
+	duration    cliflag.Duration
 	concurrency int
 	isolation   string
 	flushChecks int
@@ -43,7 +43,7 @@ type crawlFlags struct {
 }
 
 func parseCrawlFlags(e env, args []string) (crawlFlags, error) {
-	var f crawlFlags
+	f := crawlFlags{duration: cliflag.Duration{Parse: config.ParseDuration}}
 	fs := newFlagSet(e, "crawl", "[flags]")
 	f.common.register(fs)
 	f.network.register(fs)
@@ -63,7 +63,7 @@ func parseCrawlFlags(e env, args []string) (crawlFlags, error) {
 		return crawlFlags{}, cliflag.Usagef("invalid -flush-checks %d: must be at least 1", f.flushChecks)
 	case f.maxChecks < 0:
 		return crawlFlags{}, cliflag.Usagef("invalid -max-checks %d: must not be negative (0 = no limit)", f.maxChecks)
-	case f.given["duration"] && f.duration.d == 0:
+	case f.given["duration"] && f.duration.Value == 0:
 		// As crawl.duration: a pass without a budget would outlast the
 		// interval between passes.
 		return crawlFlags{}, cliflag.Usagef("invalid -duration 0: must be positive")
@@ -80,7 +80,7 @@ func (f crawlFlags) overrideConfig(cfg *config.Config) {
 		cfg.Crawl.MaxChecks = f.maxChecks
 	}
 	if f.given["duration"] {
-		cfg.Crawl.Duration = config.Duration(f.duration.d)
+		cfg.Crawl.Duration = config.Duration(f.duration.Value)
 	}
 	if f.given["concurrency"] {
 		cfg.Crawl.Concurrency = f.concurrency

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"io"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/fediverse-observer/observer/config"
@@ -90,32 +88,6 @@ func (c *common) at() time.Time {
 		return c.now.Value
 	}
 	return time.Now().UTC()
-}
-
-// durationFlag is a duration written as in the config file: Go's syntax
-// ("90s", "2h30m") plus whole days ("7d"), never negative.
-type durationFlag struct {
-	d   time.Duration
-	set bool
-}
-
-func (f *durationFlag) String() string {
-	if !f.set {
-		return ""
-	}
-	return f.d.String()
-}
-
-func (f *durationFlag) Set(s string) error {
-	d, err := config.ParseDuration(s)
-	if err != nil {
-		if _, perr := config.ParseDuration(strings.TrimPrefix(s, "-")); perr == nil && strings.HasPrefix(s, "-") {
-			return errors.New("must not be negative")
-		}
-		return errors.New("want a duration like 90s, 45m, 2h30m or 7d")
-	}
-	f.d, f.set = d, true
-	return nil
 }
 
 // network flags for the commands that talk to instances.

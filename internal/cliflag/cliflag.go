@@ -2,7 +2,8 @@
 // of the flag package: flags may come after positional arguments, a flag
 // error is reported once (one line naming the flag and what is wrong, then
 // the usage) and says what is wanted, and a few value types (a path that is
-// not empty, an RFC 3339 time, a repeatable string).
+// not empty, an RFC 3339 time, a duration that is not negative, a
+// repeatable string).
 package cliflag
 
 import (
@@ -231,6 +232,34 @@ func (f *Time) Set(s string) error {
 		return errors.New("want a time before 9999-01-01T00:00:00Z (a pass's snapshots are filed by date=YYYY-MM-DD)")
 	}
 	f.Value, f.Given = t.UTC(), true
+	return nil
+}
+
+// Duration is a duration that Parse reads (observer's commands give the
+// config file's syntax, config.ParseDuration: Go's plus whole days),
+// never negative; Given says whether it was set.
+type Duration struct {
+	Value time.Duration
+	Given bool
+	Parse func(string) (time.Duration, error)
+}
+
+func (f *Duration) String() string {
+	if !f.Given {
+		return ""
+	}
+	return f.Value.String()
+}
+
+func (f *Duration) Set(s string) error {
+	d, err := f.Parse(s)
+	if err != nil {
+		if _, perr := f.Parse(strings.TrimPrefix(s, "-")); perr == nil && strings.HasPrefix(s, "-") {
+			return errors.New("must not be negative")
+		}
+		return errors.New("want a duration like 90s, 45m, 2h30m or 7d")
+	}
+	f.Value, f.Given = d, true
 	return nil
 }
 
