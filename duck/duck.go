@@ -189,7 +189,7 @@ func (s *core) limitMemory(ctx context.Context, limit string) error {
 }
 
 // Close releases DuckDB.
-func (s *core) Close() error {
+func (s *Store) Close() error {
 	err := s.db.Close()
 	if cerr := s.connector.Close(); err == nil {
 		err = cerr
@@ -199,7 +199,7 @@ func (s *core) Close() error {
 }
 
 // Dir is the absolute path of the data directory.
-func (s *core) Dir() string { return s.dir }
+func (s *Store) Dir() string { return s.dir }
 
 // path joins parts below the data directory.
 func (s *core) path(parts ...string) string {
