@@ -256,6 +256,35 @@ var corpusWellKnown = map[string][]parse.Link{
 	"soc.hyena.network.json":           {{"2.1", "https://soc.hyena.network/nodeinfo/2.1.json"}, {"2.0", "https://soc.hyena.network/nodeinfo/2.0.json"}},
 	"vernissage-docs-example.com.json": {{"2.0", "https://example.com/nodeinfo/2.0"}},
 	"wildebeest.example.org.json":      {{"2.1", "https://wildebeest.example.org/nodeinfo/2.1"}, {"2.0", "https://wildebeest.example.org/nodeinfo/2.0"}},
+	// Static files personal sites serve at /.well-known/nodeinfo, most of
+	// them pointing to the server their owner uses on another host: the
+	// links are read here, and the check refuses to follow one to another
+	// host.
+	"anderegg.ca-to-mastodon.social.json":       {{"2.0", "https://mastodon.social/nodeinfo/2.0"}},
+	"aubrielee.com-to-verse.json":               {{"2.0", "https://verse.aubrielee.com/nodeinfo/2.0"}},
+	"chaluha.cz-to-witter.cz.json":              {{"2.0", "https://witter.cz/nodeinfo/2.0"}},
+	"clocky-well-known-to-mastodon.design.json": {{"2.0", "https://mastodon.design/nodeinfo/2.0"}},
+	"iain.ca-to-xoxo.zone.json":                 {{"2.0", "https://xoxo.zone/nodeinfo/2.0"}},
+	"inventivetalent.org-to-tech.lgbt.json":     {{"2.0", "https://tech.lgbt/nodeinfo/2.0"}},
+	"linhpham.org-to-linh.social.json":          {{"2.0", "https://linh.social/nodeinfo/2.0"}},
+	"social.thej.in-to-social.lol.json":         {{"2.0", "https://social.lol/nodeinfo/2.0"}},
+	// An IDN host in its A-label form, kept as written.
+	"qwell.github.io-to-punycode-host.json": {{"2.0", "https://xn--8r9a.com/nodeinfo/2.0"}},
+	// The 2.0 link first, hrefs ending in .json.
+	"mirror-kt.dev-to-pleroma.json": {{"2.1", "https://pleroma.mirror-kt.dev/nodeinfo/2.1.json"}, {"2.0", "https://pleroma.mirror-kt.dev/nodeinfo/2.0.json"}},
+	// Every slash escaped (\/), as PHP writes JSON, and an http href.
+	"vrkknn.net-to-kbin-escaped-slashes.json": {{"2.0", "http://kbin.vrkknn.net/nodeinfo/2.0"}},
+	// A blank line before the object.
+	"g396.github.io-leading-newline.json": {{"2.1", "https://g396.github.io/nodeinfo/2.1"}},
+	"thematters.github.io.json":           {{"2.1", "https://thematters.github.io/nodeinfo/2.1"}},
+	// What real hosts serve there that is no discovery document: an XRD,
+	// JSON broken by a key written twice ("href": "href": ...), and
+	// NodeInfo documents themselves in place of the links. None yields a
+	// link.
+	"dannypage.github.io-xrd-xml.json":                        nil,
+	"gambogi.com-href-twice-invalid-json.json":                nil,
+	"naturesinfusions.com.au-nodeinfo-in-place-of-links.json": nil,
+	"skybridge.fly.dev-nodeinfo-in-place-of-links.json":       nil,
 }
 
 // wantPeers is what the crawler's reader for a peers list passes on from a
