@@ -260,14 +260,29 @@ var corpusWellKnown = map[string][]parse.Link{
 	// them pointing to the server their owner uses on another host: the
 	// links are read here, and the check refuses to follow one to another
 	// host.
-	"anderegg.ca-to-mastodon.social.json":       {{"2.0", "https://mastodon.social/nodeinfo/2.0"}},
-	"aubrielee.com-to-verse.json":               {{"2.0", "https://verse.aubrielee.com/nodeinfo/2.0"}},
-	"chaluha.cz-to-witter.cz.json":              {{"2.0", "https://witter.cz/nodeinfo/2.0"}},
-	"clocky-well-known-to-mastodon.design.json": {{"2.0", "https://mastodon.design/nodeinfo/2.0"}},
-	"iain.ca-to-xoxo.zone.json":                 {{"2.0", "https://xoxo.zone/nodeinfo/2.0"}},
-	"inventivetalent.org-to-tech.lgbt.json":     {{"2.0", "https://tech.lgbt/nodeinfo/2.0"}},
-	"linhpham.org-to-linh.social.json":          {{"2.0", "https://linh.social/nodeinfo/2.0"}},
-	"social.thej.in-to-social.lol.json":         {{"2.0", "https://social.lol/nodeinfo/2.0"}},
+	"anderegg.ca-to-mastodon.social.json":            {{"2.0", "https://mastodon.social/nodeinfo/2.0"}},
+	"aubrielee.com-to-verse.json":                    {{"2.0", "https://verse.aubrielee.com/nodeinfo/2.0"}},
+	"chaluha.cz-to-witter.cz.json":                   {{"2.0", "https://witter.cz/nodeinfo/2.0"}},
+	"clocky-well-known-to-mastodon.design.json":      {{"2.0", "https://mastodon.design/nodeinfo/2.0"}},
+	"iain.ca-to-xoxo.zone.json":                      {{"2.0", "https://xoxo.zone/nodeinfo/2.0"}},
+	"inventivetalent.org-to-tech.lgbt.json":          {{"2.0", "https://tech.lgbt/nodeinfo/2.0"}},
+	"linhpham.org-to-linh.social.json":               {{"2.0", "https://linh.social/nodeinfo/2.0"}},
+	"social.thej.in-to-social.lol.json":              {{"2.0", "https://social.lol/nodeinfo/2.0"}},
+	"aaronsaray.com-to-phpc.social.json":             {{"2.0", "https://phpc.social/nodeinfo/2.0"}},
+	"bueti-webpage-to-hachyderm.io.json":             {{"2.0", "https://hachyderm.io/nodeinfo/2.0"}},
+	"danp-to-mastodon.danp.net.json":                 {{"2.0", "https://mastodon.danp.net/nodeinfo/2.0"}},
+	"nikoheikkila.fi-to-fosstodon.org.json":          {{"2.0", "https://fosstodon.org/nodeinfo/2.0"}},
+	"willnorris.com-to-mastodon.willnorris.net.json": {{"2.0", "https://mastodon.willnorris.net/nodeinfo/2.0"}},
+	// Indented with tabs.
+	"mcaskill.ca-tab-indented.json": {{"2.0", "https://mastodon.social/nodeinfo/2.0"}},
+	// Pointing to a Hatsu bridge and to a Misskey server: 2.1 first,
+	// unindented.
+	"grassblock1-lab-to-hatsu.json":        {{"2.1", "https://hatsu-nightly-debug.hyp3r.link/nodeinfo/2.1.json"}, {"2.0", "https://hatsu-nightly-debug.hyp3r.link/nodeinfo/2.0.json"}},
+	"i14a-legacy-to-misskey.i14a.dev.json": {{"2.1", "https://misskey.i14a.dev/nodeinfo/2.1"}, {"2.0", "https://misskey.i14a.dev/nodeinfo/2.0"}},
+	// Sites that serve a document of their own, at a path of their own.
+	"nyac.at.json": {{"2.0", "https://nyac.at/activity-pub/nodeinfo20.json"}},
+	// href before rel, no final newline.
+	"theclashfruit.me-href-before-rel.json": {{"2.1", "https://theclashfruit.me/api/nodeinfo"}},
 	// An IDN host in its A-label form, kept as written.
 	"qwell.github.io-to-punycode-host.json": {{"2.0", "https://xn--8r9a.com/nodeinfo/2.0"}},
 	// The 2.0 link first, hrefs ending in .json.
