@@ -53,7 +53,7 @@ func (o Outcome) Valid() bool {
 // Pointer fields are nil when the instance did not say (NULL in Parquet), which
 // is different from saying zero.
 type Check struct {
-	Host       string    `json:"host"`
+	Host       Host      `json:"host"`
 	CheckedAt  time.Time `json:"checked_at"` // UTC
 	Outcome    Outcome   `json:"outcome"`
 	Error      string    `json:"error,omitempty"` // short human-readable detail
@@ -71,7 +71,7 @@ type Check struct {
 
 	Name        string `json:"name,omitempty"`        // CleanText, at most MaxNameRunes
 	Description string `json:"description,omitempty"` // CleanText, at most MaxDescriptionRunes
-	MovedTo     string `json:"moved_to,omitempty"`    // redirect target host for moved and moving
+	MovedTo     Host   `json:"moved_to,omitempty"`    // redirect target host for moved and moving
 
 	PeersFetched  bool  `json:"peers_fetched"`
 	PeersCount    int64 `json:"peers_count"`     // valid entries in the peers list
@@ -117,7 +117,7 @@ const (
 // time, and where from (a host whose peers list named it, or one of the Via
 // constants).
 type Discovery struct {
-	Host         string    `json:"host"`
+	Host         Host      `json:"host"`
 	DiscoveredAt time.Time `json:"discovered_at"` // UTC
 	Via          string    `json:"via"`
 }

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // Per-address politeness. Many instances share one IP address at a hosting
@@ -38,8 +40,8 @@ import (
 // every host from almost every network and a pinned check cannot fall back
 // from one family to the other. The address guard is not applied here; the
 // pinned check's dial applies it.
-func (c *Crawler) Resolve(ctx context.Context, host string) (netip.AddrPort, error) {
-	h, port := rewrite(c.opts.ConnectTo, host, 443)
+func (c *Crawler) Resolve(ctx context.Context, host observer.Host) (netip.AddrPort, error) {
+	h, port := rewrite(c.opts.ConnectTo, string(host), 443)
 	if ip, err := parseIPLiteral(h); err == nil {
 		return netip.AddrPortFrom(ip.Unmap(), uint16(port)), nil
 	}

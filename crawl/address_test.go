@@ -168,23 +168,23 @@ func TestPassAddressBudgetPerIPv6Slash64(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			addrs := map[string]netip.Addr{}
-			var due []string
+			var due []observer.Host
 			for i := range 100 {
 				h := fmt.Sprintf("h%d.example%d.net", i, i)
 				addrs[h] = netip.MustParseAddr(tc.addr(i))
-				due = append(due, h)
+				due = append(due, observer.Host(h))
 			}
-			checker := crawl.CheckFunc(func(_ context.Context, h string, o crawl.CheckOptions) (observer.Result, crawl.Trace) {
+			checker := crawl.CheckFunc(func(_ context.Context, h observer.Host, o crawl.CheckOptions) (observer.Result, crawl.Trace) {
 				// The check still connects to the host's own address.
-				if o.Addr.Addr() != addrs[h] {
-					t.Errorf("%s pinned to %s, want %s", h, o.Addr, addrs[h])
+				if o.Addr.Addr() != addrs[string(h)] {
+					t.Errorf("%s pinned to %s, want %s", h, o.Addr, addrs[string(h)])
 				}
-				return observer.Result{Check: observer.Check{Host: h, Outcome: observer.OutcomeAlive}},
-					crawl.Trace{Steps: []crawl.Step{{Method: "GET", URL: "https://" + h + "/robots.txt"}}}
+				return observer.Result{Check: observer.Check{Host: observer.Host(h), Outcome: observer.OutcomeAlive}},
+					crawl.Trace{Steps: []crawl.Step{{Method: "GET", URL: string("https://" + h + "/robots.txt")}}}
 			})
 			p := &crawl.Pass{Checker: checker, Sink: &memSink{}, Concurrency: 4, AddressBudget: 5,
-				Resolve: func(_ context.Context, h string) (netip.AddrPort, error) {
-					return netip.AddrPortFrom(addrs[h], 443), nil
+				Resolve: func(_ context.Context, h observer.Host) (netip.AddrPort, error) {
+					return netip.AddrPortFrom(addrs[string(h)], 443), nil
 				}}
 			sum, err := p.Run(context.Background(), due)
 			if err != nil {
@@ -285,7 +285,7 @@ func TestPassOneConnectionPerAddress(t *testing.T) {
 		if limit {
 			p.Resolve = c.Resolve
 		}
-		sum, err := p.Run(context.Background(), hosts)
+		sum, err := p.Run(context.Background(), asHosts(hosts))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +325,7 @@ func TestPassAddressesIndependent(t *testing.T) {
 		x.srv.HandleFunc(x.host, rt.serve)
 	}
 	p := &crawl.Pass{Checker: c, Sink: &memSink{}, Concurrency: 2, Resolve: c.Resolve}
-	sum, err := p.Run(context.Background(), []string{"a.social", "one.example.net"})
+	sum, err := p.Run(context.Background(), []observer.Host{"a.social", "one.example.net"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,11 +344,11 @@ func TestPassAddressesIndependent(t *testing.T) {
 
 func TestPassAddressBudget(t *testing.T) {
 	srvA, srvB, c := twoAddresses(t)
-	var due []string
+	var due []observer.Host
 	for i := range 5 {
 		h := fmt.Sprintf("h%d.social", i)
 		srvA.HandleFunc(h, instance(h, "mastodon", `[]`).serve)
-		due = append(due, h)
+		due = append(due, observer.Host(h))
 	}
 	srvB.HandleFunc("one.example.net", instance("one.example.net", "mastodon", `[]`).serve)
 	due = append(due, "one.example.net")
@@ -357,7 +357,7 @@ func TestPassAddressBudget(t *testing.T) {
 	// not due): checks are admitted while fewer than 7 requests were made,
 	// so 3 checks, 9 requests, and the other 2 hosts wait for next pass.
 	p := &crawl.Pass{Checker: c, Sink: sink, Concurrency: 3, Resolve: c.Resolve, AddressBudget: 7,
-		Peers: func(string) crawl.PeersDue { return crawl.PeersDue{} }}
+		Peers: func(observer.Host) crawl.PeersDue { return crawl.PeersDue{} }}
 	sum, err := p.Run(context.Background(), due)
 	if err != nil {
 		t.Fatal(err)
@@ -371,14 +371,14 @@ func TestPassAddressBudget(t *testing.T) {
 	}
 	recorded := map[string]bool{}
 	for _, r := range sink.results {
-		recorded[r.Check.Host] = true
+		recorded[string(r.Check.Host)] = true
 	}
 	if !recorded["one.example.net"] {
 		t.Error("the host at the other address was not checked")
 	}
 	for _, h := range due[:5] {
-		if n := len(srvA.Paths(h)); recorded[h] != (n == 3) || !recorded[h] && n != 0 {
-			t.Errorf("%s: recorded %v, %d requests", h, recorded[h], n)
+		if n := len(srvA.Paths(string(h))); recorded[string(h)] != (n == 3) || !recorded[string(h)] && n != 0 {
+			t.Errorf("%s: recorded %v, %d requests", h, recorded[string(h)], n)
 		}
 	}
 	if len(srvA.Requests()) != 9 {
@@ -443,13 +443,13 @@ func TestResolveConnectTo(t *testing.T) {
 func TestPassBusyAddressDoesNotBlockOthers(t *testing.T) {
 	srvA, srvB, c := twoAddresses(t)
 	m := meet(10*time.Second, "A", "B") // safety net only
-	var due []string
+	var due []observer.Host
 	for i := range 4 {
 		h := fmt.Sprintf("h%d.social", i)
 		rt := instance(h, "mastodon", `[]`)
 		m.join(rt, "A")
 		srvA.HandleFunc(h, rt.serve)
-		due = append(due, h)
+		due = append(due, observer.Host(h))
 	}
 	rt := instance("one.example.net", "mastodon", `[]`)
 	m.join(rt, "B")
@@ -481,7 +481,7 @@ func TestPassInterruptedWhileWaitingForAddress(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p := &crawl.Pass{Checker: f, Sink: &memSink{}, Concurrency: 2,
-		Resolve: func(_ context.Context, h string) (netip.AddrPort, error) {
+		Resolve: func(_ context.Context, h observer.Host) (netip.AddrPort, error) {
 			if h == "b.social" {
 				// Resolved only once a.social's check holds the address.
 				waitFor(t, func() bool { return f.running.Load() == 1 })
@@ -493,7 +493,7 @@ func TestPassInterruptedWhileWaitingForAddress(t *testing.T) {
 		<-resolvedB
 		cancel()
 	}()
-	sum, err := p.Run(ctx, []string{"a.social", "b.social"})
+	sum, err := p.Run(ctx, []observer.Host{"a.social", "b.social"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,17 +511,17 @@ func TestPassInterruptedWhileWaitingForAddress(t *testing.T) {
 // once). It is recorded as unreachable, as a check failing on DNS is.
 func TestPassUnresolvedHostNotChecked(t *testing.T) {
 	srv, _, c := twoAddresses(t)
-	var due []string
+	var due []observer.Host
 	for i := range 10 {
 		h := fmt.Sprintf("h%d.social", i)
 		srv.HandleFunc(h, instance(h, "mastodon", `[]`).serve)
-		due = append(due, h)
+		due = append(due, observer.Host(h))
 	}
 	sink := &memSink{}
 	p := &crawl.Pass{Checker: c, Sink: sink, Concurrency: 10, AddressBudget: 7, PassID: "p1",
-		Resolve: func(_ context.Context, h string) (netip.AddrPort, error) {
+		Resolve: func(_ context.Context, h observer.Host) (netip.AddrPort, error) {
 			if h == "h0.social" {
-				return netip.AddrPort{}, fmt.Errorf("resolve %s: %w", h, &net.DNSError{Err: "no such host", Name: h, IsNotFound: true})
+				return netip.AddrPort{}, fmt.Errorf("resolve %s: %w", h, &net.DNSError{Err: "no such host", Name: string(h), IsNotFound: true})
 			}
 			return netip.AddrPort{}, errors.New("lookup: server misbehaving")
 		}}
@@ -556,11 +556,11 @@ func TestPassFarmAtOneAddressDoesNotHoldUpOthers(t *testing.T) {
 	f := newFake()
 	release := make(chan struct{})
 	const farm = 20
-	var due []string
+	var due []observer.Host
 	for i := range farm {
 		h := fmt.Sprintf("farm%d.social", i)
 		f.block[h] = release
-		due = append(due, h)
+		due = append(due, observer.Host(h))
 	}
 	due = append(due, "innocent.social")
 	sink := &memSink{onRecord: func(r observer.Result) {
@@ -571,7 +571,7 @@ func TestPassFarmAtOneAddressDoesNotHoldUpOthers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p := &crawl.Pass{Checker: f, Sink: sink, Concurrency: 2,
-		Resolve: func(_ context.Context, h string) (netip.AddrPort, error) {
+		Resolve: func(_ context.Context, h observer.Host) (netip.AddrPort, error) {
 			if h == "innocent.social" {
 				return netip.AddrPortFrom(addrB, 443), nil
 			}
@@ -608,16 +608,16 @@ func TestPassAddressBudgetCountsWireBytes(t *testing.T) {
 		wire   int64
 		checks int64
 	}{{0, 8}, {3 << 20, 2}} {
-		var due []string
+		var due []observer.Host
 		for i := range 20 {
-			due = append(due, fmt.Sprintf("h%d.example%d.net", i, i))
+			due = append(due, observer.Host(fmt.Sprintf("h%d.example%d.net", i, i)))
 		}
-		checker := crawl.CheckFunc(func(_ context.Context, h string, o crawl.CheckOptions) (observer.Result, crawl.Trace) {
-			return observer.Result{Check: observer.Check{Host: h, Outcome: observer.OutcomeAlive, WireBytes: tc.wire}},
-				crawl.Trace{Steps: []crawl.Step{{Method: "GET", URL: "https://" + h + "/robots.txt"}}}
+		checker := crawl.CheckFunc(func(_ context.Context, h observer.Host, o crawl.CheckOptions) (observer.Result, crawl.Trace) {
+			return observer.Result{Check: observer.Check{Host: observer.Host(h), Outcome: observer.OutcomeAlive, WireBytes: tc.wire}},
+				crawl.Trace{Steps: []crawl.Step{{Method: "GET", URL: string("https://" + h + "/robots.txt")}}}
 		})
 		p := &crawl.Pass{Checker: checker, Sink: &memSink{}, Concurrency: 1, AddressBudget: 8,
-			Resolve: func(context.Context, string) (netip.AddrPort, error) {
+			Resolve: func(context.Context, observer.Host) (netip.AddrPort, error) {
 				return netip.MustParseAddrPort("192.0.2.1:443"), nil
 			}}
 		sum, err := p.Run(context.Background(), due)

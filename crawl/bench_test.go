@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/fediverse-observer/observer/crawl"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // peersBody builds a Mastodon peers list of n entries of which about 95%
@@ -41,7 +43,7 @@ func peersBody(n int) ([]byte, *crawl.KnownSet) {
 		switch r := rng.IntN(100); {
 		case r < 95:
 			h = name()
-			known.Add(h)
+			known.Add(observer.Host(h))
 		case r < 99:
 			h = name()
 		default:

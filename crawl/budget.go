@@ -1,6 +1,10 @@
 package crawl
 
-import "github.com/fediverse-observer/observer/hostname"
+import (
+	"github.com/fediverse-observer/observer/hostname"
+
+	"github.com/fediverse-observer/observer"
+)
 
 // DomainBudget admits at most a fixed number of hosts per registrable
 // (ICANN-level) domain in one pass. The caller applies it to the due list's
@@ -19,11 +23,11 @@ func NewDomainBudget(limit int) *DomainBudget {
 }
 
 // Admit reports whether host fits in its domain's budget, and counts it if so.
-func (b *DomainBudget) Admit(host string) bool {
+func (b *DomainBudget) Admit(host observer.Host) bool {
 	if b.limit <= 0 {
 		return true
 	}
-	d := hostname.Registrable(host)
+	d := hostname.Registrable(string(host))
 	if b.used[d] >= b.limit {
 		return false
 	}

@@ -5,13 +5,15 @@ import (
 	"testing"
 
 	"github.com/fediverse-observer/observer/crawl"
+
+	"github.com/fediverse-observer/observer"
 )
 
 func TestDomainBudget(t *testing.T) {
 	b := crawl.NewDomainBudget(3)
 	admitted := 0
 	for i := range 100 {
-		if b.Admit(fmt.Sprintf("node%d.spam-farm.online", i)) {
+		if b.Admit(observer.Host(fmt.Sprintf("node%d.spam-farm.online", i))) {
 			admitted++
 		}
 	}
@@ -25,7 +27,7 @@ func TestDomainBudget(t *testing.T) {
 	// No limit admits everything.
 	all := crawl.NewDomainBudget(0)
 	for i := range 50 {
-		if !all.Admit(fmt.Sprintf("n%d.spam-farm.online", i)) {
+		if !all.Admit(observer.Host(fmt.Sprintf("n%d.spam-farm.online", i))) {
 			t.Fatal("limit 0 refused a host")
 		}
 	}

@@ -49,27 +49,20 @@ type CheckOptions struct {
 // Check checks one host and returns what it learnt, with a trace of what it
 // did. It depends only on its arguments, the Crawler's configuration and the
 // network, so it can as well run in a separate sandboxed process.
-func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (observer.Result, Trace) {
+func (c *Crawler) Check(ctx context.Context, host observer.Host, opts CheckOptions) (observer.Result, Trace) {
 	start := time.Now()
 	at := opts.CheckedAt
 	if at.IsZero() {
 		at = start
 	}
 	res := observer.Result{Check: observer.Check{Host: host, CheckedAt: at.UTC(), PassID: opts.PassID}}
-	norm, err := hostname.Normalize(host)
-	if err != nil {
-		res.Check.Outcome = observer.OutcomeError
-		res.Check.Error = observer.CleanText("invalid host: "+err.Error(), observer.MaxErrorRunes)
-		return res, Trace{Steps: []Step{{Note: res.Check.Error}}}
-	}
-	res.Check.Host = norm
 
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CheckTimeout)
 	defer cancel()
 	wire := &wireMeter{max: c.opts.MaxCheckWireBytes}
 	client, tr := c.newClient(opts.Addr, wire)
 	defer tr.CloseIdleConnections()
-	f := &fetcher{c: c, client: client, host: norm, wire: wire}
+	f := &fetcher{c: c, client: client, host: host, wire: wire}
 	defer f.closeOther()
 	ck := &check{c: c, f: f, res: &res, opts: opts}
 	ck.run(ctx)
@@ -80,7 +73,7 @@ func (c *Crawler) Check(ctx context.Context, host string, opts CheckOptions) (ob
 	res.Bytes = f.bytes
 	res.Check.WireBytes = wire.Bytes()
 	res.Check.DurationMS = time.Since(start).Milliseconds()
-	c.opts.Logger.Debug("check done", "host", norm, "outcome", res.Check.Outcome, "error", res.Check.Error,
+	c.opts.Logger.Debug("check done", "host", host, "outcome", res.Check.Outcome, "error", res.Check.Error,
 		"steps", len(f.steps), "bytes", res.Bytes, "ms", res.Check.DurationMS)
 	return res, Trace{Steps: f.steps}
 }
@@ -258,7 +251,7 @@ func (k *check) linkURL(link parse.Link) (*url.URL, string) {
 	}
 	// Canonical form of the host, as for a followed redirect: the fetcher
 	// knows the checked host (and its pinned address) by that form alone.
-	href.Host = k.f.host
+	href.Host = string(k.f.host)
 	return href, ""
 }
 
@@ -508,7 +501,7 @@ func (k *check) peers(ctx context.Context) {
 	c.PeersCount = pl.Valid
 	c.NewPeersCount = int64(len(pl.New))
 	for _, h := range pl.New {
-		k.res.Discoveries = append(k.res.Discoveries, observer.Discovery{Host: h, DiscoveredAt: c.CheckedAt, Via: c.Host})
+		k.res.Discoveries = append(k.res.Discoveries, observer.Discovery{Host: h, DiscoveredAt: c.CheckedAt, Via: string(c.Host)})
 	}
 	k.f.note("peers: %d valid entries, %d new, %d invalid dropped", pl.Valid, len(pl.New), pl.Junk)
 	if pl.Unseen > int64(len(pl.New)) {

@@ -86,7 +86,7 @@ func ParseConnectTo(s string) (ConnectTo, error) {
 		if err != nil {
 			return bad("HOST: " + err.Error())
 		}
-		c.Host = h
+		c.Host = string(h)
 	}
 	var err error
 	if c.Port, err = parsePort(port); err != nil {

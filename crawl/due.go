@@ -1,32 +1,34 @@
 package crawl
 
+import "github.com/fediverse-observer/observer"
+
 // DueList is a pass's due list: the schedule's due hosts, less those the
 // pass must not check. Blocklisted hosts are left out, and so are new hosts
 // (never checked) past their registrable domain's budget (DomainBudget):
 // those stay due and are taken a few at a time by later passes.
 type DueList struct {
-	Hosts            []string // the hosts to check, in the schedule's order
-	Blocklisted      int      // due hosts left out for the blocklist
-	OverDomainBudget int      // new hosts left out for their domain's budget
+	Hosts            []observer.Host // the hosts to check, in the schedule's order
+	Blocklisted      int             // due hosts left out for the blocklist
+	OverDomainBudget int             // new hosts left out for their domain's budget
 
-	blocked func(host string) bool
+	blocked func(host observer.Host) bool
 	budget  *DomainBudget
 	// Only what differs from "fetch it, unconditionally" is kept, so a
 	// fresh pass over a million new hosts holds no entry for them.
-	peers map[string]PeersDue
+	peers map[observer.Host]PeersDue
 }
 
 // NewDueList starts an empty due list that leaves out the hosts blocked
 // reports, and new hosts beyond domainBudget per registrable domain (0: no
 // budget).
-func NewDueList(blocked func(host string) bool, domainBudget int) *DueList {
-	return &DueList{blocked: blocked, budget: NewDomainBudget(domainBudget), peers: map[string]PeersDue{}}
+func NewDueList(blocked func(host observer.Host) bool, domainBudget int) *DueList {
+	return &DueList{blocked: blocked, budget: NewDomainBudget(domainBudget), peers: map[observer.Host]PeersDue{}}
 }
 
 // Offer adds the schedule's next due host, unless the pass must not check
 // it. isNew says the host was never checked; peers is how its peers list is
 // due.
-func (d *DueList) Offer(host string, isNew bool, peers PeersDue) {
+func (d *DueList) Offer(host observer.Host, isNew bool, peers PeersDue) {
 	switch {
 	case d.blocked(host):
 		d.Blocklisted++
@@ -42,7 +44,7 @@ func (d *DueList) Offer(host string, isNew bool, peers PeersDue) {
 }
 
 // Peers is how the pass fetches host's peers list (Pass.Peers).
-func (d *DueList) Peers(host string) PeersDue {
+func (d *DueList) Peers(host observer.Host) PeersDue {
 	if pd, ok := d.peers[host]; ok {
 		return pd
 	}
@@ -55,8 +57,8 @@ func (d *DueList) Peers(host string) PeersDue {
 // budget, which they share with the due list's new hosts. A host it refuses
 // stays a recorded discovery, due by the schedule. Only the pass's
 // collector calls what it returns, so it needs no lock.
-func (d *DueList) AdmitDiscovered(limit int) func(host string) bool {
-	return func(host string) bool {
+func (d *DueList) AdmitDiscovered(limit int) func(host observer.Host) bool {
+	return func(host observer.Host) bool {
 		if limit <= 0 || d.blocked(host) || !d.budget.Admit(host) {
 			return false
 		}

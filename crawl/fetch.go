@@ -145,12 +145,12 @@ func (g *gunzipReader) Read(p []byte) (int, error) {
 // host that robots.txt disallows.
 type redirectStop struct {
 	Status  int
-	URL     string // the Location, resolved
-	Host    string // normalised target host, when valid
-	HostErr error  // why the target is not a valid host
-	IP      bool   // the target is an IP literal
-	Blocked bool   // ... that the address guard would refuse
-	HTTP    bool   // the target uses http://
+	URL     string        // the Location, resolved
+	Host    observer.Host // normalised target host, when valid
+	HostErr error         // why the target is not a valid host
+	IP      bool          // the target is an IP literal
+	Blocked bool          // ... that the address guard would refuse
+	HTTP    bool          // the target uses http://
 	// Disallowed is the target's path and query when the target is on the
 	// checked host and robots.txt disallows it.
 	Disallowed string
@@ -160,7 +160,7 @@ type redirectStop struct {
 type fetcher struct {
 	c      *Crawler
 	client *http.Client
-	host   string // the checked host, normalised
+	host   observer.Host // the checked host
 	// robots is asked about every redirect target on the checked host
 	// before it is followed, so a redirect cannot lead to a path robots.txt
 	// disallows. Nil (while robots.txt itself is read) allows everything.
@@ -179,7 +179,7 @@ type fetcher struct {
 
 // clientFor returns the client for requests to u.
 func (f *fetcher) clientFor(u *url.URL) *http.Client {
-	if u.Hostname() == f.host {
+	if u.Hostname() == string(f.host) {
 		return f.client
 	}
 	if f.other == nil {
@@ -242,7 +242,7 @@ func (f *fetcher) do(ctx context.Context, r request, read func(io.Reader) error)
 			return status, nil, errTooManyRedirects
 		}
 		// Canonical form of the host: no port, lower case.
-		target.Host = host
+		target.Host = string(host)
 		if p := pathOf(target); host == f.host && !f.robots.Allowed(p) {
 			// Ends the fetch as asking for p would; the caller says so.
 			stop := &redirectStop{Status: status, URL: clip(target.String(), 300), Host: host, Disallowed: clip(p, 200)}
@@ -263,7 +263,7 @@ func (f *fetcher) do(ctx context.Context, r request, read func(io.Reader) error)
 // classifyRedirect returns the target's normalised host and a nil stop when
 // target may be followed: https, the default port, no credentials, and the
 // same host, or with robotsTxt another host's /robots.txt.
-func (f *fetcher) classifyRedirect(status int, target *url.URL, robotsTxt bool) (string, *redirectStop) {
+func (f *fetcher) classifyRedirect(status int, target *url.URL, robotsTxt bool) (observer.Host, *redirectStop) {
 	stop := &redirectStop{Status: status, URL: clip(target.Redacted(), 300)}
 	h := target.Hostname()
 	if ip, err := parseIPLiteral(h); err == nil {
@@ -409,7 +409,7 @@ func (f *fetcher) getBytes(ctx context.Context, r request) (int, []byte, *redire
 }
 
 func (f *fetcher) url(pathAndQuery string) *url.URL {
-	u, err := url.Parse("https://" + f.host + pathAndQuery)
+	u, err := url.Parse("https://" + string(f.host) + pathAndQuery)
 	if err != nil {
 		// Paths are constants of this package and hosts are validated.
 		panic(err)

@@ -66,7 +66,7 @@ func FuzzClassifyRedirect(f *testing.F) {
 		if err != nil || u.Scheme != "https" || u.User != nil || u.Port() != "" || u.Opaque != "" {
 			return
 		}
-		if h, err := hostname.Normalize(u.Hostname()); err != nil || h != u.Host {
+		if h, err := hostname.Normalize(u.Hostname()); err != nil || string(h) != u.Host {
 			return // requests go to normalised hosts only
 		}
 		target, err := u.Parse(loc)
@@ -99,7 +99,7 @@ func FuzzClassifyRedirect(f *testing.F) {
 				t.Fatalf("%q from %q: https target reported as http", loc, base)
 			}
 			if stop.Host != "" {
-				if n, err := hostname.Normalize(stop.Host); err != nil || n != stop.Host {
+				if n, err := hostname.Normalize(string(stop.Host)); err != nil || n != stop.Host {
 					t.Fatalf("%q from %q: stop host %q not normalised (%q, %v)", loc, base, stop.Host, n, err)
 				}
 			}
@@ -119,13 +119,13 @@ func FuzzClassifyRedirect(f *testing.F) {
 		}
 		// fetcher.do then asks for the target with its host canonical: the
 		// request goes where the checks above say.
-		target.Host = host
+		target.Host = string(host)
 		req, err := http.NewRequest(http.MethodGet, target.String(), nil)
 		if err != nil {
 			t.Fatalf("%q from %q: followed to %q, which is no request: %v", loc, base, target, err)
 		}
 		ru := req.URL
-		if ru.Scheme != "https" || ru.User != nil || ru.Port() != "" || ru.Hostname() != host || req.Host != host {
+		if ru.Scheme != "https" || ru.User != nil || ru.Port() != "" || ru.Hostname() != string(host) || req.Host != string(host) {
 			t.Fatalf("%q from %q: followed to %q, requested as %q (Host %q)", loc, base, target, ru, req.Host)
 		}
 		if host != checked && (ru.EscapedPath() != "/robots.txt" || ru.RawQuery != "" || ru.ForceQuery) {

@@ -11,6 +11,8 @@ import (
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/crawl/internal/testnet"
+
+	"github.com/fediverse-observer/observer/hostname"
 )
 
 // routes is one made-up instance: path → handler.
@@ -102,8 +104,14 @@ func (e *env) host(name string, rt routes) {
 	e.srv.HandleFunc(name, rt.serve)
 }
 
-func (e *env) check(host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+// check checks host as a caller at the trust boundary would: the name
+// normalised first.
+func (e *env) check(name string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
 	e.t.Helper()
+	host, err := hostname.Normalize(name)
+	if err != nil {
+		e.t.Fatalf("check %q: %v", name, err)
+	}
 	r, tr := e.c.Check(context.Background(), host, opts)
 	if e.t.Failed() || testing.Verbose() {
 		var b strings.Builder
@@ -134,7 +142,7 @@ func wantPaths(t *testing.T, srv *testnet.Server, host string, want ...string) {
 func known(hosts ...string) *crawl.KnownSet {
 	k := crawl.NewKnownSet(len(hosts))
 	for _, h := range hosts {
-		k.Add(h)
+		k.Add(observer.Host(h))
 	}
 	return k
 }
@@ -142,7 +150,16 @@ func known(hosts ...string) *crawl.KnownSet {
 func hostsOf(ds []observer.Discovery) []string {
 	var out []string
 	for _, d := range ds {
-		out = append(out, d.Host+"<"+d.Via)
+		out = append(out, string(d.Host)+"<"+d.Via)
 	}
 	return out
+}
+
+// asHosts types names the test knows to be valid as hosts.
+func asHosts(names []string) []observer.Host {
+	hosts := make([]observer.Host, len(names))
+	for i, n := range names {
+		hosts[i] = observer.Host(n)
+	}
+	return hosts
 }

@@ -5,17 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/hostname"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // reference ingests entries the slow, obvious way.
-func reference(entries []string, known *crawl.KnownSet) (valid, junk int64, fresh []string) {
-	seen := map[string]bool{}
+func reference(entries []string, known *crawl.KnownSet) (valid, junk int64, fresh []observer.Host) {
+	seen := map[observer.Host]bool{}
 	for _, e := range entries {
 		h, err := hostname.Normalize(e)
 		if err != nil {
@@ -50,7 +51,7 @@ func TestPeerListMatchesReference(t *testing.T) {
 	}
 	k := crawl.NewKnownSet(0)
 	for i := 0; i < 50; i++ {
-		k.Add(fmt.Sprintf("known%d.social", i))
+		k.Add(observer.Host(fmt.Sprintf("known%d.social", i)))
 	}
 	body, _ := json.Marshal(entries)
 	pl := crawl.NewPeerList(k, 0)
@@ -58,7 +59,7 @@ func TestPeerListMatchesReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	valid, junk, fresh := reference(entries, k)
-	if pl.Valid != valid || pl.Junk != junk || strings.Join(pl.New, " ") != strings.Join(fresh, " ") {
+	if pl.Valid != valid || pl.Junk != junk || !slices.Equal(pl.New, fresh) {
 		t.Errorf("got %d valid %d junk %v; want %d %d %v", pl.Valid, pl.Junk, pl.New, valid, junk, fresh)
 	}
 	// Beyond the cap, new hosts are counted but not remembered, so their
@@ -71,7 +72,7 @@ func TestPeerListMatchesReference(t *testing.T) {
 			unseen++
 		}
 	}
-	if strings.Join(capped.New, " ") != strings.Join(fresh[:3], " ") || capped.Unseen != unseen {
+	if !slices.Equal(capped.New, fresh[:3]) || capped.Unseen != unseen {
 		t.Errorf("capped: kept %v, %d unseen; want %v and %d", capped.New, capped.Unseen, fresh[:3], unseen)
 	}
 }
@@ -96,7 +97,7 @@ func FuzzPeerList(f *testing.F) {
 			t.Fatalf("valid list rejected: %v", err)
 		}
 		valid, junk, fresh := reference(entries, k)
-		if pl.Valid != valid || pl.Junk != junk || strings.Join(pl.New, " ") != strings.Join(fresh, " ") {
+		if pl.Valid != valid || pl.Junk != junk || !slices.Equal(pl.New, fresh) {
 			t.Fatalf("got %d valid %d junk %q; want %d %d %q", pl.Valid, pl.Junk, pl.New, valid, junk, fresh)
 		}
 	})

@@ -6,6 +6,8 @@ import (
 	"math/bits"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // KnownSet is a set of host names stored as 64-bit XXH3 hashes in an
@@ -124,7 +126,7 @@ func (s *KnownSet) Len() int {
 // from BuildKnownTable never grows; there Add panics when the table is
 // full, which KnownTableSlots rules out for as many hosts as it was sized
 // for (TryAdd reports it instead).
-func (s *KnownSet) Add(host string) bool {
+func (s *KnownSet) Add(host observer.Host) bool {
 	added, err := s.TryAdd(host)
 	if err != nil {
 		panic(err)
@@ -133,11 +135,11 @@ func (s *KnownSet) Add(host string) bool {
 }
 
 // TryAdd is Add that reports a full fixed table as an error.
-func (s *KnownSet) TryAdd(host string) (bool, error) {
+func (s *KnownSet) TryAdd(host observer.Host) (bool, error) {
 	if !s.fixed && 2*(s.n+1) > len(s.slots) {
 		s.resize(tableSize(s.n + 1))
 	}
-	h := nonZero(xxh3.HashString(host))
+	h := nonZero(xxh3.HashString(string(host)))
 	size := len(s.slots)
 	for i := home(h, size); ; i++ {
 		if i == size {
@@ -158,11 +160,11 @@ func (s *KnownSet) TryAdd(host string) (bool, error) {
 }
 
 // Has reports whether host is in the set.
-func (s *KnownSet) Has(host string) bool {
+func (s *KnownSet) Has(host observer.Host) bool {
 	if s == nil || s.n == 0 {
 		return false
 	}
-	return s.has(nonZero(xxh3.HashString(host)))
+	return s.has(nonZero(xxh3.HashString(string(host))))
 }
 
 // HasBytes is Has for a byte slice, without converting it to a string.

@@ -66,7 +66,7 @@ func TestKnownSet(t *testing.T) {
 	var s crawl.KnownSet // zero value usable
 	const n = 10000
 	for i := 0; i < n; i++ {
-		if !s.Add(fmt.Sprintf("h%d.social", i)) {
+		if !s.Add(observer.Host(fmt.Sprintf("h%d.social", i))) {
 			t.Fatalf("h%d reported as present", i)
 		}
 	}
@@ -78,10 +78,10 @@ func TestKnownSet(t *testing.T) {
 	}
 	for i := 0; i < n; i++ {
 		h := fmt.Sprintf("h%d.social", i)
-		if !s.Has(h) || !s.HasBytes([]byte(h)) {
+		if !s.Has(observer.Host(h)) || !s.HasBytes([]byte(h)) {
 			t.Fatalf("%s missing", h)
 		}
-		if s.Has(fmt.Sprintf("x%d.social", i)) {
+		if s.Has(observer.Host(fmt.Sprintf("x%d.social", i))) {
 			t.Fatalf("x%d.social present", i)
 		}
 	}
@@ -101,7 +101,7 @@ func TestKnownTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range n {
-			if added, err := build.TryAdd(fmt.Sprintf("h%d.social", i)); !added || err != nil {
+			if added, err := build.TryAdd(observer.Host(fmt.Sprintf("h%d.social", i))); !added || err != nil {
 				t.Fatalf("n=%d: h%d: added %v, %v", n, i, added, err)
 			}
 		}
@@ -111,14 +111,14 @@ func TestKnownTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range n {
-			if !s.Has(fmt.Sprintf("h%d.social", i)) || s.Has(fmt.Sprintf("x%d.social", i)) {
+			if !s.Has(observer.Host(fmt.Sprintf("h%d.social", i))) || s.Has(observer.Host(fmt.Sprintf("x%d.social", i))) {
 				t.Fatalf("n=%d: lookup of h%d or x%d wrong", n, i, i)
 			}
 		}
 		// Fill it up: the last slot stays empty.
 		full := false
 		for i := n; i < len(slots)+1; i++ {
-			if _, err := build.TryAdd(fmt.Sprintf("h%d.social", i)); err != nil {
+			if _, err := build.TryAdd(observer.Host(fmt.Sprintf("h%d.social", i))); err != nil {
 				full = true
 				break
 			}
@@ -164,7 +164,7 @@ func TestWriteTextAndReport(t *testing.T) {
 	// A hub's thousands of discoveries: the first twenty are listed, then
 	// how many more there are.
 	for i := range 25 {
-		r.Discoveries = append(r.Discoveries, observer.Discovery{Host: fmt.Sprintf("n%02d.social", i), Via: "alpha.social"})
+		r.Discoveries = append(r.Discoveries, observer.Discovery{Host: observer.Host(fmt.Sprintf("n%02d.social", i)), Via: "alpha.social"})
 	}
 	b.Reset()
 	if err := crawl.WriteText(&b, r, tr); err != nil {

@@ -15,21 +15,20 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/fediverse-observer/observer"
-	"github.com/fediverse-observer/observer/hostname"
 )
 
 // Checker runs one check. *Crawler is the in-process implementation; a
 // pool of sandboxed checker processes can implement it too.
 type Checker interface {
-	Check(ctx context.Context, host string, opts CheckOptions) (observer.Result, Trace)
+	Check(ctx context.Context, host observer.Host, opts CheckOptions) (observer.Result, Trace)
 }
 
 // CheckFunc adapts a function to Checker, as http.HandlerFunc does for
 // handlers: the tests' stand-in checkers are functions.
-type CheckFunc func(ctx context.Context, host string, opts CheckOptions) (observer.Result, Trace)
+type CheckFunc func(ctx context.Context, host observer.Host, opts CheckOptions) (observer.Result, Trace)
 
 // Check calls f.
-func (f CheckFunc) Check(ctx context.Context, host string, opts CheckOptions) (observer.Result, Trace) {
+func (f CheckFunc) Check(ctx context.Context, host observer.Host, opts CheckOptions) (observer.Result, Trace) {
 	return f(ctx, host, opts)
 }
 
@@ -68,7 +67,7 @@ type Pass struct {
 	// Peers says, per host, whether its peers list is due in this pass and
 	// with which validators to ask for it; nil means always due, asked
 	// unconditionally.
-	Peers func(host string) PeersDue
+	Peers func(host observer.Host) PeersDue
 	// Resolve, when set, turns on per-address politeness (see
 	// address.go): each host is resolved before its check (usually
 	// Crawler.Resolve, with the same ConnectTo rules as the checkers), at
@@ -80,7 +79,7 @@ type Pass struct {
 	// failing on DNS is: a check that cannot be held to an address would
 	// escape the limit, and a resolver can fail the pass's lookup and
 	// answer the checker's. Nil: no per-address limit.
-	Resolve func(ctx context.Context, host string) (netip.AddrPort, error)
+	Resolve func(ctx context.Context, host observer.Host) (netip.AddrPort, error)
 	// AddressBudget is the number of requests per address per pass
 	// (config.Crawl.AddressBudget), each MiB a check read from the network
 	// counting as one more; <= 0: no budget, one check at a time per
@@ -100,7 +99,7 @@ type Pass struct {
 	// pass's budgets (MaxChecks counts them), so that a pass from a seed
 	// list reaches the hosts its seeds name instead of leaving every
 	// discovery to the next pass. Nil: discoveries wait for a later pass.
-	CheckDiscovered func(host string) bool
+	CheckDiscovered func(host observer.Host) bool
 	Logger          *slog.Logger
 
 	// withBudget, when set, replaces context.WithTimeout in making the
@@ -129,7 +128,6 @@ type PeersDue struct {
 // the new hosts dropped for Pass.MaxNewPerPass.
 type Summary struct {
 	observer.Pass
-	Invalid    int64 // due hosts skipped as invalid
 	Duplicates int64 // due hosts skipped as already checked in this pass
 	// DiscoveredChecked counts the checks (in Checks) of hosts discovered
 	// in this pass (Pass.CheckDiscovered), which were not on the due list.
@@ -172,8 +170,8 @@ func (s Summary) String() string {
 	if s.OverListCap > 0 || s.OverPassCap > 0 {
 		fmt.Fprintf(&b, "  new hosts dropped: %d over the cap per peers list, %d over the cap per pass\n", s.OverListCap, s.OverPassCap)
 	}
-	if s.Invalid > 0 || s.Duplicates > 0 {
-		fmt.Fprintf(&b, "  skipped: %d invalid, %d duplicate hosts in the due list\n", s.Invalid, s.Duplicates)
+	if s.Duplicates > 0 {
+		fmt.Fprintf(&b, "  skipped: %d duplicate hosts in the due list\n", s.Duplicates)
 	}
 	return b.String()
 }
@@ -254,7 +252,7 @@ func byteText(n int64) string {
 // the list is done, a limit or the budget is reached, ctx is cancelled
 // (checks then running are abandoned and not recorded; every check recorded
 // before stays recorded), or the sink fails (its error is returned).
-func (p *Pass) Run(ctx context.Context, due []string) (Summary, error) {
+func (p *Pass) Run(ctx context.Context, due []observer.Host) (Summary, error) {
 	if p.Checker == nil || p.Sink == nil {
 		return Summary{}, errors.New("crawl pass needs a Checker and a Sink")
 	}
@@ -345,23 +343,17 @@ func (r *passRun) now() time.Time {
 
 // admit returns the due hosts the pass is to check, counting those it leaves
 // out.
-func (r *passRun) admit(due []string) []string {
-	// Deduplicate and validate up front: one check per host per pass.
-	hosts := make([]string, 0, len(due))
-	seen := make(map[string]struct{}, len(due))
+func (r *passRun) admit(due []observer.Host) []observer.Host {
+	// Deduplicate up front: one check per host per pass.
+	hosts := make([]observer.Host, 0, len(due))
+	seen := make(map[observer.Host]struct{}, len(due))
 	for _, h := range due {
-		n, err := hostname.Normalize(h)
-		if err != nil {
-			r.sum.Invalid++
-			r.log.Warn("due host skipped", "host", h, "err", err)
-			continue
-		}
-		if _, dup := seen[n]; dup {
+		if _, dup := seen[h]; dup {
 			r.sum.Duplicates++
 			continue
 		}
-		seen[n] = struct{}{}
-		hosts = append(hosts, n)
+		seen[h] = struct{}{}
+		hosts = append(hosts, h)
 	}
 	if r.p.MaxChecks > 0 && len(hosts) > r.p.MaxChecks {
 		r.sum.NotStarted += int64(len(hosts) - r.p.MaxChecks)
@@ -415,7 +407,7 @@ func (r *passRun) schedule(ctx, budget context.Context) {
 
 // checkOptions returns the options to check host with, but for its address
 // and time, which are known only when the check starts.
-func (p *Pass) checkOptions(host string) CheckOptions {
+func (p *Pass) checkOptions(host observer.Host) CheckOptions {
 	due := PeersDue{Fetch: true}
 	if p.Peers != nil {
 		due = p.Peers(host)
@@ -433,7 +425,7 @@ func (p *Pass) checkOptions(host string) CheckOptions {
 
 // checkHost takes h through the gates, holding a place in pending, checks it
 // and reports to results.
-func (r *passRun) checkHost(ctx, budget context.Context, h string, opts CheckOptions, discovered bool) {
+func (r *passRun) checkHost(ctx, budget context.Context, h observer.Host, opts CheckOptions, discovered bool) {
 	g := gates{pending: r.pending, parked: r.parked, holdsPending: true}
 	defer g.leave()
 	if r.limiter != nil {
@@ -458,7 +450,7 @@ func (r *passRun) checkHost(ctx, budget context.Context, h string, opts CheckOpt
 
 // holdAddress resolves h and takes its address in the limiter. If it
 // cannot, ok is false and d is what to report for h instead of a check.
-func (r *passRun) holdAddress(budget context.Context, g *gates, h string) (addr netip.AddrPort, d hostDone, ok bool) {
+func (r *passRun) holdAddress(budget context.Context, g *gates, h observer.Host) (addr netip.AddrPort, d hostDone, ok bool) {
 	addr, err := r.p.Resolve(budget, h)
 	if err != nil {
 		if budget.Err() != nil {
@@ -493,7 +485,7 @@ func (r *passRun) enterCheck(budget context.Context, addr netip.AddrPort) bool {
 }
 
 // check runs the check of h and gives back its address.
-func (r *passRun) check(ctx context.Context, h string, opts CheckOptions) hostDone {
+func (r *passRun) check(ctx context.Context, h observer.Host, opts CheckOptions) hostDone {
 	opts.CheckedAt = r.now()
 	res, tr := r.p.Checker.Check(ctx, h, opts)
 	if opts.Addr.IsValid() {
@@ -579,7 +571,7 @@ func (r *passRun) summary() Summary {
 // unresolved is the result for a host the pass could not resolve, and so
 // did not check: unreachable, with the DNS error, as a check that failed on
 // DNS records it.
-func unresolved(host string, at time.Time, passID string, err error) observer.Result {
+func unresolved(host observer.Host, at time.Time, passID string, err error) observer.Result {
 	text := errorText(err)
 	if !strings.HasPrefix(text, "dns: ") {
 		text = "dns: " + text
@@ -642,7 +634,7 @@ func (r *passRun) dedupe(res observer.Result, found *KnownSet) observer.Result {
 		if p.Known.Has(d.Host) || found.Has(d.Host) {
 			continue
 		}
-		peer := d.Via == res.Check.Host
+		peer := d.Via == string(res.Check.Host)
 		switch {
 		case peer && p.MaxNewPerList > 0 && newPeers >= int64(p.MaxNewPerList):
 			r.sum.OverListCap++

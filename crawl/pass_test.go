@@ -34,7 +34,7 @@ func (s *memSink) Record(_ context.Context, r observer.Result) error {
 func (s *memSink) hosts() []string {
 	var out []string
 	for _, r := range s.results {
-		out = append(out, r.Check.Host)
+		out = append(out, string(r.Check.Host))
 	}
 	return out
 }
@@ -54,7 +54,7 @@ func newFake() *fakeChecker {
 	return &fakeChecker{calls: map[string]int{}, peers: map[string][]string{}, block: map[string]chan struct{}{}, opts: map[string]crawl.CheckOptions{}}
 }
 
-func (f *fakeChecker) Check(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+func (f *fakeChecker) Check(ctx context.Context, host observer.Host, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
 	n := f.running.Add(1)
 	defer f.running.Add(-1)
 	for {
@@ -64,12 +64,12 @@ func (f *fakeChecker) Check(ctx context.Context, host string, opts crawl.CheckOp
 		}
 	}
 	f.mu.Lock()
-	f.calls[host]++
-	f.opts[host] = opts
-	ch := f.block[host]
-	peers := f.peers[host]
+	f.calls[string(host)]++
+	f.opts[string(host)] = opts
+	ch := f.block[string(host)]
+	peers := f.peers[string(host)]
 	f.mu.Unlock()
-	r := observer.Result{Check: observer.Check{Host: host, CheckedAt: opts.CheckedAt, Outcome: observer.OutcomeAlive, PassID: opts.PassID}, Bytes: 10}
+	r := observer.Result{Check: observer.Check{Host: observer.Host(host), CheckedAt: opts.CheckedAt, Outcome: observer.OutcomeAlive, PassID: opts.PassID}, Bytes: 10}
 	if ch != nil {
 		select {
 		case <-ch:
@@ -82,8 +82,8 @@ func (f *fakeChecker) Check(ctx context.Context, host string, opts crawl.CheckOp
 	if opts.FetchPeers {
 		r.Check.PeersFetched = true
 		for _, p := range peers {
-			if !opts.Known.Has(p) {
-				r.Discoveries = append(r.Discoveries, observer.Discovery{Host: p, DiscoveredAt: opts.CheckedAt, Via: host})
+			if !opts.Known.Has(observer.Host(p)) {
+				r.Discoveries = append(r.Discoveries, observer.Discovery{Host: observer.Host(p), DiscoveredAt: opts.CheckedAt, Via: string(host)})
 			}
 		}
 		r.Check.PeersCount = int64(len(peers))
@@ -101,16 +101,18 @@ func TestPassDedupesAndRecordsDiscoveriesOnce(t *testing.T) {
 	p := &crawl.Pass{
 		Checker: f, Sink: sink, Known: known("a.social", "b.social", "known.social"),
 		Concurrency: 1, Now: now, PassID: "pass-1",
-		Peers: func(h string) crawl.PeersDue { return crawl.PeersDue{Fetch: true} },
+		Peers: func(h observer.Host) crawl.PeersDue { return crawl.PeersDue{Fetch: true} },
 	}
-	sum, err := p.Run(context.Background(), []string{"a.social", "A.Social.", "b.social", "a.social", "not a host", "127.0.0.1"})
+	// The due list holds hosts as recorded (observer.Host); only repeats
+	// are left out.
+	sum, err := p.Run(context.Background(), []observer.Host{"a.social", "a.social", "b.social", "a.social"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f.calls["a.social"] != 1 || f.calls["b.social"] != 1 || len(f.calls) != 2 {
 		t.Errorf("calls = %v, want one per host", f.calls)
 	}
-	if sum.Checks != 2 || sum.Duplicates != 2 || sum.Invalid != 2 || sum.ByOutcome[observer.OutcomeAlive] != 2 || sum.Bytes != 20 {
+	if sum.Checks != 2 || sum.Duplicates != 2 || sum.ByOutcome[observer.OutcomeAlive] != 2 || sum.Bytes != 20 {
 		t.Errorf("summary = %+v", sum)
 	}
 	var disc []string
@@ -135,7 +137,7 @@ func TestPassDedupesAndRecordsDiscoveriesOnce(t *testing.T) {
 	text.EndedAt = text.StartedAt.Add(1500 * time.Millisecond)
 	wantText := "pass pass-1: 2 checks in 1.5s, 3 hosts discovered, 20 bytes fetched\n" +
 		"  alive            2\n" +
-		"  skipped: 2 invalid, 2 duplicate hosts in the due list\n"
+		"  skipped: 2 duplicate hosts in the due list\n"
 	if got := text.String(); got != wantText {
 		t.Errorf("summary text:\n%s\nwant:\n%s", got, wantText)
 	}
@@ -156,7 +158,7 @@ func TestPassCapsNewHosts(t *testing.T) {
 	f.peers["a.social"] = flood("a", 10)
 	f.peers["b.social"] = append([]string{"a0.example"}, flood("b", 10)...)
 	f.peers["c.social"] = flood("c", 10)
-	checker := crawl.CheckFunc(func(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+	checker := crawl.CheckFunc(func(ctx context.Context, host observer.Host, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
 		r, tr := f.Check(ctx, host, opts)
 		if host == "a.social" {
 			r.OverListCap = 100 // what the checker dropped itself
@@ -166,7 +168,7 @@ func TestPassCapsNewHosts(t *testing.T) {
 	sink := &memSink{}
 	p := &crawl.Pass{Checker: checker, Sink: sink, Known: known("a.social", "b.social", "c.social"), Concurrency: 1,
 		MaxNewPerList: 4, MaxNewPerPass: 10}
-	sum, err := p.Run(context.Background(), []string{"a.social", "b.social", "c.social"})
+	sum, err := p.Run(context.Background(), []observer.Host{"a.social", "b.social", "c.social"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +176,7 @@ func TestPassCapsNewHosts(t *testing.T) {
 	for _, r := range sink.results {
 		got = append(got, fmt.Sprintf("%s:%d", r.Check.Host, r.Check.NewPeersCount))
 		for _, d := range r.Discoveries {
-			got = append(got, d.Host)
+			got = append(got, string(d.Host))
 		}
 	}
 	// a0.example, already found in this pass, is not counted against b's
@@ -212,8 +214,7 @@ func TestSummaryString(t *testing.T) {
 		{"caps", crawl.Summary{Pass: observer.Pass{PassID: "p", OverPassCap: 3}},
 			head + "  new hosts dropped: 0 over the cap per peers list, 3 over the cap per pass\n"},
 		// Either kind of skipped host alone is reported.
-		{"invalid only", crawl.Summary{Pass: observer.Pass{PassID: "p"}, Invalid: 1}, head + "  skipped: 1 invalid, 0 duplicate hosts in the due list\n"},
-		{"duplicates only", crawl.Summary{Pass: observer.Pass{PassID: "p"}, Duplicates: 2}, head + "  skipped: 0 invalid, 2 duplicate hosts in the due list\n"},
+		{"duplicates", crawl.Summary{Pass: observer.Pass{PassID: "p"}, Duplicates: 2}, head + "  skipped: 2 duplicate hosts in the due list\n"},
 	} {
 		if got := tc.sum.String(); got != tc.want {
 			t.Errorf("%s:\n%s\nwant:\n%s", tc.name, got, tc.want)
@@ -224,7 +225,7 @@ func TestSummaryString(t *testing.T) {
 func TestPassPeersFlag(t *testing.T) {
 	f := newFake()
 	p := &crawl.Pass{Checker: f, Sink: &memSink{}, Concurrency: 2,
-		Peers: func(h string) crawl.PeersDue {
+		Peers: func(h observer.Host) crawl.PeersDue {
 			switch h {
 			case "a.social":
 				return crawl.PeersDue{Fetch: true, PeersValidators: observer.PeersValidators{PeersETag: `W/"a1"`, PeersLastModified: "Wed, 21 Oct 2026 07:28:00 GMT"}}
@@ -233,7 +234,7 @@ func TestPassPeersFlag(t *testing.T) {
 			}
 			return crawl.PeersDue{Fetch: true}
 		}}
-	if _, err := p.Run(context.Background(), []string{"a.social", "b.social", "c.social"}); err != nil {
+	if _, err := p.Run(context.Background(), []observer.Host{"a.social", "b.social", "c.social"}); err != nil {
 		t.Fatal(err)
 	}
 	a, b, c := f.opts["a.social"], f.opts["b.social"], f.opts["c.social"]
@@ -252,9 +253,9 @@ func TestPassPeersFlag(t *testing.T) {
 func TestPassMaxChecksAndConcurrency(t *testing.T) {
 	f := newFake()
 	sink := &memSink{}
-	var due []string
+	var due []observer.Host
 	for _, h := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
-		due = append(due, h+".social")
+		due = append(due, observer.Host(h+".social"))
 	}
 	p := &crawl.Pass{Checker: f, Sink: sink, Concurrency: 3, MaxChecks: 5}
 	sum, err := p.Run(context.Background(), due)
@@ -276,13 +277,13 @@ func TestPassCancellationKeepsFinished(t *testing.T) {
 	// running. (Which hosts start first is up to the scheduler: a host
 	// waiting for a slot can overtake the one before it.)
 	f := newFake()
-	due := []string{"a.social", "b.social", "slow.social", "c.social", "d.social"}
+	due := []observer.Host{"a.social", "b.social", "slow.social", "c.social", "d.social"}
 	for _, h := range due {
-		f.block[h] = make(chan struct{})
+		f.block[string(h)] = make(chan struct{})
 	}
 	started := make(chan string, len(due))
-	checker := crawl.CheckFunc(func(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
-		started <- host
+	checker := crawl.CheckFunc(func(ctx context.Context, host observer.Host, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+		started <- string(host)
 		return f.Check(ctx, host, opts)
 	})
 	finished := map[string]bool{}
@@ -312,7 +313,7 @@ func TestPassCancellationKeepsFinished(t *testing.T) {
 	}
 	calls := int64(0)
 	for _, h := range due {
-		calls += int64(f.calls[h])
+		calls += int64(f.calls[string(h)])
 	}
 	// The other checks were abandoned, or not yet started when the
 	// cancellation came.
@@ -332,7 +333,7 @@ func TestPassBudget(t *testing.T) {
 	release := make(chan struct{})
 	f.block["a.social"] = release
 	started := make(chan struct{})
-	checker := crawl.CheckFunc(func(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+	checker := crawl.CheckFunc(func(ctx context.Context, host observer.Host, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
 		if host == "a.social" {
 			close(started)
 		}
@@ -349,7 +350,7 @@ func TestPassBudget(t *testing.T) {
 		runOut()
 		close(release)
 	}()
-	sum, err := p.Run(context.Background(), []string{"a.social", "b.social", "c.social"})
+	sum, err := p.Run(context.Background(), []observer.Host{"a.social", "b.social", "c.social"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +371,7 @@ func TestPassSinkError(t *testing.T) {
 	f := newFake()
 	sink := &memSink{failAt: 2}
 	p := &crawl.Pass{Checker: f, Sink: sink, Concurrency: 1}
-	sum, err := p.Run(context.Background(), []string{"a.social", "b.social", "c.social", "d.social"})
+	sum, err := p.Run(context.Background(), []observer.Host{"a.social", "b.social", "c.social", "d.social"})
 	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "b.social") {
 		t.Fatalf("err = %v", err)
 	}
@@ -386,7 +387,7 @@ func TestPassWithCrawler(t *testing.T) {
 	e.host("b.social", instance("b.social", "mastodon", `["a.social","c.social","d.social"]`))
 	sink := &memSink{}
 	p := &crawl.Pass{Checker: e.c, Sink: sink, Known: known("a.social", "b.social"), Concurrency: 2}
-	sum, err := p.Run(context.Background(), []string{"a.social", "b.social", "a.social"})
+	sum, err := p.Run(context.Background(), []observer.Host{"a.social", "b.social", "a.social"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +405,7 @@ var _ crawl.Checker = (*crawl.Crawler)(nil)
 // The data/passes row keeps the summary's figures, each in its own column,
 // and the due list's.
 func TestSummaryPassRowKeepsEveryFigure(t *testing.T) {
-	due := crawl.NewDueList(func(h string) bool { return h == "blocked.example" }, 1)
+	due := crawl.NewDueList(func(h observer.Host) bool { return h == "blocked.example" }, 1)
 	due.Offer("blocked.example", false, crawl.PeersDue{Fetch: true})
 	due.Offer("a.example", true, crawl.PeersDue{Fetch: true})
 	due.Offer("b.a.example", true, crawl.PeersDue{Fetch: true})

@@ -5,6 +5,8 @@ import (
 
 	"github.com/fediverse-observer/observer/crawl/internal/parse"
 	"github.com/fediverse-observer/observer/hostname"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // PeerList ingests the entries of one host's peers list: each is validated
@@ -21,7 +23,7 @@ type PeerList struct {
 	// millions of distinct hosts costs no more memory than max of them.
 	seen KnownSet
 	max  int
-	New  []string // new valid hosts, in order of first appearance (at most max)
+	New  []observer.Host // new valid hosts, in order of first appearance (at most max)
 	// Valid counts valid entries, duplicates included.
 	Valid int64
 	// Unseen counts valid entries not in known: distinct hosts up to the

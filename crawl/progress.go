@@ -36,8 +36,8 @@ func NewProgress(next Sink, due int, budget time.Duration) *Progress {
 // Admitting wraps the pass's admission of the hosts it discovers, so that
 // the hosts to check count those it admits: a first pass from a seed list
 // is mostly them, and done would otherwise run past due.
-func (p *Progress) Admitting(admit func(host string) bool) func(host string) bool {
-	return func(host string) bool {
+func (p *Progress) Admitting(admit func(host observer.Host) bool) func(host observer.Host) bool {
+	return func(host observer.Host) bool {
 		if !admit(host) {
 			return false
 		}

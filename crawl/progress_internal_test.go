@@ -29,9 +29,9 @@ func TestProgressCountsAndPassesOn(t *testing.T) {
 // they count in due, and the refused ones do not.
 func TestProgressDueCountsAdmittedDiscoveries(t *testing.T) {
 	p := NewProgress(&countSink{}, 2, 0)
-	admit := p.Admitting(func(host string) bool { return host != "refused.example" })
+	admit := p.Admitting(func(host observer.Host) bool { return host != "refused.example" })
 	for _, h := range []string{"a.example", "refused.example", "b.example"} {
-		admit(h)
+		admit(observer.Host(h))
 	}
 	for range 4 {
 		p.Record(context.Background(), observer.Result{Check: observer.Check{Outcome: observer.OutcomeAlive}})

@@ -3,6 +3,8 @@ package crawl
 import (
 	"context"
 	"sync"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // hostQueue is the order a pass takes its hosts in: discoveries made in
@@ -13,8 +15,8 @@ import (
 type hostQueue struct {
 	mu    sync.Mutex
 	cond  sync.Cond
-	due   []string // the due list's hosts not yet handed out, in order
-	found []string // discoveries admitted for this pass, first found first
+	due   []observer.Host // the due list's hosts not yet handed out, in order
+	found []observer.Host // discoveries admitted for this pass, first found first
 	// inFlight counts hosts handed out whose results the collector has not
 	// finished with: until it is 0, discoveries may still come.
 	inFlight int
@@ -25,7 +27,7 @@ type hostQueue struct {
 
 // newHostQueue starts a queue over the due list; maxChecks (0: none)
 // bounds all the hosts it hands out, discoveries included.
-func newHostQueue(due []string, maxChecks int) *hostQueue {
+func newHostQueue(due []observer.Host, maxChecks int) *hostQueue {
 	q := &hostQueue{due: due, limit: -1}
 	if maxChecks > 0 {
 		q.limit = maxChecks
@@ -37,7 +39,7 @@ func newHostQueue(due []string, maxChecks int) *hostQueue {
 // next hands out the next host to check, and whether it was discovered in
 // this pass; ok is false when the pass has no more hosts to start. It
 // waits while the queue is empty but checks are still under way.
-func (q *hostQueue) next(budget context.Context) (host string, discovered, ok bool) {
+func (q *hostQueue) next(budget context.Context) (host observer.Host, discovered, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
@@ -84,7 +86,7 @@ func (q *hostQueue) done() {
 }
 
 // addDiscovered queues a host discovered in this pass.
-func (q *hostQueue) addDiscovered(host string) {
+func (q *hostQueue) addDiscovered(host observer.Host) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.found = append(q.found, host)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/fediverse-observer/observer/crawl"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // A pass checks the hosts it discovers, as far as they are admitted: a
@@ -19,7 +21,7 @@ func TestPassChecksItsDiscoveries(t *testing.T) {
 		f.peers["seed.social"] = []string{"hub.social", "blocked.social", "a.farm.example", "b.farm.example", "c.farm.example"}
 		f.peers["hub.social"] = []string{"new1.social", "new2.social", "seed.social"}
 		f.peers["new2.social"] = []string{"deep.social", "new1.social"}
-		due := crawl.NewDueList(func(h string) bool { return h == "blocked.social" }, 2)
+		due := crawl.NewDueList(func(h observer.Host) bool { return h == "blocked.social" }, 2)
 		due.Offer("seed.social", true, crawl.PeersDue{Fetch: true})
 		due.Offer("old.social", false, crawl.PeersDue{})
 		sink := &memSink{}

@@ -45,7 +45,7 @@ const maxDiscoveriesShown = 20
 func WriteText(w io.Writer, r observer.Result, t Trace) error {
 	var b strings.Builder
 	c := r.Check
-	fmt.Fprintf(&b, "check %s at %s\n", safe(c.Host), c.CheckedAt.UTC().Format("2006-01-02T15:04:05Z"))
+	fmt.Fprintf(&b, "check %s at %s\n", safe(string(c.Host)), c.CheckedAt.UTC().Format("2006-01-02T15:04:05Z"))
 	for _, s := range t.Steps {
 		switch {
 		case s.URL != "":
@@ -73,7 +73,7 @@ func WriteText(w io.Writer, r observer.Result, t Trace) error {
 	}
 	b.WriteByte('\n')
 	if c.MovedTo != "" {
-		fmt.Fprintf(&b, "moved to: %s\n", safe(c.MovedTo))
+		fmt.Fprintf(&b, "moved to: %s\n", safe(string(c.MovedTo)))
 	}
 	if c.Software != "" {
 		fmt.Fprintf(&b, "software: %s %s (NodeInfo %s)\n", safe(c.Software), safe(c.Version), safe(c.NodeInfoVersion))
@@ -97,7 +97,7 @@ func WriteText(w io.Writer, r observer.Result, t Trace) error {
 			fmt.Fprintf(&b, "  … and %d more new (observer check --json lists them all)\n", len(r.Discoveries)-i)
 			break
 		}
-		fmt.Fprintf(&b, "  new: %s (via %s)\n", safe(d.Host), safe(d.Via))
+		fmt.Fprintf(&b, "  new: %s (via %s)\n", safe(string(d.Host)), safe(d.Via))
 	}
 	fmt.Fprintf(&b, "took %d ms, %d bytes\n", c.DurationMS, r.Bytes)
 	_, err := io.WriteString(w, b.String())

@@ -129,7 +129,7 @@ func TestPeersEarnedRate(t *testing.T) {
 		out := map[string]bool{}
 		if err := s.Reader.DueHosts(context.Background(), now, sched, func(d duck.DueHost) {
 			if d.FetchPeers && !d.New {
-				out[d.Host] = true
+				out[string(d.Host)] = true
 			}
 		}); err != nil {
 			t.Fatal(err)

@@ -75,12 +75,12 @@ func write(t testing.TB, s *duck.Store, pass string, evs []ev) {
 		at := t0.Add(e.at)
 		if e.outcome == "" {
 			via := cmp.Or(e.via, observer.ViaSeed)
-			if err := w.Discover(ctx, observer.Discovery{Host: e.host, DiscoveredAt: at, Via: via}); err != nil {
+			if err := w.Discover(ctx, observer.Discovery{Host: observer.Host(e.host), DiscoveredAt: at, Via: via}); err != nil {
 				t.Fatal(err)
 			}
 			continue
 		}
-		c := observer.Check{Host: e.host, CheckedAt: at, Outcome: e.outcome, MovedTo: e.movedTo, PassID: pass}
+		c := observer.Check{Host: observer.Host(e.host), CheckedAt: at, Outcome: e.outcome, MovedTo: observer.Host(e.movedTo), PassID: pass}
 		if e.outcome == observer.OutcomeAlive {
 			c.Software, c.Version, c.Name, c.Users = "mastodon", "4.3.0", "Name of "+e.host, users(int64(len(e.host)))
 			c.PeersFetched = !e.noPeers

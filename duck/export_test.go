@@ -3,6 +3,8 @@ package duck
 import (
 	"context"
 	"time"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // SnapshotWriterOptions are the Parquet writer options of the snapshot
@@ -68,6 +70,6 @@ func AliveDaysAsBitstring(o DeriveOptions) DeriveOptions {
 
 // KnownHostsInBatches is Reader.KnownHosts reading about batch hosts per
 // query instead of a million.
-func KnownHostsInBatches(ctx context.Context, s *Store, batch int, fn func(host string)) error {
+func KnownHostsInBatches(ctx context.Context, s *Store, batch int, fn func(host observer.Host)) error {
 	return s.Reader.knownHosts(ctx, batch, fn)
 }

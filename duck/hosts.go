@@ -27,7 +27,7 @@ func (s *Reader) KnownHostsBound(ctx context.Context) (int, error) {
 // the first row is read, which at twenty million hosts was about 940 MB of
 // the crawl process's, outside its DuckDB memory_limit. A host discovered
 // more than once may come more than once. Views must have been created.
-func (s *Reader) KnownHosts(ctx context.Context, fn func(host string)) error {
+func (s *Reader) KnownHosts(ctx context.Context, fn func(host observer.Host)) error {
 	return s.knownHosts(ctx, knownBatch, fn)
 }
 
@@ -37,7 +37,7 @@ const knownBatch = 1 << 20
 // knownHosts reads the known hosts in parts of about batch hosts each, by
 // a hash of the name: each part is a scan of the discoveries' host column,
 // which costs far less than holding every name at once.
-func (s *Reader) knownHosts(ctx context.Context, batch int, fn func(host string)) error {
+func (s *Reader) knownHosts(ctx context.Context, batch int, fn func(host observer.Host)) error {
 	bound, err := s.KnownHostsBound(ctx)
 	if err != nil {
 		return err
@@ -51,7 +51,7 @@ func (s *Reader) knownHosts(ctx context.Context, batch int, fn func(host string)
 	return nil
 }
 
-func (s *Reader) knownHostsPart(ctx context.Context, parts, part int, fn func(host string)) error {
+func (s *Reader) knownHostsPart(ctx context.Context, parts, part int, fn func(host observer.Host)) error {
 	rows, err := s.db.QueryContext(ctx, sqlFile("queries/known.sql"), parts, part)
 	if err != nil {
 		return err
@@ -62,14 +62,15 @@ func (s *Reader) knownHostsPart(ctx context.Context, parts, part int, fn func(ho
 		if err := rows.Scan(&host); err != nil {
 			return err
 		}
-		fn(host)
+		// Read back from the snapshots, which hold only valid hosts.
+		fn(observer.Host(host))
 	}
 	return rows.Err()
 }
 
 // DueHost is one host of the due list.
 type DueHost struct {
-	Host string
+	Host observer.Host
 	// FetchPeers: the host's peers list was never fetched, or not within
 	// the peers interval.
 	FetchPeers bool

@@ -24,7 +24,7 @@ func TestKnownHostsInBatchesReadsEveryHost(t *testing.T) {
 		h := fmt.Sprintf("h%d.social", i)
 		want[h] = 1 + i%3/2 // a third of them discovered twice
 		for range want[h] {
-			if err := w.Discover(ctx, observer.Discovery{Host: h, DiscoveredAt: day0, Via: observer.ViaSeed}); err != nil {
+			if err := w.Discover(ctx, observer.Discovery{Host: observer.Host(h), DiscoveredAt: day0, Via: observer.ViaSeed}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -37,7 +37,7 @@ func TestKnownHostsInBatchesReadsEveryHost(t *testing.T) {
 	}
 	for _, batch := range []int{1 << 20, 300, 7} {
 		got := map[string]int{}
-		if err := duck.KnownHostsInBatches(ctx, s, batch, func(h string) { got[h]++ }); err != nil {
+		if err := duck.KnownHostsInBatches(ctx, s, batch, func(h observer.Host) { got[string(h)]++ }); err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != len(want) {

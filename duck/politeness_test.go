@@ -34,7 +34,7 @@ func dueByHost(t *testing.T, s *duck.Store, now time.Time) map[string]duck.DueHo
 	t.Helper()
 	out := map[string]duck.DueHost{}
 	for _, d := range due(t, s, now) {
-		out[d.Host] = d
+		out[string(d.Host)] = d
 	}
 	return out
 }
@@ -46,7 +46,7 @@ func dueByHost(t *testing.T, s *duck.Store, now time.Time) map[string]duck.DueHo
 func TestPeersValidatorsFollowTheLatestListCheck(t *testing.T) {
 	s := openStore(t, t.TempDir())
 	aliveAt := func(host string, at time.Duration) observer.Check {
-		return observer.Check{Host: host, CheckedAt: t0.Add(at), Outcome: observer.OutcomeAlive, Software: "mastodon"}
+		return observer.Check{Host: observer.Host(host), CheckedAt: t0.Add(at), Outcome: observer.OutcomeAlive, Software: "mastodon"}
 	}
 	fetched := func(c observer.Check, etag, lastModified string) observer.Check {
 		c.PeersFetched, c.PeersETag, c.PeersLastModified = true, etag, lastModified

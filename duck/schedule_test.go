@@ -172,14 +172,14 @@ func TestSchedule(t *testing.T) {
 		list := due(t, s, now)
 		var got []string
 		for _, d := range list {
-			got = append(got, d.Host)
-			neverChecked := slices.Contains(hosts("young"), d.Host) || slices.Contains(hosts("later"), d.Host) ||
-				slices.Contains(hosts("manual"), d.Host)
+			got = append(got, string(d.Host))
+			neverChecked := slices.Contains(hosts("young"), string(d.Host)) || slices.Contains(hosts("later"), string(d.Host)) ||
+				slices.Contains(hosts("manual"), string(d.Host))
 			if d.New != neverChecked {
 				t.Errorf("%s: New = %v", d.Host, d.New)
 			}
 			// Live hosts fetched peers 31 hours ago; nobody else ever did.
-			if wantPeers := !slices.Contains(hosts("live"), d.Host); d.FetchPeers != wantPeers {
+			if wantPeers := !slices.Contains(hosts("live"), string(d.Host)); d.FetchPeers != wantPeers {
 				t.Errorf("%s: FetchPeers = %v", d.Host, d.FetchPeers)
 			}
 		}
@@ -197,7 +197,7 @@ func TestSchedule(t *testing.T) {
 		// instant.
 		for i := 1; i < len(list); i++ {
 			a, b := list[i-1].Host, list[i].Host
-			if list[i-1].New == list[i].New && (next[a] > next[b] || next[a] == next[b] && a > b) {
+			if list[i-1].New == list[i].New && (next[string(a)] > next[string(b)] || next[string(a)] == next[string(b)] && a > b) {
 				t.Fatalf("due list not ordered by next check, then host: %s before %s", a, b)
 			}
 		}

@@ -104,7 +104,7 @@ func TestFlushesEveryNChecks(t *testing.T) {
 	s := openStore(t, dir)
 	w, _ := s.Snapshots.NewWriter("p", duck.WriterOptions{FlushChecks: 2, FlushEvery: time.Hour})
 	for i := range 5 {
-		w.Record(ctx, observer.Result{Check: observer.Check{Host: "h" + string(rune('a'+i)) + ".social", CheckedAt: day0.Add(-time.Hour), Outcome: observer.OutcomeAlive}})
+		w.Record(ctx, observer.Result{Check: observer.Check{Host: observer.Host("h" + string(rune('a'+i)) + ".social"), CheckedAt: day0.Add(-time.Hour), Outcome: observer.OutcomeAlive}})
 	}
 	// Two full batches are on disk before Close: a kill now loses one check.
 	files, _ := filepath.Glob(filepath.Join(dir, "checks", "*", "*.parquet"))
@@ -190,7 +190,7 @@ func TestStatsBySoftwareMostCommonFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, sw := range []string{"lemmy", "mastodon", "akkoma", "mastodon", "mastodon"} {
-		c := observer.Check{Host: fmt.Sprintf("h%d.social", i), CheckedAt: day0, Outcome: observer.OutcomeAlive, Software: sw, PassID: "p"}
+		c := observer.Check{Host: observer.Host(fmt.Sprintf("h%d.social", i)), CheckedAt: day0, Outcome: observer.OutcomeAlive, Software: sw, PassID: "p"}
 		if err := w.Record(ctx, observer.Result{Check: c}); err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,7 @@ func writeTieChecks(t *testing.T, s *duck.Store, checks []tieCheck) {
 			t.Fatal(err)
 		}
 		for _, c := range byPass[pass] {
-			check := observer.Check{Host: c.host, CheckedAt: t0.Add(c.at), Outcome: c.outcome, PassID: pass}
+			check := observer.Check{Host: observer.Host(c.host), CheckedAt: t0.Add(c.at), Outcome: c.outcome, PassID: pass}
 			if c.outcome == observer.OutcomeAlive {
 				check.Software, check.Version, check.Name = "mastodon", "4.3.0", c.name
 			}

@@ -254,10 +254,10 @@ func (s *Snapshots) writeChecks(ctx context.Context, checks []observer.Check, na
 	return s.writeSnapshot(ctx, ChecksDir, "checks_schema", "checked_at", name, func(a *duckdb.Appender) error {
 		for _, c := range checks {
 			err := a.AppendRow(
-				c.Host, c.CheckedAt.UTC(), string(c.Outcome), nullString(c.Error), nullInt(int64(c.HTTPStatus)),
+				string(c.Host), c.CheckedAt.UTC(), string(c.Outcome), nullString(c.Error), nullInt(int64(c.HTTPStatus)),
 				nullString(c.Software), nullString(c.Version), nullString(c.NodeInfoVersion),
 				ptrValue(c.Users), ptrValue(c.ActiveMonth), ptrValue(c.ActiveHalfyear), ptrValue(c.LocalPosts),
-				ptrValue(c.OpenRegistrations), nullString(c.Name), nullString(c.Description), nullString(c.MovedTo),
+				ptrValue(c.OpenRegistrations), nullString(c.Name), nullString(c.Description), nullString(string(c.MovedTo)),
 				c.PeersFetched, c.PeersCount, c.NewPeersCount, c.DurationMS, c.PassID,
 				nullString(c.PeersETag), nullString(c.PeersLastModified), c.PeersNotModified,
 				nullString(c.NodeInfoDocumentVersion), unusableFields(c), c.WireBytes,
@@ -276,7 +276,7 @@ func (s *Snapshots) writeDiscoveries(ctx context.Context, ds []observer.Discover
 	}
 	return s.writeSnapshot(ctx, DiscoveriesDir, "discoveries_schema", "discovered_at", name, func(a *duckdb.Appender) error {
 		for _, d := range ds {
-			if err := a.AppendRow(d.Host, d.DiscoveredAt.UTC(), d.Via); err != nil {
+			if err := a.AppendRow(string(d.Host), d.DiscoveredAt.UTC(), d.Via); err != nil {
 				return fmt.Errorf("append discovery of %s: %w", d.Host, err)
 			}
 		}

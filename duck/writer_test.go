@@ -70,9 +70,9 @@ func TestWrittenCountsOnlyFlushedChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	record := func(host string, at time.Time, outcome observer.Outcome, discoveries int) error {
-		r := observer.Result{Check: observer.Check{Host: host, CheckedAt: at, Outcome: outcome}, Bytes: 100}
+		r := observer.Result{Check: observer.Check{Host: observer.Host(host), CheckedAt: at, Outcome: outcome}, Bytes: 100}
 		for i := range discoveries {
-			r.Discoveries = append(r.Discoveries, observer.Discovery{Host: "d" + strconv.Itoa(i) + "." + host, DiscoveredAt: at, Via: host})
+			r.Discoveries = append(r.Discoveries, observer.Discovery{Host: observer.Host("d" + strconv.Itoa(i) + "." + host), DiscoveredAt: at, Via: host})
 		}
 		return w.Record(ctx, r)
 	}
@@ -116,7 +116,7 @@ func TestFlushTriggeredAfterCancelStillWrites(t *testing.T) {
 	cancel()
 	for i, host := range []string{"a.social", "b.social", "c.social"} {
 		err := w.Record(ctx, observer.Result{Check: observer.Check{
-			Host: host, CheckedAt: day0.Add(time.Duration(i) * time.Minute), Outcome: observer.OutcomeAlive}})
+			Host: observer.Host(host), CheckedAt: day0.Add(time.Duration(i) * time.Minute), Outcome: observer.OutcomeAlive}})
 		if err != nil {
 			t.Fatalf("record %s after the pass was cancelled: %v", host, err)
 		}
@@ -152,9 +152,9 @@ func TestDiscoveriesFlushedByCount(t *testing.T) {
 		via := "hub" + strconv.Itoa(i) + ".social"
 		ds := make([]observer.Discovery, perCheck)
 		for k := range ds {
-			ds[k] = observer.Discovery{Host: "n" + strconv.Itoa(i*perCheck+k) + ".spam.social", DiscoveredAt: day0, Via: via}
+			ds[k] = observer.Discovery{Host: observer.Host("n" + strconv.Itoa(i*perCheck+k) + ".spam.social"), DiscoveredAt: day0, Via: via}
 		}
-		if err := w.Record(ctx, observer.Result{Check: observer.Check{Host: via, CheckedAt: day0, Outcome: observer.OutcomeAlive}, Discoveries: ds}); err != nil {
+		if err := w.Record(ctx, observer.Result{Check: observer.Check{Host: observer.Host(via), CheckedAt: day0, Outcome: observer.OutcomeAlive}, Discoveries: ds}); err != nil {
 			t.Fatal(err)
 		}
 	}

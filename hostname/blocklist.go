@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // Blocklist is the operator's list of hosts never to crawl or publish
@@ -34,7 +36,8 @@ func ReadBlocklist(r io.Reader) (*Blocklist, []error) {
 			continue
 		}
 		domain, wildcard := strings.CutPrefix(line, "*.")
-		h, err := Normalize(domain)
+		host, err := Normalize(domain)
+		h := string(host)
 		if err != nil && wildcard {
 			if d, ok := wildcardDomain(domain); ok {
 				h, err = d, nil
@@ -68,24 +71,24 @@ func wildcardDomain(domain string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return strings.TrimPrefix(h, label), true
+	return strings.TrimPrefix(string(h), label), true
 }
 
-// Blocked reports whether a normalised host is on the list.
-func (b *Blocklist) Blocked(host string) bool {
+// Blocked reports whether a host is on the list.
+func (b *Blocklist) Blocked(host observer.Host) bool {
 	return b.Match(host) != ""
 }
 
-// Match is the entry that blocks a normalised host, in the file's form
-// ("host" or "*.domain"), or "" when none does.
-func (b *Blocklist) Match(host string) string {
+// Match is the entry that blocks a host, in the file's form ("host" or
+// "*.domain"), or "" when none does.
+func (b *Blocklist) Match(host observer.Host) string {
 	if b == nil {
 		return ""
 	}
-	if b.exact[host] {
-		return host
+	if b.exact[string(host)] {
+		return string(host)
 	}
-	for h := host; ; {
+	for h := string(host); ; {
 		if b.suffixes[h] {
 			return "*." + h
 		}

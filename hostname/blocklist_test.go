@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/fediverse-observer/observer/hostname"
+
+	"github.com/fediverse-observer/observer"
 )
 
 func TestBlocklist(t *testing.T) {
@@ -33,7 +35,7 @@ Asked.Example.Social.
 		"notspam-farm.online":      false,
 		"spam-farm.online.evil.de": false,
 	} {
-		if got := b.Blocked(host); got != want {
+		if got := b.Blocked(observer.Host(host)); got != want {
 			t.Errorf("Blocked(%q) = %v, want %v", host, got, want)
 		}
 	}
@@ -41,7 +43,7 @@ Asked.Example.Social.
 	for host, want := range map[string]string{
 		"asked.example.social": "asked.example.social", "a.b.spam-farm.online": "*.spam-farm.online", "example.social": "",
 	} {
-		if got := b.Match(host); got != want {
+		if got := b.Match(observer.Host(host)); got != want {
 			t.Errorf("Match(%q) = %q, want %q", host, got, want)
 		}
 	}
@@ -71,7 +73,7 @@ func TestBlocklistPublicSuffixDomain(t *testing.T) {
 		"spam1.duckdns.org": true, "a.b.github.io": true, "free-spam.tk": true,
 		"duckdns.org.example.com": false, "github.com": false,
 	} {
-		if got := b.Blocked(host); got != want {
+		if got := b.Blocked(observer.Host(host)); got != want {
 			t.Errorf("Blocked(%q) = %v, want %v", host, got, want)
 		}
 	}

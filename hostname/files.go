@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // ReadSeedList reads the seed list at path (ReadList). A missing file is an
 // empty list: an observer that already knows hosts needs none. An invalid
 // line is an error naming the file and the line, and no host is returned.
-func ReadSeedList(path string) ([]string, error) {
+func ReadSeedList(path string) ([]observer.Host, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

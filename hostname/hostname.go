@@ -1,11 +1,12 @@
 // Package hostname decides what a valid instance host name is. Every host the
-// observer records (seeds, peers, redirect targets, manual additions) passes
-// through Normalize, so the rest of the program can treat a host as a plain,
-// already-validated ASCII string. The rules that follow from a name live
-// here too: the seed list and blocklist files (one host or wildcard a line;
-// files.go reads them, a missing file being an empty list), matching against
-// the blocklist, and the registrable domain a host belongs
-// to (for the crawl's per-domain budget).
+// observer records (seeds, peers, redirect targets, manual additions, the
+// checker's report) passes through Normalize at the trust boundary where it
+// enters, which makes it an observer.Host; past that boundary the rest of
+// the program carries the Host and never validates it again. The rules that
+// follow from a name live here too: the seed list and blocklist files (one
+// host or wildcard a line; files.go reads them, a missing file being an
+// empty list), matching against the blocklist, and the registrable domain a
+// host belongs to (for the crawl's per-domain budget).
 package hostname
 
 import (
@@ -61,11 +62,16 @@ var profile = idna.New(
 // queries, credentials, wildcards, empty labels, single-label names, names
 // over 253 bytes and names whose suffix is not on the Public Suffix List (or
 // that are nothing but a public suffix). The error says what is wrong.
-func Normalize(s string) (string, error) {
-	if h, ok := fastASCII(s); ok {
-		return checkSuffix(h)
+// It is how an untrusted name becomes an observer.Host.
+func Normalize(s string) (observer.Host, error) {
+	var h string
+	var err error
+	if fast, ok := fastASCII(s); ok {
+		h, err = checkSuffix(fast)
+	} else {
+		h, err = normalizeSlow(s)
 	}
-	return normalizeSlow(s)
+	return observer.Host(h), err
 }
 
 func normalizeSlow(s string) (string, error) {
@@ -269,10 +275,10 @@ func fastASCII(s string) (string, bool) {
 // " #" on a line. Each valid host is returned once, normalised, in order of
 // first appearance; each invalid line yields an error naming its number and
 // text. A read error ends the list and is returned as the last error.
-func ReadList(r io.Reader) (hosts []string, errs []error) {
+func ReadList(r io.Reader) (hosts []observer.Host, errs []error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 64*1024)
-	seen := make(map[string]struct{})
+	seen := make(map[observer.Host]struct{})
 	line := 0
 	for sc.Scan() {
 		line++

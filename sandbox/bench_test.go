@@ -14,10 +14,10 @@ import (
 // for one process per check, starting, confining and killing a process. The
 // fake checker does no network work, so these are upper bounds on the rate.
 
-func benchKnown(n int) []string {
-	known := make([]string, n)
+func benchKnown(n int) []observer.Host {
+	known := make([]observer.Host, n)
 	for i := range known {
-		known[i] = fmt.Sprintf("host%07d.example", i)
+		known[i] = observer.Host(fmt.Sprintf("host%07d.example", i))
 	}
 	return known
 }

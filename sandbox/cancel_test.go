@@ -70,7 +70,7 @@ func TestStartHelperChild(t *testing.T) {
 
 type evilChecker struct{}
 
-func (evilChecker) Check(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+func (evilChecker) Check(ctx context.Context, host observer.Host, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
 	if host == "evil.social" {
 		fmt.Fprintln(os.Stderr, evilStderr)
 		os.Exit(1)
@@ -107,14 +107,14 @@ func hangingPID(t *testing.T, logs *syncBuffer, returned <-chan struct{}) int {
 // context's error and the checker is killed, with a small known table or a
 // large one.
 func TestNewPoolCancelled(t *testing.T) {
-	big := make([]string, 50_000)
+	big := make([]observer.Host, 50_000)
 	for i := range big {
-		big[i] = fmt.Sprintf("k%06d.example", i)
+		big[i] = observer.Host(fmt.Sprintf("k%06d.example", i))
 	}
 	for _, tc := range []struct {
 		name  string
-		known []string
-	}{{"few known hosts", []string{"known.social"}}, {"many known hosts", big}} {
+		known []observer.Host
+	}{{"few known hosts", []observer.Host{"known.social"}}, {"many known hosts", big}} {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := &syncBuffer{}
 			ctx, cancel := context.WithCancel(context.Background())

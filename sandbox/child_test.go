@@ -106,10 +106,10 @@ var hogged [][]byte
 // fake behaves as its host name says.
 type fake struct{}
 
-func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
-	c := observer.Check{Host: host, CheckedAt: opts.CheckedAt, PassID: opts.PassID, Outcome: observer.OutcomeAlive, DurationMS: 1}
+func (fake) Check(ctx context.Context, host observer.Host, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+	c := observer.Check{Host: observer.Host(host), CheckedAt: opts.CheckedAt, PassID: opts.PassID, Outcome: observer.OutcomeAlive, DurationMS: 1}
 	r := observer.Result{Check: c, Bytes: 42}
-	tr := crawl.Trace{Steps: []crawl.Step{{Method: "GET", URL: "https://" + host + "/.well-known/nodeinfo", Status: 200, Bytes: 42}}}
+	tr := crawl.Trace{Steps: []crawl.Step{{Method: "GET", URL: string("https://" + host + "/.well-known/nodeinfo"), Status: 200, Bytes: 42}}}
 	report := func(err error) {
 		r.Check.Outcome = observer.OutcomeError
 		r.Check.Error = "ok"
@@ -131,8 +131,8 @@ func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (ob
 		r.Check.PeersFetched = true
 		r.Check.PeersCount = 3
 		for _, h := range []string{"known.social", "new1.social", "new2.social"} {
-			if !opts.Known.Has(h) {
-				r.Discoveries = append(r.Discoveries, observer.Discovery{Host: h, DiscoveredAt: c.CheckedAt, Via: host})
+			if !opts.Known.Has(observer.Host(h)) {
+				r.Discoveries = append(r.Discoveries, observer.Discovery{Host: observer.Host(h), DiscoveredAt: c.CheckedAt, Via: string(host)})
 				r.Check.NewPeersCount++
 			}
 		}
@@ -144,10 +144,10 @@ func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (ob
 		r.Check.PeersFetched = true
 		r.Check.PeersCount, r.Check.NewPeersCount = 300_000, 300_000
 		for i := range 300_000 {
-			r.Discoveries = append(r.Discoveries, observer.Discovery{Host: fmt.Sprintf("h%06d.many.social", i), DiscoveredAt: c.CheckedAt, Via: host})
+			r.Discoveries = append(r.Discoveries, observer.Discovery{Host: observer.Host(fmt.Sprintf("h%06d.many.social", i)), DiscoveredAt: c.CheckedAt, Via: string(host)})
 		}
 	case "panic.social":
-		panic("boom from " + host)
+		panic("boom from " + string(host))
 	case "exit.social":
 		os.Exit(7)
 	case "hog.social":
@@ -287,7 +287,7 @@ func (fake) Check(ctx context.Context, host string, opts crawl.CheckOptions) (ob
 	case "badoutcome.social":
 		r.Check.Outcome = "pwned"
 	case "baddisc.social":
-		r.Discoveries = []observer.Discovery{{Host: "127.0.0.1", DiscoveredAt: c.CheckedAt, Via: host}}
+		r.Discoveries = []observer.Discovery{{Host: "127.0.0.1", DiscoveredAt: c.CheckedAt, Via: string(host)}}
 	case "badvia.social":
 		r.Discoveries = []observer.Discovery{{Host: "other.social", DiscoveredAt: c.CheckedAt, Via: observer.ViaRedirect}}
 	case "badtime.social":

@@ -11,6 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fediverse-observer/observer/crawl"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // SharedKnown is the crawl's one known set: a crawl.KnownSet table written
@@ -34,7 +36,7 @@ const knownSeals = unix.F_SEAL_WRITE | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | u
 // BuildSharedKnown writes the table of at most capacity hosts: fill calls
 // add for each host (add reports whether it was new, and an error past
 // capacity). Close it when the pass is over.
-func BuildSharedKnown(capacity int, fill func(add func(host string) (bool, error)) error) (*SharedKnown, error) {
+func BuildSharedKnown(capacity int, fill func(add func(host observer.Host) (bool, error)) error) (*SharedKnown, error) {
 	slots := crawl.KnownTableSlots(capacity)
 	size := slots * 8
 	fd, err := unix.MemfdCreate("observer-known", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
@@ -149,8 +151,8 @@ func (k *SharedKnown) Close() error {
 // NewSharedKnown builds the table of hosts (the tests' and small callers'
 // way; a pass fills its table as it reads the known hosts,
 // BuildSharedKnown).
-func NewSharedKnown(hosts []string) (*SharedKnown, error) {
-	return BuildSharedKnown(len(hosts), func(add func(string) (bool, error)) error {
+func NewSharedKnown(hosts []observer.Host) (*SharedKnown, error) {
+	return BuildSharedKnown(len(hosts), func(add func(observer.Host) (bool, error)) error {
 		for _, h := range hosts {
 			if _, err := add(h); err != nil {
 				return err

@@ -5,15 +5,17 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fediverse-observer/observer"
 )
 
 // The shared known table holds what was added, and nobody, orchestrator or
 // checker, can change it once built: its descriptor is read-only and sealed
 // against writes and changes of size.
 func TestSharedKnownIsReadOnly(t *testing.T) {
-	hosts := make([]string, 1000)
+	hosts := make([]observer.Host, 1000)
 	for i := range hosts {
-		hosts[i] = fmt.Sprintf("h%04d.example", i)
+		hosts[i] = observer.Host(fmt.Sprintf("h%04d.example", i))
 	}
 	k, err := NewSharedKnown(hosts)
 	if err != nil {
@@ -50,9 +52,9 @@ func TestSharedKnownIsReadOnly(t *testing.T) {
 // A table sized for n hosts takes n, and one more than it has room for
 // is an error, not a table without an empty slot.
 func TestSharedKnownCapacity(t *testing.T) {
-	_, err := BuildSharedKnown(2, func(add func(string) (bool, error)) error {
+	_, err := BuildSharedKnown(2, func(add func(observer.Host) (bool, error)) error {
 		for i := range 100 {
-			if _, err := add(fmt.Sprintf("h%d.example", i)); err != nil {
+			if _, err := add(observer.Host(fmt.Sprintf("h%d.example", i))); err != nil {
 				return err
 			}
 		}

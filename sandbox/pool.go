@@ -13,7 +13,6 @@ import (
 
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/crawl"
-	"github.com/fediverse-observer/observer/hostname"
 )
 
 // PoolOptions configures a Pool. The zero value of each field means its
@@ -233,7 +232,7 @@ func (p *Pool) Close() error {
 // Check runs one check in a checker process. opts.Known is not sent: each
 // checker filters peers with PoolOptions.Known, and the pass filters the
 // discoveries again with its own set (usually the same table).
-func (p *Pool) Check(ctx context.Context, host string, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+func (p *Pool) Check(ctx context.Context, host observer.Host, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
 	start := time.Now()
 	at := opts.CheckedAt
 	if at.IsZero() {
@@ -248,12 +247,7 @@ func (p *Pool) Check(ctx context.Context, host string, opts crawl.CheckOptions) 
 		res.Check.DurationMS = time.Since(start).Milliseconds()
 		return res, crawl.Trace{Steps: []crawl.Step{{Note: res.Check.Error}}}
 	}
-	norm, err := hostname.Normalize(host)
-	if err != nil {
-		return fail(observer.OutcomeError, "invalid host: %v", err)
-	}
-	res.Check.Host = norm
-	req := wireRequest{Host: norm, FetchPeers: opts.FetchPeers, CheckedAt: res.Check.CheckedAt, PassID: opts.PassID,
+	req := wireRequest{Host: host, FetchPeers: opts.FetchPeers, CheckedAt: res.Check.CheckedAt, PassID: opts.PassID,
 		PeersValidators: opts.PeersValidators}
 	if opts.Addr.IsValid() {
 		req.Addr = opts.Addr.String()
@@ -279,7 +273,7 @@ func (p *Pool) Check(ctx context.Context, host string, opts crawl.CheckOptions) 
 	if err != nil {
 		pr.kill()
 		why := pr.failure(err)
-		p.log.Warn("checker failed", "host", norm, "pid", pr.pid, "err", why)
+		p.log.Warn("checker failed", "host", host, "pid", pr.pid, "err", why)
 		return fail(observer.OutcomeCheckerFailed, "%s", why)
 	}
 	p.put(pr)

@@ -42,7 +42,7 @@ func (s *syncBuffer) String() string {
 }
 
 // knownTable is the shared known table of hosts, closed when the test ends.
-func knownTable(t testing.TB, hosts ...string) *sandbox.SharedKnown {
+func knownTable(t testing.TB, hosts ...observer.Host) *sandbox.SharedKnown {
 	t.Helper()
 	k, err := sandbox.NewSharedKnown(hosts)
 	if err != nil {
@@ -86,7 +86,7 @@ func check(t testing.TB, p *sandbox.Pool, host string) observer.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // safety net only
 	defer cancel()
-	r, _ := p.Check(ctx, host, crawl.CheckOptions{CheckedAt: at, PassID: "p1", FetchPeers: true})
+	r, _ := p.Check(ctx, observer.Host(host), crawl.CheckOptions{CheckedAt: at, PassID: "p1", FetchPeers: true})
 	return r
 }
 
@@ -141,7 +141,7 @@ func TestPoolResult(t *testing.T) {
 		if d.Via != "peers.social" || !d.DiscoveredAt.Equal(at) {
 			t.Errorf("discovery %+v", d)
 		}
-		got = append(got, d.Host)
+		got = append(got, string(d.Host))
 	}
 	if strings.Join(got, ",") != "new1.social,new2.social" {
 		t.Errorf("discoveries %v, want new1.social,new2.social", got)
@@ -152,10 +152,12 @@ func TestPoolResult(t *testing.T) {
 		t.Errorf("moved: %+v %+v", r.Check, r.Discoveries)
 	}
 
-	// Host names are normalised before they are sent.
+	// The request is checked before it is sent: a host that is not in
+	// its normalised form (an observer.Host made by conversion, not by
+	// hostname.Normalize) is refused.
 	r = check(t, p, "PID.Social.")
-	if r.Check.Host != "pid.social" || r.Check.Outcome != observer.OutcomeAlive {
-		t.Errorf("normalised check: %+v", r.Check)
+	if r.Check.Outcome != observer.OutcomeError || !strings.Contains(r.Check.Error, "not a normalised host name") {
+		t.Errorf("unnormalised host: %+v", r.Check)
 	}
 	r = check(t, p, "not a host")
 	if r.Check.Outcome != observer.OutcomeError {
@@ -169,16 +171,16 @@ func TestPoolResult(t *testing.T) {
 
 // Every checker drops the hosts of the one shared table, however large.
 func TestPoolSharesTheKnownTable(t *testing.T) {
-	known := make([]string, 0, 30001)
+	known := make([]observer.Host, 0, 30001)
 	for i := range 30000 {
-		known = append(known, fmt.Sprintf("k%05d.example", i))
+		known = append(known, observer.Host(fmt.Sprintf("k%05d.example", i)))
 	}
 	known = append(known, "new2.social")
 	p, _ := newPool(t, false, func(o *sandbox.PoolOptions) { o.Known = knownTable(t, known...) })
 	r := check(t, p, "peers.social")
 	var got []string
 	for _, d := range r.Discoveries {
-		got = append(got, d.Host)
+		got = append(got, string(d.Host))
 	}
 	if strings.Join(got, ",") != "known.social,new1.social" {
 		t.Errorf("discoveries %v, want known.social,new1.social", got)
@@ -195,7 +197,7 @@ func TestPoolTrimsDiscoveries(t *testing.T) {
 	if n == 0 || n >= 300_000 || n > sandbox.MaxDiscoveries {
 		t.Fatalf("%d discoveries, want some but at most %d", n, sandbox.MaxDiscoveries)
 	}
-	if r.Discoveries[n-1].Host != fmt.Sprintf("h%06d.many.social", n-1) {
+	if string(r.Discoveries[n-1].Host) != fmt.Sprintf("h%06d.many.social", n-1) {
 		t.Errorf("kept discoveries are not the first ones: last %s", r.Discoveries[n-1].Host)
 	}
 }
@@ -234,7 +236,7 @@ func TestPoolHostileCheckers(t *testing.T) {
 			if !strings.Contains(r.Check.Error, tc.want) {
 				t.Errorf("error %q does not say %q", r.Check.Error, tc.want)
 			}
-			if r.Check.Host != tc.host || !r.Check.CheckedAt.Equal(at) || len(r.Discoveries) != 0 {
+			if string(r.Check.Host) != tc.host || !r.Check.CheckedAt.Equal(at) || len(r.Discoveries) != 0 {
 				t.Errorf("failed check: %+v", r)
 			}
 			waitGone(t, before)
@@ -359,7 +361,7 @@ func TestPoolConcurrent(t *testing.T) {
 		case "moved.social":
 			want = observer.OutcomeMoved
 		}
-		if r.Check.Host != h || r.Check.Outcome != want {
+		if string(r.Check.Host) != h || r.Check.Outcome != want {
 			t.Errorf("check %d of %s: %s %s, want %s", i, h, r.Check.Host, r.Check.Outcome, want)
 		}
 	}
@@ -422,9 +424,9 @@ func TestPassWithPool(t *testing.T) {
 	pass := crawl.Pass{
 		Checker: p,
 		Sink: sinkFunc(func(r observer.Result) error {
-			got[r.Check.Host] = r.Check.Outcome
+			got[string(r.Check.Host)] = r.Check.Outcome
 			for _, d := range r.Discoveries {
-				discovered = append(discovered, d.Host)
+				discovered = append(discovered, string(d.Host))
 			}
 			return nil
 		}),
@@ -436,7 +438,7 @@ func TestPassWithPool(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // safety net only
 	defer cancel()
-	sum, err := pass.Run(ctx, []string{"panic.social", "peers.social", "hog.social", "badoutcome.social", "pid.social", "exit.social"})
+	sum, err := pass.Run(ctx, []observer.Host{"panic.social", "peers.social", "hog.social", "badoutcome.social", "pid.social", "exit.social"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,11 +114,11 @@ func readFrame(r io.Reader, limit int) (byte, []byte, error) {
 
 // wireRequest is one check request.
 type wireRequest struct {
-	ID         uint64    `json:"id"`
-	Host       string    `json:"host"`
-	FetchPeers bool      `json:"fetch_peers"`
-	CheckedAt  time.Time `json:"checked_at"`
-	PassID     string    `json:"pass_id"`
+	ID         uint64        `json:"id"`
+	Host       observer.Host `json:"host"`
+	FetchPeers bool          `json:"fetch_peers"`
+	CheckedAt  time.Time     `json:"checked_at"`
+	PassID     string        `json:"pass_id"`
 	// The peers list's validators for a conditional request, and the
 	// address the orchestrator holds for this check ("" for none).
 	observer.PeersValidators
@@ -154,8 +154,8 @@ func (q wireRequest) addr() netip.AddrPort {
 }
 
 func (q wireRequest) validate() error {
-	if n, err := hostname.Normalize(q.Host); err != nil || n != q.Host {
-		return fmt.Errorf("request host %q is not a normalised host name", observer.CleanText(q.Host, 80))
+	if n, err := hostname.Normalize(string(q.Host)); err != nil || n != q.Host {
+		return fmt.Errorf("request host %q is not a normalised host name", observer.CleanText(string(q.Host), 80))
 	}
 	if q.CheckedAt.IsZero() {
 		return errors.New("request without checked_at")
@@ -198,7 +198,7 @@ type wireResult struct {
 }
 
 type wireDiscovery struct {
-	Host     string
+	Host     observer.Host
 	Redirect bool
 }
 
@@ -312,7 +312,7 @@ func decodeResult(payload []byte) (wireResult, error) {
 		}
 		h := make([]byte, l)
 		rd.Read(h)
-		w.Disc = append(w.Disc, wireDiscovery{Host: string(h), Redirect: kind == 1})
+		w.Disc = append(w.Disc, wireDiscovery{Host: observer.Host(h), Redirect: kind == 1})
 	}
 	if rd.Len() != 0 {
 		return w, fmt.Errorf("result: %d trailing bytes", rd.Len())
@@ -372,7 +372,7 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 		return fail("result id %d, want %d", w.ID, e.id)
 	}
 	if c.Host != e.req.Host {
-		return fail("result for host %q, asked for %q", observer.CleanText(c.Host, 80), e.req.Host)
+		return fail("result for host %q, asked for %q", observer.CleanText(string(c.Host), 80), e.req.Host)
 	}
 	if !c.CheckedAt.Equal(e.req.CheckedAt) {
 		return fail("checked_at %s, asked for %s", c.CheckedAt.Format(time.RFC3339Nano), e.req.CheckedAt.Format(time.RFC3339Nano))
@@ -417,8 +417,8 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 		return fail("unusable_fields %q is not a list of NodeInfo fields the crawler records", observer.CleanText(strings.Join(c.UnusableFields, ","), 200))
 	}
 	if c.MovedTo != "" {
-		if n, err := hostname.Normalize(c.MovedTo); err != nil || n != c.MovedTo {
-			return fail("moved_to %q is not a normalised host name", observer.CleanText(c.MovedTo, 80))
+		if n, err := hostname.Normalize(string(c.MovedTo)); err != nil || n != c.MovedTo {
+			return fail("moved_to %q is not a normalised host name", observer.CleanText(string(c.MovedTo), 80))
 		}
 		if c.Outcome != observer.OutcomeMoved && c.Outcome != observer.OutcomeMoving {
 			return fail("moved_to without a move (outcome %s)", c.Outcome)
@@ -483,10 +483,10 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 	}
 	peers := int64(0)
 	for _, d := range w.Disc {
-		if n, err := hostname.Normalize(d.Host); err != nil || n != d.Host {
-			return fail("discovery %q is not a normalised host name", observer.CleanText(d.Host, 80))
+		if n, err := hostname.Normalize(string(d.Host)); err != nil || n != d.Host {
+			return fail("discovery %q is not a normalised host name", observer.CleanText(string(d.Host), 80))
 		}
-		via := c.Host
+		via := string(c.Host)
 		if d.Redirect {
 			// The crawler records a redirect target only for a
 			// permanent move, and only that target.

@@ -514,7 +514,7 @@ func FuzzDecode(f *testing.F) {
 				}
 			case msgRequest:
 				if q, err := decodeRequest(payload); err == nil {
-					if n, err := hostname.Normalize(q.Host); err != nil || n != q.Host {
+					if n, err := hostname.Normalize(string(q.Host)); err != nil || n != q.Host {
 						t.Fatalf("request host %q accepted", q.Host)
 					}
 				}
@@ -558,10 +558,10 @@ func checkAccepted(t *testing.T, r observer.Result, tr crawl.Trace) {
 		}
 	}
 	for _, d := range r.Discoveries {
-		if n, err := hostname.Normalize(d.Host); err != nil || n != d.Host {
+		if n, err := hostname.Normalize(string(d.Host)); err != nil || n != d.Host {
 			t.Fatalf("accepted discovery %q", d.Host)
 		}
-		if d.Via != c.Host && d.Via != observer.ViaRedirect || !d.DiscoveredAt.Equal(testAt) {
+		if d.Via != string(c.Host) && d.Via != observer.ViaRedirect || !d.DiscoveredAt.Equal(testAt) {
 			t.Fatalf("accepted discovery %+v", d)
 		}
 	}

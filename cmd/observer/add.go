@@ -24,7 +24,7 @@ func runAdd(ctx context.Context, e env, args []string) error {
 	if fs.NArg() == 0 {
 		return cliflag.Usagef("want at least one HOST")
 	}
-	var hosts []string
+	var hosts []observer.Host
 	for _, arg := range fs.Args() {
 		h, err := hostname.Normalize(arg)
 		if err != nil {
@@ -63,13 +63,13 @@ func runAdd(ctx context.Context, e env, args []string) error {
 	if err := store.Reader.CreateSnapshotViews(ctx); err != nil {
 		return err
 	}
-	known := map[string]bool{}
-	if err := store.Reader.KnownHosts(ctx, func(h string) { known[h] = true }); err != nil {
+	known := map[observer.Host]bool{}
+	if err := store.Reader.KnownHosts(ctx, func(h observer.Host) { known[h] = true }); err != nil {
 		return err
 	}
 	var ds []observer.Discovery
 	var report strings.Builder
-	given := map[string]bool{}
+	given := map[observer.Host]bool{}
 	for _, h := range hosts {
 		switch {
 		case given[h]:

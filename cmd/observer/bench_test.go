@@ -150,7 +150,7 @@ func seedKnownHosts(b *testing.B, sim *fedisim.Sim, n int, data string) time.Dur
 	at, _ := time.Parse(time.RFC3339, benchSeen)
 	ds := make([]observer.Discovery, n)
 	for i := range ds {
-		ds[i] = observer.Discovery{Host: sim.Host(i), DiscoveredAt: at, Via: observer.ViaSeed}
+		ds[i] = observer.Discovery{Host: observer.Host(sim.Host(i)), DiscoveredAt: at, Via: observer.ViaSeed}
 	}
 	w, err := store.Snapshots.NewWriter(duck.NewPassID(at), duck.WriterOptions{})
 	if err != nil {

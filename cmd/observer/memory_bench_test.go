@@ -83,11 +83,11 @@ func seedMemoryBench(b *testing.B, sim *fedisim.Sim, dueN, known int, data strin
 	}
 	ds := make([]observer.Discovery, 0, 100_000)
 	for i := range dueN {
-		ds = append(ds, observer.Discovery{Host: sim.Host(i), DiscoveredAt: day0, Via: observer.ViaSeed})
+		ds = append(ds, observer.Discovery{Host: observer.Host(sim.Host(i)), DiscoveredAt: day0, Via: observer.ViaSeed})
 	}
 	later := day0.Add(8 * 24 * time.Hour)
 	for i := dueN; i < known; i++ {
-		ds = append(ds, observer.Discovery{Host: fmt.Sprintf("k%08d.example", i), DiscoveredAt: later, Via: observer.ViaSeed})
+		ds = append(ds, observer.Discovery{Host: observer.Host(fmt.Sprintf("k%08d.example", i)), DiscoveredAt: later, Via: observer.ViaSeed})
 		if len(ds) == cap(ds) {
 			if err := w.Discover(ctx, ds...); err != nil {
 				b.Fatal(err)

@@ -42,7 +42,7 @@ type Options struct {
 	NowGiven bool
 	// Seeds are the seed list's hosts, recorded when not yet known;
 	// SeedList is its path, named when no host is known at all.
-	Seeds    []string
+	Seeds    []observer.Host
 	SeedList string
 	// Blocklist is the operator's (nil: none).
 	Blocklist *hostname.Blocklist
@@ -197,9 +197,9 @@ func (r *passRun) loadKnownHosts(ctx context.Context) (knownHosts, error) {
 		return knownHosts{}, err
 	}
 	var known knownHosts
-	known.table, err = sandbox.BuildSharedKnown(bound+len(r.Seeds), func(add func(string) (bool, error)) error {
+	known.table, err = sandbox.BuildSharedKnown(bound+len(r.Seeds), func(add func(observer.Host) (bool, error)) error {
 		var addErr error
-		if err := r.store.Reader.KnownHosts(ctx, func(h string) {
+		if err := r.store.Reader.KnownHosts(ctx, func(h observer.Host) {
 			if _, err := add(h); err != nil && addErr == nil {
 				addErr = err
 			}
@@ -231,7 +231,7 @@ func (r *passRun) loadKnownHosts(ctx context.Context) (knownHosts, error) {
 
 // addSeeds records the seed list's hosts that are not yet known, adding
 // them to the known hosts with add.
-func (r *passRun) addSeeds(ctx context.Context, add func(string) (bool, error)) (int, error) {
+func (r *passRun) addSeeds(ctx context.Context, add func(observer.Host) (bool, error)) (int, error) {
 	var ds []observer.Discovery
 	for _, h := range r.Seeds {
 		added, err := add(h)
