@@ -46,8 +46,8 @@ type Options struct {
 	SeedList string
 	// Blocklist is the operator's (nil: none).
 	Blocklist *hostname.Blocklist
-	// Views are the views' parameters: their State thresholds (Now and
-	// Blocklist are the pass's).
+	// Views are the views' parameters: their Rules (Now and Blocklist are
+	// the pass's).
 	Views duck.ViewParams
 	// Peers is the peers lists' schedule.
 	Peers duck.PeersSchedule
