@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/fediverse-observer/observer"
@@ -105,59 +102,21 @@ func buildSite(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 	})
 }
 
-// openViews opens the data directory (which must exist), folds new
-// snapshots into the derived state, defines the views for now with the
-// config's thresholds and the blocklist, and locks DuckDB down: from then
-// on only SELECTs run and only the data directory can be read.
-//
-// Deriving is safe while a crawl runs: the crawl's lock (data/.lock) guards
-// the snapshots' writers, derivations are serialised by their own lock
-// (data/derived/.lock), snapshot files appear atomically and a derivation
-// folds only the files that existed when it started (the rest are folded
-// next time). With staleOK, a data directory this process cannot write
-// (read-only mount, another user's files) is queried as of its last
-// derivation, with a warning, instead of failing. full derives from
-// scratch over every snapshot (--full) instead of folding only new files.
-// The views' parameters are returned for ViewsSQL.
+// openViews opens the data directory for queries (duck.OpenForQueries)
+// with the views defined for now, the config's rules and the blocklist.
+// With staleOK, a data directory this process cannot write is queried as
+// of its last derivation; full derives from scratch (--full). The views'
+// parameters are returned for ViewsSQL.
 func openViews(ctx context.Context, c common, cfg config.Config, log *slog.Logger, now time.Time, staleOK, full bool) (*duck.Store, duck.ViewParams, error) {
 	blocked, err := loadBlocklist(cfg, c.config)
 	if err != nil {
 		return nil, duck.ViewParams{}, err
 	}
-	params := duck.ViewParams{Now: now, Rules: duckRules(cfg.State), Blocklist: blocked.Entries()}
-	store, err := duck.Open(ctx, c.data, duck.Options{Logger: log})
-	if err != nil {
-		return nil, params, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			store.Close()
-		}
-	}()
-	if _, err := store.Deriver.Derive(ctx, duck.DeriveOptions{Rules: duckRules(cfg.State), MemoryLimit: cfg.State.MemoryLimit, Full: full}); err != nil {
-		if !staleOK || !notWritable(err) {
-			return nil, params, err
-		}
-		if !store.Deriver.HasDerivation() {
-			return nil, params, fmt.Errorf("%w; and no earlier derivation to answer from: run observer sql once where %s is writable (or on a writable copy)", err, c.data)
-		}
-		log.Warn("cannot derive (the data directory is not writable): answering from the last derivation, which may miss the newest snapshots", "err", err)
-	}
-	if err := store.Reader.CreateViews(ctx, params); err != nil {
-		return nil, params, err
-	}
-	if err := store.Reader.LockDown(ctx); err != nil {
-		return nil, params, err
-	}
-	ok = true
-	return store, params, nil
-}
-
-// notWritable reports whether err comes from a file system that refuses
-// writes.
-func notWritable(err error) bool {
-	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+	rules := duckRules(cfg.State)
+	params := duck.ViewParams{Now: now, Rules: rules, Blocklist: blocked.Entries()}
+	store, err := duck.OpenForQueries(ctx, c.data, duck.QueryOptions{Logger: log, Views: params, StaleOK: staleOK,
+		Derive: duck.DeriveOptions{Rules: rules, MemoryLimit: cfg.State.MemoryLimit, Full: full}})
+	return store, params, err
 }
 
 // siteData is the Store's Reader as the builder's data source, for the

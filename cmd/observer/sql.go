@@ -14,8 +14,8 @@ import (
 
 // runSQL answers one read-only query over the views (docs/data.md), or
 // prints the views' CREATE VIEW statements with --views. It derives first,
-// so the answer includes every snapshot on disk; see openViews for why that
-// is safe while a crawl runs.
+// so the answer includes every snapshot on disk; see duck.OpenForQueries for
+// why that is safe while a crawl runs.
 func runSQL(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet(e, "sql", "[flags] [QUERY]   (the query comes from stdin when not given)")
 	var c common
