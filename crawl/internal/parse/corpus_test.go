@@ -279,8 +279,11 @@ var corpusWellKnown = map[string][]parse.Link{
 	// unindented.
 	"grassblock1-lab-to-hatsu.json":        {{"2.1", "https://hatsu-nightly-debug.hyp3r.link/nodeinfo/2.1.json"}, {"2.0", "https://hatsu-nightly-debug.hyp3r.link/nodeinfo/2.0.json"}},
 	"i14a-legacy-to-misskey.i14a.dev.json": {{"2.1", "https://misskey.i14a.dev/nodeinfo/2.1"}, {"2.0", "https://misskey.i14a.dev/nodeinfo/2.0"}},
+	// Pointing to a GoToSocial server, 2.0 first: 2.1 is preferred.
+	"eallion.com-to-gotosocial.json": {{"2.1", "https://gts.eallion.com/nodeinfo/2.1"}, {"2.0", "https://gts.eallion.com/nodeinfo/2.0"}},
 	// Sites that serve a document of their own, at a path of their own.
-	"nyac.at.json": {{"2.0", "https://nyac.at/activity-pub/nodeinfo20.json"}},
+	"nyac.at.json":         {{"2.0", "https://nyac.at/activity-pub/nodeinfo20.json"}},
+	"blog.exerra.xyz.json": {{"2.0", "https://blog.exerra.xyz/nodeinfo/2.0"}},
 	// href before rel, no final newline.
 	"theclashfruit.me-href-before-rel.json": {{"2.1", "https://theclashfruit.me/api/nodeinfo"}},
 	// An IDN host in its A-label form, kept as written.
