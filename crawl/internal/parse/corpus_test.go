@@ -270,6 +270,8 @@ var corpusWellKnown = map[string][]parse.Link{
 	"social.thej.in-to-social.lol.json":              {{"2.0", "https://social.lol/nodeinfo/2.0"}},
 	"aaronsaray.com-to-phpc.social.json":             {{"2.0", "https://phpc.social/nodeinfo/2.0"}},
 	"bueti-webpage-to-hachyderm.io.json":             {{"2.0", "https://hachyderm.io/nodeinfo/2.0"}},
+	"dbatools.io-to-tech.lgbt.json":                  {{"2.0", "https://tech.lgbt/nodeinfo/2.0"}},
+	"duan.ca-to-mastodon.duan.ca.json":               {{"2.0", "https://mastodon.duan.ca/nodeinfo/2.0"}},
 	"danp-to-mastodon.danp.net.json":                 {{"2.0", "https://mastodon.danp.net/nodeinfo/2.0"}},
 	"nikoheikkila.fi-to-fosstodon.org.json":          {{"2.0", "https://fosstodon.org/nodeinfo/2.0"}},
 	"willnorris.com-to-mastodon.willnorris.net.json": {{"2.0", "https://mastodon.willnorris.net/nodeinfo/2.0"}},
