@@ -23,15 +23,7 @@ func writeLemmy(bw *bufio.Writer, n *node) {
 		if k > 0 {
 			bw.WriteByte(',')
 		}
-		if old {
-			b = appendJSONString(b[:0], h)
-		} else {
-			b = append(b[:0], `{"id":`...)
-			b = strconv.AppendInt(b, int64(k+1), 10)
-			b = append(b, `,"domain":`...)
-			b = appendJSONString(b, h)
-			b = append(b, `,"published":"2023-07-01T10:00:00.000000Z","updated":null}`...)
-		}
+		b = appendLemmyInstance(b[:0], old, int64(k+1), h)
 		bw.Write(b)
 		if k%50 == 49 && len(blocked) < 3 {
 			blocked = append(blocked, h)
@@ -43,18 +35,23 @@ func writeLemmy(bw *bufio.Writer, n *node) {
 		if k > 0 {
 			bw.WriteByte(',')
 		}
-		if old {
-			b = appendJSONString(b[:0], h)
-		} else {
-			b = append(b[:0], `{"id":`...)
-			b = strconv.AppendInt(b, int64(100000+k), 10)
-			b = append(b, `,"domain":`...)
-			b = appendJSONString(b, h)
-			b = append(b, `,"published":"2023-07-01T10:00:00.000000Z","updated":null}`...)
-		}
+		b = appendLemmyInstance(b[:0], old, int64(100000+k), h)
 		bw.Write(b)
 	}
 	bw.WriteString(`]}}`)
+}
+
+// appendLemmyInstance appends one entry of a /api/v3 list: the bare host
+// name (old: Lemmy before 0.18) or an instance object.
+func appendLemmyInstance(b []byte, old bool, id int64, host string) []byte {
+	if old {
+		return appendJSONString(b, host)
+	}
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"domain":`...)
+	b = appendJSONString(b, host)
+	return append(b, `,"published":"2023-07-01T10:00:00.000000Z","updated":null}`...)
 }
 
 // lemmyPageLimit is Lemmy's FETCH_LIMIT_MAX: a larger limit is refused.
