@@ -9,6 +9,8 @@ import (
 
 	"github.com/fediverse-observer/observer/build"
 	"github.com/fediverse-observer/observer/build/buildtest"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // A partial that includes itself, directly or through another, fails the
@@ -46,7 +48,7 @@ func TestRecursivePartialIsAnError(t *testing.T) {
 		"content/a.md":                 "---\ntitle: A\n---\na\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
-	assertContains(t, "a/index.html", read(t, filepath.Join(out, "a", "index.html")), "<p>bottom</p>")
+	assertContains(t, "a/index.html", testsupport.ReadFile(t, filepath.Join(out, "a", "index.html")), "<p>bottom</p>")
 }
 
 // A front matter error names the line of the content file, in one line:
@@ -192,9 +194,9 @@ func TestPageLayoutErrors(t *testing.T) {
 		"content/c.md":      "---\ntitle: C\nlayout: nonexistent\n---\nc\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
-	assertContains(t, "a/index.html", read(t, filepath.Join(out, "a", "index.html")), "<p>wide A</p>")
-	assertContains(t, "b/index.html", read(t, filepath.Join(out, "b", "index.html")), "<p>wide B</p>")
-	assertContains(t, "c/index.html", read(t, filepath.Join(out, "c", "index.html")), "<p>page C</p>")
+	assertContains(t, "a/index.html", testsupport.ReadFile(t, filepath.Join(out, "a", "index.html")), "<p>wide A</p>")
+	assertContains(t, "b/index.html", testsupport.ReadFile(t, filepath.Join(out, "b", "index.html")), "<p>wide B</p>")
+	assertContains(t, "c/index.html", testsupport.ReadFile(t, filepath.Join(out, "c", "index.html")), "<p>page C</p>")
 }
 
 // The home page's layout can be named in content/_index.md like any
@@ -205,7 +207,7 @@ func TestHomePageLayout(t *testing.T) {
 		"content/_index.md":    "---\ntitle: Hello\nlayout: landing\n---\nintro\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
-	assertContains(t, "index.html", read(t, filepath.Join(out, "index.html")), "<p>landing Hello</p>")
+	assertContains(t, "index.html", testsupport.ReadFile(t, filepath.Join(out, "index.html")), "<p>landing Hello</p>")
 }
 
 // A content that is there but is not a readable directory is an error
@@ -285,7 +287,7 @@ func TestMainWithoutBaseofIsAnError(t *testing.T) {
 	// A baseof.html in the site's layouts/ does frame it.
 	files["layouts/baseof.html"] = `<main>{{ block "main" . }}{{ end }}</main>`
 	out, _ := mustBuild(t, buildtest.WriteTree(t, t.TempDir(), files), cfg, smallData())
-	if got := read(t, filepath.Join(out, "index.html")); got != "<main>home</main>" {
+	if got := testsupport.ReadFile(t, filepath.Join(out, "index.html")); got != "<main>home</main>" {
 		t.Errorf("index.html = %q", got)
 	}
 }
@@ -300,10 +302,10 @@ func TestThemeWithoutLayoutsFolder(t *testing.T) {
 	cfg := testConfig()
 	cfg.Site.Theme = "mine"
 	out, _ := mustBuild(t, site, cfg, smallData())
-	home := read(t, filepath.Join(out, "index.html"))
+	home := testsupport.ReadFile(t, filepath.Join(out, "index.html"))
 	assertContains(t, "index.html", home, `<body class="mine">`, "New instances", "alpha.example")
-	assertContains(t, "live/index.html", read(t, filepath.Join(out, "live", "index.html")), `<body class="mine">`, "By software")
-	assertContains(t, "style.css", read(t, filepath.Join(out, "style.css")), "body{}")
+	assertContains(t, "live/index.html", testsupport.ReadFile(t, filepath.Join(out, "live", "index.html")), `<body class="mine">`, "By software")
+	assertContains(t, "style.css", testsupport.ReadFile(t, filepath.Join(out, "style.css")), "body{}")
 }
 
 // Hugo's layout folders are read: partials/ as well as _partials/,
@@ -333,7 +335,7 @@ func TestLayoutFolders(t *testing.T) {
 		"posts/index.html":   "<html><head>site head</head>list Posts</html>",
 		"index.html":         "<html><head>site head</head>list Test Observer</html>",
 	} {
-		if got := read(t, filepath.Join(out, filepath.FromSlash(file))); got != want {
+		if got := testsupport.ReadFile(t, filepath.Join(out, filepath.FromSlash(file))); got != want {
 			t.Errorf("%s = %q, want %q", file, got, want)
 		}
 	}

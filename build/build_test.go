@@ -22,6 +22,8 @@ import (
 	"github.com/fediverse-observer/observer/build"
 	"github.com/fediverse-observer/observer/build/buildtest"
 	"github.com/fediverse-observer/observer/config"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -47,15 +49,6 @@ func mustBuild(t *testing.T, siteDir string, cfg config.Config, data build.Data)
 		t.Fatalf("build: %v", err)
 	}
 	return out, rep
-}
-
-func read(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func assertContains(t *testing.T, name, body string, want ...string) {
@@ -112,7 +105,7 @@ func TestBuildSmallSite(t *testing.T) {
 	site := smallSite(t)
 	out, rep := mustBuild(t, site, testConfig(), smallData())
 
-	home := read(t, filepath.Join(out, "index.html"))
+	home := testsupport.ReadFile(t, filepath.Join(out, "index.html"))
 	assertContains(t, "index.html", home,
 		"<h1 id=\"title\">Welcome home</h1>", "Intro text for <strong>everyone</strong>",
 		`<a href="https://alpha.example/" rel="nofollow ugc noopener">alpha.example</a>`,
@@ -126,30 +119,30 @@ func TestBuildSmallSite(t *testing.T) {
 	}
 	assertNotContains(t, "index.html", home, "gamma.example", "__reload")
 
-	about := read(t, filepath.Join(out, "about", "index.html"))
+	about := testsupport.ReadFile(t, filepath.Join(out, "about", "index.html"))
 	assertContains(t, "about/index.html", about, "<title>About us · Test Observer</title>",
 		`<h1 id="big-heading">Big heading</h1>`, "<table>", "<td>1</td>", `<a href="https://example.org">https://example.org</a>`,
 		"<del>old</del>", `class="footnotes"`, "2024-05-01", "<!-- raw HTML omitted -->")
 	assertNotContains(t, "about/index.html", about, `<div class="raw">`)
 
-	assertContains(t, "docs/guide/index.html", read(t, filepath.Join(out, "docs", "guide", "index.html")), "Guide body", `content="How to"`)
-	if got := read(t, filepath.Join(out, "docs", "image.txt")); got != "an asset" {
+	assertContains(t, "docs/guide/index.html", testsupport.ReadFile(t, filepath.Join(out, "docs", "guide", "index.html")), "Guide body", `content="How to"`)
+	if got := testsupport.ReadFile(t, filepath.Join(out, "docs", "image.txt")); got != "an asset" {
 		t.Errorf("content asset: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(out, "draft")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("draft was published: %v", err)
 	}
-	if got := read(t, filepath.Join(out, "extra.txt")); got != "static file\n" {
+	if got := testsupport.ReadFile(t, filepath.Join(out, "extra.txt")); got != "static file\n" {
 		t.Errorf("static file: %q", got)
 	}
 	// The default theme's static files come from the embedded theme.
-	assertContains(t, "style.css", read(t, filepath.Join(out, "style.css")), "prefers-color-scheme: dark")
+	assertContains(t, "style.css", testsupport.ReadFile(t, filepath.Join(out, "style.css")), "prefers-color-scheme: dark")
 
-	if got, want := read(t, filepath.Join(out, "live.txt")), "alpha.example\nbeta.example\ngamma.example\n"; got != want {
+	if got, want := testsupport.ReadFile(t, filepath.Join(out, "live.txt")), "alpha.example\nbeta.example\ngamma.example\n"; got != want {
 		t.Errorf("live.txt = %q, want %q", got, want)
 	}
 	var live []map[string]any
-	if err := json.Unmarshal([]byte(read(t, filepath.Join(out, "live.json"))), &live); err != nil {
+	if err := json.Unmarshal([]byte(testsupport.ReadFile(t, filepath.Join(out, "live.json"))), &live); err != nil {
 		t.Fatalf("live.json: %v", err)
 	}
 	if len(live) != 3 || live[2]["host"] != "gamma.example" || live[2]["state"] != "dying" || live[2]["users"] != 3000.0 || live[1]["users"] != nil {
@@ -166,17 +159,17 @@ func TestBuildSmallSite(t *testing.T) {
 		t.Errorf("new.csv = %q", newRows)
 	}
 
-	livePage := read(t, filepath.Join(out, "live", "index.html"))
+	livePage := testsupport.ReadFile(t, filepath.Join(out, "live", "index.html"))
 	assertContains(t, "live/index.html", livePage, "<svg class=\"chart chart-live\"", "<svg class=\"chart chart-new\"",
 		">mastodon</th>", "gamma.example", "live → dying")
 	assertNotContains(t, "live/index.html", livePage, "<script")
 
-	sitemap := read(t, filepath.Join(out, "sitemap.xml"))
+	sitemap := testsupport.ReadFile(t, filepath.Join(out, "sitemap.xml"))
 	assertContains(t, "sitemap.xml", sitemap, "<loc>https://observer.example.org/</loc>",
 		"<loc>https://observer.example.org/about/</loc>", "<lastmod>2024-05-01</lastmod>", "<loc>https://observer.example.org/live/</loc>")
 	assertNotContains(t, "sitemap.xml", sitemap, "draft", "404")
-	assertContains(t, "robots.txt", read(t, filepath.Join(out, "robots.txt")), "Sitemap: https://observer.example.org/sitemap.xml")
-	assertContains(t, "404.html", read(t, filepath.Join(out, "404.html")), "Page not found")
+	assertContains(t, "robots.txt", testsupport.ReadFile(t, filepath.Join(out, "robots.txt")), "Sitemap: https://observer.example.org/sitemap.xml")
+	assertContains(t, "404.html", testsupport.ReadFile(t, filepath.Join(out, "404.html")), "Page not found")
 
 	if rep.Pages != 2 || rep.Live != 3 || rep.New != 2 || rep.Files != rep.Written || rep.Unchanged != 0 {
 		t.Errorf("report = %+v", rep)
@@ -203,7 +196,7 @@ func TestUnsafeHTMLAllowed(t *testing.T) {
 	cfg := testConfig()
 	cfg.Site.UnsafeHTML = true
 	out, _ := mustBuild(t, site, cfg, smallData())
-	assertContains(t, "raw/index.html", read(t, filepath.Join(out, "raw", "index.html")), `<div class="raw">raw html</div>`)
+	assertContains(t, "raw/index.html", testsupport.ReadFile(t, filepath.Join(out, "raw", "index.html")), `<div class="raw">raw html</div>`)
 }
 
 func TestBaseURLWithPath(t *testing.T) {
@@ -211,7 +204,7 @@ func TestBaseURLWithPath(t *testing.T) {
 	cfg := testConfig()
 	cfg.Site.BaseURL = "https://example.net/observer"
 	out, _ := mustBuild(t, site, cfg, smallData())
-	home := read(t, filepath.Join(out, "index.html"))
+	home := testsupport.ReadFile(t, filepath.Join(out, "index.html"))
 	assertContains(t, "index.html", home, `href="/observer/about/"`, `href="/observer/style.css"`, `href="/observer/new.atom"`,
 		`<link rel="canonical" href="https://example.net/observer/">`)
 	feed := parseFeed(t, filepath.Join(out, "new.atom"))
@@ -288,9 +281,9 @@ func TestAtomFeeds(t *testing.T) {
 	}
 
 	// A rebuild gives the same feed byte for byte: ids and dates are stable.
-	first := read(t, filepath.Join(out, "new.atom"))
+	first := testsupport.ReadFile(t, filepath.Join(out, "new.atom"))
 	out2, _ := mustBuild(t, t.TempDir(), testConfig(), data)
-	if read(t, filepath.Join(out2, "new.atom")) != first {
+	if testsupport.ReadFile(t, filepath.Join(out2, "new.atom")) != first {
 		t.Error("new.atom differs between two builds of the same data")
 	}
 }
@@ -341,10 +334,10 @@ func TestHostileStringsAreInert(t *testing.T) {
 	out, _ := mustBuild(t, t.TempDir(), testConfig(), data)
 
 	for _, page := range []string{"index.html", "live/index.html"} {
-		body := read(t, filepath.Join(out, page))
+		body := testsupport.ReadFile(t, filepath.Join(out, page))
 		assertNotContains(t, page, body, "<script>alert", "<img src=x", "</textarea>")
 	}
-	home := read(t, filepath.Join(out, "index.html"))
+	home := testsupport.ReadFile(t, filepath.Join(out, "index.html"))
 	assertContains(t, "index.html", home, "&lt;script&gt;alert(1)&lt;/script&gt;", "&#34;quoted&#34; &#39;single&#39; &amp; ampersand",
 		"=HYPERLINK(&#34;http://evil.example/&#34;,&#34;click&#34;)")
 
@@ -369,7 +362,7 @@ func TestHostileStringsAreInert(t *testing.T) {
 		assertNotContains(t, "atom entry", item.Content, "<script", "<img")
 	}
 	for _, name := range []string{"new.atom", "new/script-alert-1---script.atom"} {
-		assertNotContains(t, name, read(t, filepath.Join(out, name)), "<script", "]]></content><script")
+		assertNotContains(t, name, testsupport.ReadFile(t, filepath.Join(out, name)), "<script", "]]></content><script")
 	}
 
 	// CSV: no cell of any row starts with a formula character.
@@ -394,7 +387,7 @@ func TestHostileStringsAreInert(t *testing.T) {
 	// JSON keeps the strings as cleaned, not escaped (a consumer escapes for
 	// its own output).
 	var live []map[string]any
-	if err := json.Unmarshal([]byte(read(t, filepath.Join(out, "live.json"))), &live); err != nil {
+	if err := json.Unmarshal([]byte(testsupport.ReadFile(t, filepath.Join(out, "live.json"))), &live); err != nil {
 		t.Fatal(err)
 	}
 	versions := map[string]bool{}
@@ -406,7 +399,7 @@ func TestHostileStringsAreInert(t *testing.T) {
 			t.Errorf("live.json lost %q", h)
 		}
 	}
-	assertNotContains(t, "live.json", read(t, filepath.Join(out, "live.json")), "<script")
+	assertNotContains(t, "live.json", testsupport.ReadFile(t, filepath.Join(out, "live.json")), "<script")
 }
 
 // A spreadsheet whose list separator is ';' (Excel in much of Europe)
@@ -423,7 +416,7 @@ func TestCSVIsInertWhereSemicolonsSeparate(t *testing.T) {
 	}
 	out, _ := mustBuild(t, t.TempDir(), testConfig(), data)
 	for _, name := range []string{"new.csv", "live.csv"} {
-		body := read(t, filepath.Join(out, name))
+		body := testsupport.ReadFile(t, filepath.Join(out, name))
 		for _, line := range strings.Split(body, "\n") {
 			for _, cell := range strings.Split(line, ";")[1:] {
 				if c := strings.TrimLeft(cell, " "); c != "" && strings.ContainsRune(formulaStart+`"`, rune(c[0])) {
@@ -824,19 +817,19 @@ func TestThemes(t *testing.T) {
 	cfg.Site.Theme = "plain"
 	out, _ := mustBuild(t, site, cfg, data)
 
-	if got := read(t, filepath.Join(out, "index.html")); got != "<html><body><nav>site nav</nav><main>HOME 2 new [alpha.example] [beta.example] [gamma.example]</main></body></html>" {
+	if got := testsupport.ReadFile(t, filepath.Join(out, "index.html")); got != "<html><body><nav>site nav</nav><main>HOME 2 new [alpha.example] [beta.example] [gamma.example]</main></body></html>" {
 		t.Errorf("index.html = %q", got)
 	}
-	assertContains(t, "about", read(t, filepath.Join(out, "about", "index.html")), "PAGE About green")
-	assertContains(t, "live", read(t, filepath.Join(out, "live", "index.html")), "LIVE 3")
-	if got := read(t, filepath.Join(out, "404.html")); got != "standalone 404 Test Observer" {
+	assertContains(t, "about", testsupport.ReadFile(t, filepath.Join(out, "about", "index.html")), "PAGE About green")
+	assertContains(t, "live", testsupport.ReadFile(t, filepath.Join(out, "live", "index.html")), "LIVE 3")
+	if got := testsupport.ReadFile(t, filepath.Join(out, "404.html")); got != "standalone 404 Test Observer" {
 		t.Errorf("404.html = %q", got)
 	}
-	assertContains(t, "stats", read(t, filepath.Join(out, "stats", "index.html")), "<i>&lt;b&gt;mastodon&lt;/b&gt;=2</i>")
+	assertContains(t, "stats", testsupport.ReadFile(t, filepath.Join(out, "stats", "index.html")), "<i>&lt;b&gt;mastodon&lt;/b&gt;=2</i>")
 	if gotQuery != "select software, n from counts where n > ?" || !reflect.DeepEqual(gotArgs, []any{1}) {
 		t.Errorf("sql got %q %v", gotQuery, gotArgs)
 	}
-	if got := read(t, filepath.Join(out, "shared.txt")); got != "from site" {
+	if got := testsupport.ReadFile(t, filepath.Join(out, "shared.txt")); got != "from site" {
 		t.Errorf("site static does not override theme static: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(out, "plain.css")); err != nil {
@@ -856,7 +849,7 @@ func TestThemes(t *testing.T) {
 	os.Remove(filepath.Join(site, "themes", "plain", "layouts", "live.html"))
 	cfg.Site.Theme = "plain"
 	out, _ = mustBuild(t, site, cfg, data)
-	assertContains(t, "live", read(t, filepath.Join(out, "live", "index.html")), "<html><body><nav>site nav</nav><main>", "By software", "</main></body></html>")
+	assertContains(t, "live", testsupport.ReadFile(t, filepath.Join(out, "live", "index.html")), "<html><body><nav>site nav</nav><main>", "By software", "</main></body></html>")
 	data.QueryFunc = func(string, ...any) ([]map[string]any, error) { return nil, errors.New("no such table counts") }
 	buildtest.WriteTree(t, site, map[string]string{"themes/plain/layouts/live.html": `{{ define "main" }}{{ end }}`})
 	if _, _, err := run(t, site, cfg, data); err == nil || !strings.Contains(err.Error(), "no such table counts") ||
@@ -871,7 +864,7 @@ func TestDefaultThemeOverride(t *testing.T) {
 		"layouts/_partials/observer/instance.html": `<li class="mine">{{ .Host }}</li>`,
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
-	home := read(t, filepath.Join(out, "index.html"))
+	home := testsupport.ReadFile(t, filepath.Join(out, "index.html"))
 	assertContains(t, "index.html", home, `<li class="mine">alpha.example</li>`, `class="skip-link"`)
 }
 
@@ -888,13 +881,13 @@ func TestObserverTomlIsTheDefault(t *testing.T) {
 func TestShippedContentBuilds(t *testing.T) {
 	// The repository's own site: content/ and themes/default.
 	out, rep := mustBuild(t, "..", testConfig(), smallData())
-	about := read(t, filepath.Join(out, "about", "index.html"))
+	about := testsupport.ReadFile(t, filepath.Join(out, "about", "index.html"))
 	assertContains(t, "about/index.html", about, "every 29 hours", "User-agent: FediverseObserver", "Disallow: /",
 		"FediverseObserver/VERSION (+CONTACT)", "30 days", "first 7 days")
 	if rep.Pages != 1 {
 		t.Errorf("pages = %d", rep.Pages)
 	}
-	if !bytes.Contains([]byte(read(t, filepath.Join(out, "index.html"))), []byte(`href="/about/"`)) {
+	if !bytes.Contains([]byte(testsupport.ReadFile(t, filepath.Join(out, "index.html"))), []byte(`href="/about/"`)) {
 		t.Error("home does not link the about page")
 	}
 }
@@ -903,7 +896,7 @@ func TestShippedContentBuilds(t *testing.T) {
 // page itself, so the documented files keep working (duck's cookbook test
 // runs its query against real data).
 func TestWorkedExample(t *testing.T) {
-	doc := read(t, filepath.Join("..", "docs", "theming.md"))
+	doc := testsupport.ReadFile(t, filepath.Join("..", "docs", "theming.md"))
 	_, example, ok := strings.Cut(doc, "## Worked example")
 	if !ok {
 		t.Fatal("docs/theming.md has no worked example")
@@ -932,7 +925,7 @@ func TestWorkedExample(t *testing.T) {
 	if len(asked) != 1 || !strings.Contains(blocks[1][1], `sql "`+asked[0]+`"`) {
 		t.Errorf("queries run: %q, want the layout's one", asked)
 	}
-	top := read(t, filepath.Join(out, "top", "index.html"))
+	top := testsupport.ReadFile(t, filepath.Join(out, "top", "index.html"))
 	assertContains(t, "top/index.html", top, "<h1>Top software</h1>", "Counted over every instance",
 		"<td>mastodon</td><td class=\"num\">12\u202f345</td><td class=\"num\">18</td>", "<td>unknown</td>",
 		"Run by ops@example.org", `<a href="/top/" aria-current="page">Top software</a>`)
@@ -1000,7 +993,7 @@ func TestSoftwareFeedIsNamedByMostHosts(t *testing.T) {
 			if len(feed.Items) != len(tc.list) {
 				t.Errorf("new/mastodon.atom has %d entries, want %d", len(feed.Items), len(tc.list))
 			}
-			assertNotContains(t, "index.html", read(t, filepath.Join(out, "index.html")), "ｐｉｌｌｓ</a>")
+			assertNotContains(t, "index.html", testsupport.ReadFile(t, filepath.Join(out, "index.html")), "ｐｉｌｌｓ</a>")
 		})
 	}
 }
@@ -1013,13 +1006,13 @@ func TestArithmeticOnTheData(t *testing.T) {
 		"content/a.md":      "---\ntitle: A\n---\na\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
-	assertContains(t, "a/index.html", read(t, filepath.Join(out, "a", "index.html")), "<p>4 1 66.6 12\u202f347</p>")
+	assertContains(t, "a/index.html", testsupport.ReadFile(t, filepath.Join(out, "a", "index.html")), "<p>4 1 66.6 12\u202f347</p>")
 
 	// With a float, add gives a float, as Hugo's does; what is no
 	// number fails the build at the template's line.
 	buildtest.WriteTree(t, site, map[string]string{"layouts/page.html": `{{ add site.Data.observer.Stats.Live 0.5 }}`})
 	out, _ = mustBuild(t, site, testConfig(), smallData())
-	if got := read(t, filepath.Join(out, "a", "index.html")); got != "3.5" {
+	if got := testsupport.ReadFile(t, filepath.Join(out, "a", "index.html")); got != "3.5" {
 		t.Errorf("add 3 0.5 = %q", got)
 	}
 	buildtest.WriteTree(t, site, map[string]string{"layouts/page.html": `{{ add site.Data.observer.Stats.Live site }}`})
@@ -1048,7 +1041,7 @@ func TestMenuForms(t *testing.T) {
 		"content/params.md": "---\ntitle: x-params\nparams:\n  menu: main\n---\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
-	if got, want := read(t, filepath.Join(out, "index.html")), "[c-map][e-toml][a-string][b-list][d-empty][f-upper]"; got != want {
+	if got, want := testsupport.ReadFile(t, filepath.Join(out, "index.html")), "[c-map][e-toml][a-string][b-list][d-empty][f-upper]"; got != want {
 		t.Errorf("menu = %s, want %s", got, want)
 	}
 	for _, c := range []struct{ fm, want string }{
@@ -1070,7 +1063,7 @@ func TestFirstLiveInstances(t *testing.T) {
 		"layouts/home.html": `{{ $n := 0 }}{{ range $x := site.Data.observer.Live }}{{ if ge $n 2 }}{{ break }}{{ end }}{{ $n = add $n 1 }}[{{ $x.Host }}]{{ end }}`,
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
-	if got, want := read(t, filepath.Join(out, "index.html")), "[alpha.example][beta.example]"; got != want {
+	if got, want := testsupport.ReadFile(t, filepath.Join(out, "index.html")), "[alpha.example][beta.example]"; got != want {
 		t.Errorf("index.html = %q, want %q", got, want)
 	}
 	buildtest.WriteTree(t, site, map[string]string{"layouts/home.html": `{{ range $i, $x := site.Data.observer.Live }}{{ end }}`})

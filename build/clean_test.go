@@ -17,6 +17,8 @@ import (
 
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/build/buildtest"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // unclean are texts a hand-edited or foreign snapshot could hold: controls,
@@ -152,14 +154,14 @@ func TestPublishedFilesHoldOnlyCleanText(t *testing.T) {
 	parseFeed(t, filepath.Join(out, "new.atom"))
 
 	// live.txt lists host names only, one a line.
-	sc := bufio.NewScanner(strings.NewReader(read(t, filepath.Join(out, "live.txt"))))
+	sc := bufio.NewScanner(strings.NewReader(testsupport.ReadFile(t, filepath.Join(out, "live.txt"))))
 	for sc.Scan() {
 		if h := sc.Text(); !hostShaped(h) {
 			t.Errorf("live.txt lists %q", h)
 		}
 	}
 	// The texts are there, cleaned, not dropped.
-	assertContains(t, "new.csv", read(t, filepath.Join(out, "new.csv")), "ctl [2J end", "bidi gnp.exe iso", "nonchar,", "'=cmd|' /C calc'!A0")
+	assertContains(t, "new.csv", testsupport.ReadFile(t, filepath.Join(out, "new.csv")), "ctl [2J end", "bidi gnp.exe iso", "nonchar,", "'=cmd|' /C calc'!A0")
 }
 
 func jsonStrings(v any, out []string) []string {
@@ -253,7 +255,7 @@ func TestLiveListKeepsHostsByShapeAtTheLimits(t *testing.T) {
 
 	slices.Sort(kept)
 	want := strings.Join(kept, "\n") + "\n"
-	if got := read(t, filepath.Join(out, "live.txt")); got != want {
+	if got := testsupport.ReadFile(t, filepath.Join(out, "live.txt")); got != want {
 		t.Errorf("live.txt:\n%q\nwant:\n%q", got, want)
 	}
 }

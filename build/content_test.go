@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/fediverse-observer/observer/build/buildtest"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // A content/ that is a link (to a checkout elsewhere, say) builds like the
@@ -37,7 +39,7 @@ func TestPageLinksAreEscaped(t *testing.T) {
 		"content/c#sharp.md": "---\ntitle: Sharp\nmenu: main\n---\nsharp\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
-	home := read(t, filepath.Join(out, "index.html"))
+	home := testsupport.ReadFile(t, filepath.Join(out, "index.html"))
 	assertContains(t, "index.html", home, `href="/what%3F/"`, `href="/c%23sharp/"`)
 	assertNotContains(t, "index.html", home, `href="/what?/"`, `href="/c#sharp/"`)
 	for _, f := range []string{"what?/index.html", "c#sharp/index.html"} {
@@ -45,7 +47,7 @@ func TestPageLinksAreEscaped(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	assertContains(t, "sitemap.xml", read(t, filepath.Join(out, "sitemap.xml")), "/what%3F/", "/c%23sharp/")
+	assertContains(t, "sitemap.xml", testsupport.ReadFile(t, filepath.Join(out, "sitemap.xml")), "/what%3F/", "/c%23sharp/")
 }
 
 // base_url starts every published link: only http(s), without credentials,
@@ -76,7 +78,7 @@ func TestSiteBaseURLEndsInASlash(t *testing.T) {
 		cfg := testConfig()
 		cfg.Site.BaseURL = base
 		out, _ := mustBuild(t, site, cfg, smallData())
-		if got := read(t, filepath.Join(out, "index.html")); got != want {
+		if got := testsupport.ReadFile(t, filepath.Join(out, "index.html")); got != want {
 			t.Errorf("base_url %q: %q, want %q", base, got, want)
 		}
 	}
@@ -96,7 +98,7 @@ func TestUntitledPagesAreNamedAfterTheirPath(t *testing.T) {
 		"content/a/b/_index.md":    "nested\n",
 	})
 	out, _ := mustBuild(t, site, testConfig(), smallData())
-	if got, want := read(t, filepath.Join(out, "index.html")), "[docs][guide][notes]|[A](B)[Blog][Kept]"; got != want {
+	if got, want := testsupport.ReadFile(t, filepath.Join(out, "index.html")), "[docs][guide][notes]|[A](B)[Blog][Kept]"; got != want {
 		t.Errorf("titles %s, want %s", got, want)
 	}
 }

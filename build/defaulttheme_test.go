@@ -11,6 +11,8 @@ import (
 
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/build/buildtest"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // The default theme's home page says when a new instance is no longer live
@@ -23,7 +25,7 @@ func TestDefaultThemeHomePage(t *testing.T) {
 	data := smallData()
 	data.NewList = append(data.NewList, moved)
 	out, _ := mustBuild(t, smallSite(t), testConfig(), data)
-	home := read(t, filepath.Join(out, "index.html"))
+	home := testsupport.ReadFile(t, filepath.Join(out, "index.html"))
 	if n := strings.Count(home, `<span class="state">`); n != 1 || !strings.Contains(home, `<span class="state">moved</span>`) {
 		t.Errorf("want one state badge, for moved.example; got %d in\n%s", n, home)
 	}
@@ -36,7 +38,7 @@ func TestDefaultThemeHomePage(t *testing.T) {
 			t.Errorf("no feed autodiscovery for %s (want %s)", software, link)
 		}
 	}
-	if page := read(t, filepath.Join(out, "docs", "guide", "index.html")); strings.Contains(page, "new/mastodon.atom") {
+	if page := testsupport.ReadFile(t, filepath.Join(out, "docs", "guide", "index.html")); strings.Contains(page, "new/mastodon.atom") {
 		t.Error("a content page advertises the per-software feeds")
 	}
 
@@ -46,7 +48,7 @@ func TestDefaultThemeHomePage(t *testing.T) {
 			FirstAliveAt: now.Add(-time.Duration(i) * time.Minute)})
 	}
 	out, _ = mustBuild(t, smallSite(t), testConfig(), many)
-	home = read(t, filepath.Join(out, "index.html"))
+	home = testsupport.ReadFile(t, filepath.Join(out, "index.html"))
 	if n := strings.Count(home, `<li class="instance">`); n != 1000 || !strings.Contains(home, "The newest 1000 of 1001") ||
 		strings.Contains(home, "n1000.example") {
 		t.Errorf("%d instances on the home page; want the newest 1,000 and a pointer to new.csv", n)
@@ -81,11 +83,11 @@ func TestSoftwareNamesOfAHostFarmAreCapped(t *testing.T) {
 			t.Errorf("new/%s: %v", f, err)
 		}
 	}
-	home := read(t, filepath.Join(out, "index.html"))
+	home := testsupport.ReadFile(t, filepath.Join(out, "index.html"))
 	if n := strings.Count(home, `<link rel="alternate" type="application/atom+xml"`); n != 101 {
 		t.Errorf("the home page offers %d feeds, want the site's and 100", n)
 	}
-	live := read(t, filepath.Join(out, "live", "index.html"))
+	live := testsupport.ReadFile(t, filepath.Join(out, "live", "index.html"))
 	if n := strings.Count(live, `<tr><th scope="row">`); n != 100 {
 		t.Errorf("the live page lists %d software, want 100", n)
 	}
@@ -99,11 +101,11 @@ func TestQuietSoftwareKeepsItsFeed(t *testing.T) {
 	data := smallData()
 	data.StatsValue.BySoftware = append(data.StatsValue.BySoftware, observer.SoftwareCount{Software: "pleroma", Live: 5})
 	out, _ := mustBuild(t, smallSite(t), testConfig(), data)
-	feed := read(t, filepath.Join(out, "new", "pleroma.atom"))
+	feed := testsupport.ReadFile(t, filepath.Join(out, "new", "pleroma.atom"))
 	if !strings.Contains(feed, "<title>Test Observer: new pleroma instances</title>") || strings.Contains(feed, "<entry>") {
 		t.Errorf("new/pleroma.atom:\n%s", feed)
 	}
-	home := read(t, filepath.Join(out, "index.html"))
+	home := testsupport.ReadFile(t, filepath.Join(out, "index.html"))
 	if !strings.Contains(home, `<a href="/new/pleroma.atom">pleroma</a> <span class="muted">(0)</span>`) {
 		t.Error("the home page does not list the quiet feed")
 	}

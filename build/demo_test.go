@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // goTool is the go command, to build the binaries the demo runs. go test
@@ -101,7 +103,7 @@ func TestDemo(t *testing.T) {
 	// live.txt: one host per line, sorted, no duplicates, a plausible count
 	// for the simulated world (most of it answers; the hostile hosts and the
 	// dead do not).
-	live := strings.Fields(read(t, filepath.Join(public, "live.txt")))
+	live := strings.Fields(testsupport.ReadFile(t, filepath.Join(public, "live.txt")))
 	m := regexp.MustCompile(`simulated Fediverse: (\d+) instances`).FindStringSubmatch(log.String())
 	if m == nil {
 		t.Fatal("the demo did not say how many instances it simulates")
@@ -123,7 +125,7 @@ func TestDemo(t *testing.T) {
 	if len(newRows) < 2 || newRows[0][0] != "host" {
 		t.Fatalf("new.csv has no instances: %q", newRows)
 	}
-	home := read(t, filepath.Join(public, "index.html"))
+	home := testsupport.ReadFile(t, filepath.Join(public, "index.html"))
 	assertContains(t, "index.html", home, "Fediverse Observer (offline demo)")
 	if got := strings.Count(home, `<li class="instance">`); got != len(newRows)-1 {
 		t.Errorf("index.html lists %d instances, new.csv %d", got, len(newRows)-1)
@@ -146,7 +148,7 @@ func TestDemo(t *testing.T) {
 	}
 
 	// The live page draws its history as inline SVG, one point per day.
-	livePage := read(t, filepath.Join(public, "live", "index.html"))
+	livePage := testsupport.ReadFile(t, filepath.Join(public, "live", "index.html"))
 	assertContains(t, "live/index.html", livePage, `<svg class="chart chart-live"`, `<svg class="chart chart-new"`)
 	assertNotContains(t, "live/index.html", livePage, "No history yet")
 

@@ -8,13 +8,15 @@ import (
 	"testing"
 
 	"github.com/fediverse-observer/observer/fedisim"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // Every host the simulator serves has a --connect-to rule to its own
 // address among the simulator's, which answers for it; hosts share those
 // addresses, and every other name goes to the address Start was given.
 func TestConnectToEachSendsEveryHostToItsAddress(t *testing.T) {
-	s := startSim(t, fedisim.Config{Seed: 3, Instances: 400, HostileHosts: true, Flooders: 2})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 3, Instances: 400, HostileHosts: true, Flooders: 2})
 	rules := s.ConnectToEach()
 	if last := rules[len(rules)-1]; last != s.ConnectTo() {
 		t.Fatalf("last rule %q, want the catch-all %q", last, s.ConnectTo())
@@ -69,7 +71,7 @@ func TestConnectToEachSendsEveryHostToItsAddress(t *testing.T) {
 
 // A world of more hosts than addresses shares them out evenly.
 func TestBigWorldSharesAddresses(t *testing.T) {
-	s := startSim(t, fedisim.Config{Seed: 3, Instances: 2 * fedisim.MaxAddresses})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 3, Instances: 2 * fedisim.MaxAddresses})
 	if s.Addresses() != fedisim.MaxAddresses {
 		t.Fatalf("%d addresses, want %d", s.Addresses(), fedisim.MaxAddresses)
 	}

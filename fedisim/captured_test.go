@@ -7,13 +7,15 @@ import (
 	"testing"
 
 	"github.com/fediverse-observer/observer/fedisim"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // A captured instance answers each of its paths with its body byte for
 // byte, everything else with 404, and is reachable whatever the day.
 func TestCapturedInstancesServeTheirBytes(t *testing.T) {
 	doc := []byte("{\n\t\"software\": {\"name\": \"akkoma\"}, \"openRegistrations\": \"FALSE\"}  ")
-	s := startSim(t, fedisim.Config{Instances: 1, Captured: []fedisim.Captured{
+	s := testsupport.StartSim(t, fedisim.Config{Instances: 1, Captured: []fedisim.Captured{
 		fedisim.CapturedNodeInfo("captured.social", "2.1", doc),
 		{Host: "raw.example", Routes: map[string][]byte{"/.well-known/nodeinfo": []byte(`{"links":{}}`)}},
 	}})

@@ -6,12 +6,14 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/fediverse-observer/observer/fedisim"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // A flooder is alive and its peers list names FloodPeers distinct new names,
 // each its own registrable domain, and others the next day.
 func TestFlooders(t *testing.T) {
-	s := startSim(t, fedisim.Config{Seed: 1, Instances: 50, Flooders: 2, FloodPeers: 5000})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 1, Instances: 50, Flooders: 2, FloodPeers: 5000})
 	c := newClient(t, s)
 	flooders := s.Flooders()
 	if len(flooders) != 2 {

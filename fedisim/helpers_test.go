@@ -19,20 +19,6 @@ import (
 	"github.com/fediverse-observer/observer/fedisim"
 )
 
-// startSim starts a simulator on loopback and closes it with the test.
-func startSim(tb testing.TB, cfg fedisim.Config) *fedisim.Sim {
-	tb.Helper()
-	s, err := fedisim.New(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := s.Start("127.0.0.1:0"); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
-}
-
 // newClient returns a client that trusts the simulator's CA, sends every
 // host to it (as the crawler's --connect-to does), does not follow
 // redirects and does not decompress.

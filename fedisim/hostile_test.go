@@ -18,11 +18,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/fediverse-observer/observer/fedisim"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 func startHostile(t *testing.T) (*fedisim.Sim, *http.Client) {
 	t.Helper()
-	s := startSim(t, fedisim.Config{Seed: 1, Instances: 300, HostileHosts: true, RecordRequests: true})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 1, Instances: 300, HostileHosts: true, RecordRequests: true})
 	return s, newClient(t, s)
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/fediverse-observer/observer/fedisim"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 const million = 1_000_000
@@ -33,7 +35,7 @@ func TestMillionInstancesStaySmall(t *testing.T) {
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 
-	s := startSim(t, fedisim.Config{Seed: 2, Instances: million})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 2, Instances: million})
 	c := newClient(t, s)
 	inf := lastAlive(s)
 	if inf.Index < million-100 {
@@ -147,7 +149,7 @@ func benchHosts(s *fedisim.Sim, n int) []fedisim.Info {
 }
 
 func benchRequests(b *testing.B, path func(*http.Client, fedisim.Info) string) {
-	s := startSim(b, fedisim.Config{Seed: 1, Instances: million})
+	s := testsupport.StartSim(b, fedisim.Config{Seed: 1, Instances: million})
 	c := newClient(b, s)
 	c.Transport.(*http.Transport).MaxIdleConnsPerHost = 4
 	hosts := benchHosts(s, 64)
@@ -194,7 +196,7 @@ func BenchmarkServePeers(b *testing.B) {
 // a new TLS connection to a host not seen before (a certificate minted) and
 // robots.txt, the well-known document, NodeInfo and peers on it.
 func BenchmarkServeCheck(b *testing.B) {
-	s := startSim(b, fedisim.Config{Seed: 1, Instances: million})
+	s := testsupport.StartSim(b, fedisim.Config{Seed: 1, Instances: million})
 	c := newClient(b, s)
 	c.Transport.(*http.Transport).MaxIdleConns = 16
 	next, stop := iterPull(s)

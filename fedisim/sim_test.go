@@ -12,6 +12,8 @@ import (
 
 	"github.com/fediverse-observer/observer/fedisim"
 	"github.com/fediverse-observer/observer/hostname"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 func hostsOn(s *fedisim.Sim, day int) []string {
@@ -24,8 +26,8 @@ func hostsOn(s *fedisim.Sim, day int) []string {
 
 func TestDeterministic(t *testing.T) {
 	cfg := fedisim.Config{Seed: 42, Instances: 500, HostileHosts: true}
-	a, b := startSim(t, cfg), startSim(t, cfg)
-	other := startSim(t, fedisim.Config{Seed: 43, Instances: 500})
+	a, b := testsupport.StartSim(t, cfg), testsupport.StartSim(t, cfg)
+	other := testsupport.StartSim(t, fedisim.Config{Seed: 43, Instances: 500})
 	if !slices.Equal(hostsOn(a, 0), hostsOn(b, 0)) || !slices.Equal(hostsOn(a, 20), hostsOn(b, 20)) {
 		t.Fatal("same seed, different hosts")
 	}
@@ -73,7 +75,7 @@ func registrable(t *testing.T, host string) string {
 }
 
 func TestHostnamesPassPublicSuffixList(t *testing.T) {
-	s := startSim(t, fedisim.Config{Seed: 7, Instances: 3000, HostileHosts: true})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 7, Instances: 3000, HostileHosts: true})
 	seen := map[string]string{}
 	check := func(host string) {
 		reg := registrable(t, host)
@@ -123,7 +125,7 @@ func TestHostnamesPassPublicSuffixList(t *testing.T) {
 }
 
 func TestEveryFamilyServesItsShapes(t *testing.T) {
-	s := startSim(t, fedisim.Config{Seed: 3, Instances: 3000, PeersDenied: -1, JunkLists: -1})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 3, Instances: 3000, PeersDenied: -1, JunkLists: -1})
 	c := newClient(t, s)
 	byFamily := map[string]string{}
 	for h := range s.Hosts(0) {
@@ -184,7 +186,7 @@ func TestEveryFamilyServesItsShapes(t *testing.T) {
 }
 
 func TestMisskeyPagingAndMethod(t *testing.T) {
-	s := startSim(t, fedisim.Config{Seed: 3, Instances: 3000, PeersDenied: -1, MinDegree: 150})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 3, Instances: 3000, PeersDenied: -1, MinDegree: 150})
 	c := newClient(t, s)
 	var host string
 	for h := range s.Hosts(0) {
@@ -234,7 +236,7 @@ func TestMisskeyPagingAndMethod(t *testing.T) {
 // default) includes the instances its admin blocked, each with a
 // "blocked" object; getPeers asks for kind=linked.
 func TestLemmyV4PagingAndKinds(t *testing.T) {
-	s := startSim(t, fedisim.Config{Seed: 3, Instances: 3000, PeersDenied: -1, MinDegree: 150})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 3, Instances: 3000, PeersDenied: -1, MinDegree: 150})
 	c := newClient(t, s)
 	var host string
 	for h := range s.Hosts(0) {
@@ -286,7 +288,7 @@ func TestLemmyV4PagingAndKinds(t *testing.T) {
 // Like PeerTube, follows in every state are listed unless the request asks
 // for state=accepted; getPeers asks for it.
 func TestPeerTubeFollowStates(t *testing.T) {
-	s := startSim(t, fedisim.Config{Seed: 3, Instances: 3000, PeersDenied: -1})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 3, Instances: 3000, PeersDenied: -1})
 	c := newClient(t, s)
 	inf := find(t, s, "live peertube", func(inf fedisim.Info) bool {
 		return inf.Family == "peertube" && s.StateOn(inf.Host, 0).State == fedisim.StateAlive
@@ -332,7 +334,7 @@ func find(t *testing.T, s *fedisim.Sim, what string, ok func(fedisim.Info) bool)
 }
 
 func TestDayTransitions(t *testing.T) {
-	s := startSim(t, fedisim.Config{Seed: 11, Instances: 2000, RecordRequests: true})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 11, Instances: 2000, RecordRequests: true})
 	c := newClient(t, s)
 	alive := func(host string, day int) bool {
 		t.Helper()
@@ -483,7 +485,7 @@ func TestReachableFromSeeds(t *testing.T) {
 }
 
 func testReachable(t *testing.T, cfg fedisim.Config, hops int) {
-	s := startSim(t, cfg)
+	s := testsupport.StartSim(t, cfg)
 	c := newClient(t, s)
 	const day = 0
 	depth := map[string]int{}
@@ -528,7 +530,7 @@ func testReachable(t *testing.T, cfg fedisim.Config, hops int) {
 }
 
 func TestPeersOnMatchesServed(t *testing.T) {
-	s := startSim(t, fedisim.Config{Seed: 21, Instances: 1500, RecordRequests: true})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 21, Instances: 1500, RecordRequests: true})
 	c := newClient(t, s)
 	checked := 0
 	for _, day := range []int{0, 12, 25} {
@@ -577,7 +579,7 @@ func TestPeersOnMatchesServed(t *testing.T) {
 }
 
 func TestNodeInfoVariety(t *testing.T) {
-	s := startSim(t, fedisim.Config{Seed: 8, Instances: 1000})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 8, Instances: 1000})
 	c := newClient(t, s)
 	seen := map[string]int{}
 	for host := range s.Hosts(0) {
@@ -614,7 +616,7 @@ func TestNodeInfoVariety(t *testing.T) {
 }
 
 func TestRobotsAgreeWithOptOut(t *testing.T) {
-	s := startSim(t, fedisim.Config{Seed: 4, Instances: 1500, OptsOut: 0.2})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 4, Instances: 1500, OptsOut: 0.2})
 	c := newClient(t, s)
 	const day = 20
 	s.SetDay(day)
@@ -648,7 +650,7 @@ func TestRobotsAgreeWithOptOut(t *testing.T) {
 }
 
 func TestPeersDenied(t *testing.T) {
-	s := startSim(t, fedisim.Config{Seed: 4, Instances: 2000, PeersDenied: 0.3})
+	s := testsupport.StartSim(t, fedisim.Config{Seed: 4, Instances: 2000, PeersDenied: 0.3})
 	c := newClient(t, s)
 	seen := map[int]bool{}
 	for host := range s.Hosts(0) {

@@ -20,6 +20,8 @@ import (
 	"github.com/fediverse-observer/observer/build/buildtest"
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/preview"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -63,15 +65,6 @@ func get(t *testing.T, url string) (int, string) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, string(b)
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // replaceFile writes like an editor that saves atomically: one rename.
@@ -189,7 +182,7 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 		t.Fatalf("GET docs/guide/: %d %s", status, page)
 	}
 	// The reload script is only in the served copy, not in public/.
-	if onDisk := readFile(t, filepath.Join(out, "docs", "guide", "index.html")); strings.Contains(onDisk, "__reload") {
+	if onDisk := testsupport.ReadFile(t, filepath.Join(out, "docs", "guide", "index.html")); strings.Contains(onDisk, "__reload") {
 		t.Error("public/ contains the reload script")
 	}
 	// Links use the preview's own address.

@@ -16,6 +16,8 @@ import (
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/sandbox"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // envStart selects what TestStartHelperChild does as a checker:
@@ -81,7 +83,7 @@ func (evilChecker) Check(ctx context.Context, host observer.Host, opts crawl.Che
 // hangingPID waits until a hanging checker has said so in the pool's log,
 // and returns its pid. It gives up if returned is closed first: whatever
 // was waiting for the checker returned without it.
-func hangingPID(t *testing.T, logs *syncBuffer, returned <-chan struct{}) int {
+func hangingPID(t *testing.T, logs *testsupport.SyncBuffer, returned <-chan struct{}) int {
 	t.Helper()
 	re := regexp.MustCompile(`pid=(\d+) line=hanging`)
 	deadline := time.Now().Add(30 * time.Second) // safety net only
@@ -116,7 +118,7 @@ func TestNewPoolCancelled(t *testing.T) {
 		known []observer.Host
 	}{{"few known hosts", []observer.Host{"known.social"}}, {"many known hosts", big}} {
 		t.Run(tc.name, func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &testsupport.SyncBuffer{}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			errc := make(chan error, 1)

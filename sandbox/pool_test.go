@@ -21,25 +21,9 @@ import (
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/sandbox"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
-
-// syncBuffer collects the pool's log.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // knownTable is the shared known table of hosts, closed when the test ends.
 func knownTable(t testing.TB, hosts ...observer.Host) *sandbox.SharedKnown {
@@ -52,9 +36,9 @@ func knownTable(t testing.TB, hosts ...observer.Host) *sandbox.SharedKnown {
 	return k
 }
 
-func newPool(t testing.TB, confine bool, mod func(*sandbox.PoolOptions)) (*sandbox.Pool, *syncBuffer) {
+func newPool(t testing.TB, confine bool, mod func(*sandbox.PoolOptions)) (*sandbox.Pool, *testsupport.SyncBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testsupport.SyncBuffer{}
 	env := []string{envChild + "=1", envWrite + "=" + filepath.Join(t.TempDir(), "written")}
 	if confine {
 		env = append(env, envConfine+"=1")
@@ -297,7 +281,7 @@ func TestCheckerHasNoTerminal(t *testing.T) {
 }
 
 // waitLog waits until the pool's log contains s.
-func waitLog(t *testing.T, logs *syncBuffer, s string) {
+func waitLog(t *testing.T, logs *testsupport.SyncBuffer, s string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second) // safety net only
 	for !strings.Contains(logs.String(), s) {

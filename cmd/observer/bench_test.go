@@ -23,6 +23,8 @@ import (
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/fedisim"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // The crawl-pass benchmark: one full pass of the real `observer crawl`
@@ -69,19 +71,9 @@ func benchEnvList(name, def string) []string {
 // the benchmark writes); it returns the config's path and the crawl flags
 // that reach the simulator.
 func benchSim(b *testing.B, n int) (sim *fedisim.Sim, config string, net []string) {
-	sim, err := fedisim.New(fedisim.Config{Seed: 7, Instances: n})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { sim.Close() })
+	sim = testsupport.StartSim(b, fedisim.Config{Seed: 7, Instances: n})
 	dir := b.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	if err := sim.WriteCA(ca); err != nil {
-		b.Fatal(err)
-	}
+	ca := testsupport.SimCA(b, sim, dir)
 	config = filepath.Join(dir, "observer.toml")
 	// discovered_checks = 0: the pass measured is one over the n known due
 	// hosts, not also over the names their peers lists add. address_budget

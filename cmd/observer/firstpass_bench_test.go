@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/fediverse-observer/observer/fedisim"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // BenchmarkFirstPass times one pass of the observer from the seeds of the
@@ -29,19 +31,9 @@ import (
 // that a loaded machine slows them alike: the goal is the observer within
 // 1.5 times the crawler's time, finding every instance the seeds lead to.
 func BenchmarkFirstPass(b *testing.B) {
-	sim, err := fedisim.New(firstPassWorld)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		b.Fatal(err)
-	}
-	defer sim.Close()
+	sim := testsupport.StartSim(b, firstPassWorld)
 	dir := b.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	if err := sim.WriteCA(ca); err != nil {
-		b.Fatal(err)
-	}
+	ca := testsupport.SimCA(b, sim, dir)
 	seeds := sim.Seeds(firstPassSeeds)
 	want, _ := reachableAlive(sim, seeds)
 	if err := os.WriteFile(filepath.Join(dir, "seeds.txt"), []byte(strings.Join(seeds, "\n")+"\n"), 0o644); err != nil {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/fedisim"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // The discovery-latency benchmark: the observer as deployed (a crawl pass
@@ -121,20 +123,10 @@ func (f latencyFigures) String() string {
 var newEntryID = regexp.MustCompile(`<id>(tag:[^<]*:new/([^<]+))</id>`)
 
 func runLatencyWorld(b *testing.B, n, days int, every time.Duration) latencyFigures {
-	sim, err := fedisim.New(fedisim.Config{Seed: 26, Instances: n, Spread: &fedisim.Spread{}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		b.Fatal(err)
-	}
-	defer sim.Close()
+	sim := testsupport.StartSim(b, fedisim.Config{Seed: 26, Instances: n, Spread: &fedisim.Spread{}})
 	dir := b.TempDir()
 	site := filepath.Join(dir, "site")
-	ca := filepath.Join(dir, "ca.pem")
-	if err := sim.WriteCA(ca); err != nil {
-		b.Fatal(err)
-	}
+	ca := testsupport.SimCA(b, sim, dir)
 	bin, env := os.Args[0], []string{"OBSERVER_TEST_MAIN=1"}
 	if v := os.Getenv("OBSERVER_LATENCY_BIN"); v != "" {
 		bin, env = v, nil

@@ -17,6 +17,8 @@ import (
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/fedisim"
 	"github.com/fediverse-observer/observer/lockfile"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // simSite is a small simulated fediverse and a site directory set up to crawl it.
@@ -35,19 +37,9 @@ func newSimSite(t *testing.T, cfg fedisim.Config) *simSite {
 	if cfg.Instances == 0 {
 		cfg.Instances = 300
 	}
-	sim, err := fedisim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := testsupport.StartSim(t, cfg)
 	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	if err := sim.WriteCA(ca); err != nil {
-		t.Fatal(err)
-	}
+	ca := testsupport.SimCA(t, sim, dir)
 	seeds := strings.Join(sim.Seeds(3), "\n") + "\n"
 	os.WriteFile(filepath.Join(dir, "seeds.txt"), []byte(seeds), 0o644)
 	config := filepath.Join(dir, "observer.toml")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
@@ -11,31 +10,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fediverse-observer/observer/build/buildtest"
+
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
-
-// syncBuffer is a bytes.Buffer a running command writes while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
@@ -77,7 +58,7 @@ func TestServeBuildsServesAndRebuildsOnChanges(t *testing.T) {
 	t.Chdir(s.dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testsupport.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr},
