@@ -11,4 +11,11 @@ const (
 	// crawler cuts its texts to it, the sandbox's orchestrator refuses a
 	// checker's longer text and cuts its own to it.
 	MaxErrorRunes = 400
+	// MaxETagBytes and MaxLastModifiedBytes bound a peers list's
+	// validators (PeersValidators): an ETag is an opaque quoted string
+	// that no sane server makes long, and an HTTP date is 29 bytes. The
+	// crawler keeps nothing longer; the sandbox refuses a request or a
+	// report with anything longer.
+	MaxETagBytes         = 256
+	MaxLastModifiedBytes = 64
 )

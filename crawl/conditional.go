@@ -15,17 +15,10 @@ type validators struct {
 	kept observer.PeersValidators // what the last 2xx or 304 response carried
 }
 
-// Header values are bounded: an ETag is an opaque quoted string that no
-// sane server makes long, and an HTTP date is 29 bytes.
-const (
-	maxETagBytes         = 256
-	maxLastModifiedBytes = 64
-)
-
 // cleanETag returns v if it is a usable entity tag (printable ASCII, at
-// most maxETagBytes, optionally weak), else "".
+// most observer.MaxETagBytes, optionally weak), else "".
 func cleanETag(v string) string {
-	if len(v) == 0 || len(v) > maxETagBytes || !printableASCII(v) {
+	if len(v) == 0 || len(v) > observer.MaxETagBytes || !printableASCII(v) {
 		return ""
 	}
 	return v
@@ -34,7 +27,7 @@ func cleanETag(v string) string {
 // cleanLastModified returns v if it is an HTTP date, else "". It is kept
 // verbatim: some servers compare If-Modified-Since as a string.
 func cleanLastModified(v string) string {
-	if len(v) == 0 || len(v) > maxLastModifiedBytes || !printableASCII(v) {
+	if len(v) == 0 || len(v) > observer.MaxLastModifiedBytes || !printableASCII(v) {
 		return ""
 	}
 	if _, err := http.ParseTime(v); err != nil {

@@ -18,8 +18,8 @@ func FuzzValidators(f *testing.F) {
 	for _, s := range []string{
 		`"v1"`, `W/"v1"`, `"l1"`, "Wed, 21 Oct 2026 07:28:00 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
 		"Sun Nov  6 08:49:37 1994", "Wed, 21 Oct 2026 07:28:00 UTC", "2026-10-21T07:28:00Z", "", " ", "\x7f",
-		"\"v1\"\r\nX-Injected: 1", "é", "\x00", strings.Repeat("e", maxETagBytes), strings.Repeat("e", maxETagBytes+1),
-		"Wed, 21 Oct 2026 07:28:00 GMT" + strings.Repeat(" ", maxLastModifiedBytes),
+		"\"v1\"\r\nX-Injected: 1", "é", "\x00", strings.Repeat("e", observer.MaxETagBytes), strings.Repeat("e", observer.MaxETagBytes+1),
+		"Wed, 21 Oct 2026 07:28:00 GMT" + strings.Repeat(" ", observer.MaxLastModifiedBytes),
 	} {
 		f.Add(s, 200)
 		f.Add(s, 304)
@@ -34,15 +34,15 @@ func FuzzValidators(f *testing.F) {
 			return true
 		}
 		e := cleanETag(v)
-		if e != "" && (e != v || len(e) > maxETagBytes || !printable(e)) {
+		if e != "" && (e != v || len(e) > observer.MaxETagBytes || !printable(e)) {
 			t.Fatalf("cleanETag(%q) = %q", v, e)
 		}
-		if e == "" && v != "" && len(v) <= maxETagBytes && printable(v) {
+		if e == "" && v != "" && len(v) <= observer.MaxETagBytes && printable(v) {
 			t.Fatalf("cleanETag(%q) dropped a usable tag", v)
 		}
 		lm := cleanLastModified(v)
 		if lm != "" {
-			if lm != v || len(lm) > maxLastModifiedBytes || !printable(lm) {
+			if lm != v || len(lm) > observer.MaxLastModifiedBytes || !printable(lm) {
 				t.Fatalf("cleanLastModified(%q) = %q", v, lm)
 			}
 			if _, err := http.ParseTime(lm); err != nil {

@@ -125,13 +125,6 @@ type wireRequest struct {
 	Addr string `json:"addr,omitempty"`
 }
 
-// Bounds on the peers list's validators in a request, as the crawler keeps
-// them.
-const (
-	maxETagBytes         = 256
-	maxLastModifiedBytes = 64
-)
-
 // checkHeaderValue accepts "" or printable ASCII of at most limit bytes:
 // what a validator may be on the way to a checker (the crawler drops one
 // that is not well-formed beyond that before sending it).
@@ -163,10 +156,10 @@ func (q wireRequest) validate() error {
 	if len(q.PassID) > maxPassIDBytes || !utf8.ValidString(q.PassID) {
 		return errors.New("request pass_id too long or not UTF-8")
 	}
-	if err := checkHeaderValue("request peers_etag", q.PeersETag, maxETagBytes); err != nil {
+	if err := checkHeaderValue("request peers_etag", q.PeersETag, observer.MaxETagBytes); err != nil {
 		return err
 	}
-	if err := checkHeaderValue("request peers_last_modified", q.PeersLastModified, maxLastModifiedBytes); err != nil {
+	if err := checkHeaderValue("request peers_last_modified", q.PeersLastModified, observer.MaxLastModifiedBytes); err != nil {
 		return err
 	}
 	if q.Addr != "" {

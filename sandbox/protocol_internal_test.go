@@ -141,7 +141,7 @@ func TestValidateRejects(t *testing.T) {
 		},
 		"peers_etag": func(r *observer.Result) { r.Check.PeersETag = "\"a\"\r\nSet-Cookie: x" },
 		"peers_last_modified": func(r *observer.Result) {
-			r.Check.PeersLastModified = strings.Repeat("M", maxLastModifiedBytes+1)
+			r.Check.PeersLastModified = strings.Repeat("M", observer.MaxLastModifiedBytes+1)
 		},
 		// The request carried no validators: a 304 cannot have happened.
 		"not modified": func(r *observer.Result) {
