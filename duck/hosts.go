@@ -22,17 +22,20 @@ func (s *Reader) KnownHostsBound(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
-// KnownHosts calls fn for every known host, in batches of about a million
-// (knownBatch): the driver holds a query's whole result in memory before
-// the first row is read, which at twenty million hosts was about 940 MB of
-// the crawl process's, outside its DuckDB memory_limit. A host discovered
-// more than once may come more than once. Views must have been created.
+// KnownHosts calls fn for every known host, in batches of about two
+// million (knownBatch): the driver holds a query's whole result in memory
+// before the first row is read, which at twenty million hosts was about
+// 940 MB of the crawl process's, outside its DuckDB memory_limit. A host
+// discovered more than once may come more than once. Views must have been
+// created.
 func (s *Reader) KnownHosts(ctx context.Context, fn func(host observer.Host)) error {
 	return s.knownHosts(ctx, knownBatch, fn)
 }
 
-// knownBatch is about how many hosts one of KnownHosts's queries returns.
-const knownBatch = 1 << 20
+// knownBatch is about how many hosts one of KnownHosts's queries returns:
+// about 90 MB of results held at once, against a scan of the discoveries'
+// host column for each batch.
+const knownBatch = 1 << 21
 
 // knownHosts reads the known hosts in parts of about batch hosts each, by
 // a hash of the name: each part is a scan of the discoveries' host column,

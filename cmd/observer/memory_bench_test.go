@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,6 +32,7 @@ import (
 //	OBSERVER_BENCH_DUE          simulated instances, all due and checked (default 2000)
 //	OBSERVER_BENCH_CONCURRENCY  --concurrency (default 64)
 //	OBSERVER_BENCH_ISOLATION    comma-separated isolation modes (default process)
+//	OBSERVER_BENCH_STATE_MEMORY_LIMIT  [state] memory_limit, the derivation child's (default: the config's default)
 //
 // The known hosts beyond the simulated ones are discovered a week after
 // them, out of the observer's first week, so they are due over the next
@@ -41,6 +43,16 @@ func BenchmarkCrawlMemory(b *testing.B) {
 	dueN := benchEnvInt("OBSERVER_BENCH_DUE", 2000)
 	conc := benchEnvInt("OBSERVER_BENCH_CONCURRENCY", 64)
 	sim, config, net := benchSim(b, dueN)
+	if limit := os.Getenv("OBSERVER_BENCH_STATE_MEMORY_LIMIT"); limit != "" {
+		f, err := os.OpenFile(config, os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			_, err = fmt.Fprintf(f, "[state]\nmemory_limit = %q\n", limit)
+			err = errors.Join(err, f.Close())
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 	dir := b.TempDir()
 	data := filepath.Join(dir, "data")
 	seedMemoryBench(b, sim, dueN, known, data)
