@@ -11,6 +11,9 @@
 #   OBSERVER_BENCH_ISOLATION    process,none (default process)
 #   OBSERVER_BENCH_CONCURRENCY  --concurrency (default 64)
 #   BENCH_OUT                   where the raw output goes (default bench-memory.txt)
+#   OBSERVER_BENCH_STATE_MEMORY_LIMIT  [state] memory_limit of the crawl (default: the
+#                               config's, 1.5GB, which twenty million hosts' derivation
+#                               outgrows: give it 3GB there)
 set -eu
 cd "$(dirname "$0")/.."
 
