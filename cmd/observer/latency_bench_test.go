@@ -229,18 +229,27 @@ func runLatencyWorld(b *testing.B, n, days int, every time.Duration) latencyFigu
 	return f
 }
 
-// checksByState counts the checks made from `from` to `to` by the checked
-// host's true state then, per day.
-func (f *latencyFigures) checksByState(b *testing.B, sim *fedisim.Sim, data string, from, to time.Time) {
+// openSnapshotViews opens the benchmark's data directory with the
+// snapshots' views defined, for reading its checks directly.
+func openSnapshotViews(b *testing.B, data string) *duck.Store {
 	ctx := context.Background()
 	store, err := duck.Open(ctx, data, duck.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer store.Close()
 	if err := store.Reader.CreateSnapshotViews(ctx); err != nil {
+		store.Close()
 		b.Fatal(err)
 	}
+	return store
+}
+
+// checksByState counts the checks made from `from` to `to` by the checked
+// host's true state then, per day.
+func (f *latencyFigures) checksByState(b *testing.B, sim *fedisim.Sim, data string, from, to time.Time) {
+	ctx := context.Background()
+	store := openSnapshotViews(b, data)
+	defer store.Close()
 	rows, err := store.Reader.Query(ctx, fmt.Sprintf("SELECT host, checked_at FROM checks WHERE checked_at >= TIMESTAMP '%s' AND checked_at < TIMESTAMP '%s'",
 		from.UTC().Format("2006-01-02 15:04:05"), to.UTC().Format("2006-01-02 15:04:05")))
 	if err != nil {
@@ -294,14 +303,8 @@ func (f *latencyFigures) stagesOf(b *testing.B, sim *fedisim.Sim, data string, i
 		return
 	}
 	ctx := context.Background()
-	store, err := duck.Open(ctx, data, duck.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	store := openSnapshotViews(b, data)
 	defer store.Close()
-	if err := store.Reader.CreateSnapshotViews(ctx); err != nil {
-		b.Fatal(err)
-	}
 	firstAt := func(query string) map[string]time.Time {
 		rows, err := store.Reader.Query(ctx, query)
 		if err != nil {
