@@ -77,6 +77,13 @@ type Options struct {
 	// room for headers and TLS.
 	MaxCheckWireBytes int64
 
+	// Transport, when set, carries every request of a check instead of
+	// the network: no connection is made, so the address guard, the
+	// connect-to rules, TLS and the count of bytes read off the wire do
+	// not apply. For simulations (fedisim's Transport), never set by
+	// observer itself.
+	Transport http.RoundTripper
+
 	Logger *slog.Logger // default slog.Default()
 }
 
@@ -284,6 +291,11 @@ func (c *meteredConn) Read(p []byte) (int, error) {
 // the host at a time, every connection read through m. Redirects are
 // handled by the fetcher, not the client.
 func (c *Crawler) newClient(pin netip.AddrPort, m *wireMeter) (*http.Client, *http.Transport) {
+	noFollow := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if c.opts.Transport != nil {
+		// An unused transport, for the callers' CloseIdleConnections.
+		return &http.Client{Transport: c.opts.Transport, CheckRedirect: noFollow}, &http.Transport{}
+	}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	dial := c.dial
@@ -309,12 +321,7 @@ func (c *Crawler) newClient(pin netip.AddrPort, m *wireMeter) (*http.Client, *ht
 		TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{},
 		Protocols:    &protocols,
 	}
-	client := &http.Client{
-		Transport: tr,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
+	client := &http.Client{Transport: tr, CheckRedirect: noFollow}
 	return client, tr
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // node is one host as served: the instance's facts plus how it presents
@@ -101,15 +102,16 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// reachable reports whether a TLS handshake with name succeeds on day.
-func (s *Sim) reachable(name string, day int) bool {
+// reachable reports whether a TLS handshake with name succeeds on day, or
+// at offset at from Day0 under the spread model.
+func (s *Sim) reachable(name string, day int, at time.Duration) bool {
 	wd := s.w
 	k, ok := wd.number(name)
 	if !ok {
 		return false
 	}
 	if s.spread != nil {
-		return k < wd.n && s.spread.alive(k, s.now())
+		return k < wd.n && s.spread.alive(k, at)
 	}
 	if k >= wd.n {
 		return wd.timeline(k-wd.n).targetState(day) == StateAlive

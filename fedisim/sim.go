@@ -83,6 +83,10 @@ func (c *Config) defaults() error {
 	if c.Instances < 1 || c.Instances > 1<<40 {
 		return fmt.Errorf("fedisim: instances must be between 1 and 2^40, got %d", c.Instances)
 	}
+	if c.Spread != nil && c.Instances > 1<<32 {
+		// The spread model's index of links numbers instances in 32 bits.
+		return fmt.Errorf("fedisim: the spread model holds at most 2^32 instances, got %d", c.Instances)
+	}
 	if c.Day0.IsZero() {
 		c.Day0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	}

@@ -4,6 +4,7 @@ import (
 	"iter"
 	"math"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,10 +20,11 @@ import (
 // (Ghosts: a typo, a test domain, a server that was never set up) and a few
 // hosts in a second spelling (upper case, a trailing dot).
 //
-// Everything is a function of (seed, index), computed when asked: nothing
-// is stored per instance, so a million instances cost no memory. Instance
-// numbers are in order of birth, which bounds the scan for who federated
-// with an instance to those born after it.
+// Everything is a function of (seed, index), computed when asked, but for
+// one index: who links to each instance, which a peers list needs and which
+// would otherwise cost a scan of every younger instance. It is built on
+// first use, from every instance's links: about 12 bytes a link, some 15
+// links an instance (near 200 MB and a few seconds at a million).
 type Spread struct {
 	// Days over which instances are born after Config.Day0; default 90.
 	Days int
@@ -147,11 +149,48 @@ type spreadWorld struct {
 	c   Spread
 	n   uint64
 	day time.Duration
+	// linkedFrom is the index of incoming links, built on first use.
+	linkedFrom func() *incomingIndex
+}
+
+// incomingIndex holds every link by its older end: the links to instance i
+// are from[start[i]:start[i+1]], formed at at[...] (offsets from Day0), in
+// order of the younger instance.
+type incomingIndex struct {
+	start []int
+	from  []uint32
+	at    []time.Duration
+}
+
+func (s *spreadWorld) buildIncoming() *incomingIndex {
+	idx := &incomingIndex{start: make([]int, s.n+1)}
+	for k := range s.n {
+		s.links(k, func(l link) bool {
+			idx.start[l.to+1]++
+			return true
+		})
+	}
+	for i := range s.n {
+		idx.start[i+1] += idx.start[i]
+	}
+	idx.from = make([]uint32, idx.start[s.n])
+	idx.at = make([]time.Duration, idx.start[s.n])
+	next := append([]int(nil), idx.start[:s.n]...)
+	for k := range s.n {
+		s.links(k, func(l link) bool {
+			idx.from[next[l.to]], idx.at[next[l.to]] = uint32(k), l.at
+			next[l.to]++
+			return true
+		})
+	}
+	return idx
 }
 
 func newSpreadWorld(w *world, c Spread) *spreadWorld {
 	c.defaults(int(w.n))
-	return &spreadWorld{w: w, c: c, n: w.n, day: 24 * time.Hour}
+	s := &spreadWorld{w: w, c: c, n: w.n, day: 24 * time.Hour}
+	s.linkedFrom = sync.OnceValue(s.buildIncoming)
+	return s
 }
 
 // offsets are durations from Config.Day0.
@@ -180,21 +219,6 @@ func (s *spreadWorld) born(i uint64) time.Duration {
 	span := time.Duration(s.c.Days) * s.day
 	slot := span / time.Duration(max(s.n-nBefore, 1))
 	return time.Duration(i-nBefore)*slot + time.Duration(u*float64(slot))
-}
-
-// lastBornBy is the number of instances born by offset d: instances are
-// born in index order, so the first lastBornBy(d) are.
-func (s *spreadWorld) bornBy(d time.Duration) uint64 {
-	lo, hi := uint64(0), s.n
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if s.born(mid) <= d {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo
 }
 
 // expDelay draws an exponential delay with the given mean.
@@ -299,19 +323,19 @@ func (s *spreadWorld) truth(i uint64) Truth {
 }
 
 // incoming calls yield with each younger instance that linked to i by
-// offset d, and when, until yield returns false.
+// offset d, and when (its first such link), in index order, until yield
+// returns false.
 func (s *spreadWorld) incoming(i uint64, d time.Duration, yield func(k uint64, at time.Duration) bool) {
-	end := s.bornBy(d)
-	for k := i + 1; k < end; k++ {
-		var at time.Duration
-		found := false
-		s.links(k, func(l link) bool {
-			if l.to == i && l.at <= d && (!found || l.at < at) {
-				at, found = l.at, true
+	idx := s.linkedFrom()
+	from, at := idx.from[idx.start[i]:idx.start[i+1]], idx.at[idx.start[i]:idx.start[i+1]]
+	for j := 0; j < len(from); {
+		k, first, found := from[j], time.Duration(0), false
+		for ; j < len(from) && from[j] == k; j++ {
+			if at[j] <= d && (!found || at[j] < first) {
+				first, found = at[j], true
 			}
-			return true
-		})
-		if found && !yield(k, at) {
+		}
+		if found && !yield(uint64(k), first) {
 			return
 		}
 	}

@@ -47,14 +47,14 @@ func (s *spreadWorld) peersCachedSince(i uint64, d time.Duration) (time.Duration
 }
 
 // serveSpread answers as host under the spread model, at the simulator's
-// current time.
+// current time or the request's own (WithNow).
 func (s *Sim) serveSpread(w http.ResponseWriter, r *http.Request, host string) {
 	sw := s.spread
 	k, ok := s.w.number(host)
 	if !ok || k >= sw.n {
 		abort()
 	}
-	d := s.now()
+	d := s.nowFor(r)
 	if !sw.alive(k, d) {
 		abort()
 	}

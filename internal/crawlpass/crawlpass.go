@@ -65,6 +65,10 @@ type Options struct {
 	// Logger).
 	Crawler *crawl.Crawler
 	Pool    *sandbox.PoolOptions
+	// Checker, when set, runs the checks instead of Crawler and Pool: a
+	// simulation of the network (the discovery-latency benchmark's model
+	// of a million instances), never set by observer crawl.
+	Checker crawl.Checker
 	// ConfigFile is named when crawl.require_confinement refuses to
 	// crawl ("" is observer.toml).
 	ConfigFile string
@@ -274,10 +278,13 @@ func (r *passRun) readDueHosts(ctx context.Context) (*crawl.DueList, error) {
 	return due, nil
 }
 
-// startCheckers returns what runs the pass's checks: the crawler itself
-// without a Pool, else a pool of sandboxed checker processes. stop ends
-// them.
+// startCheckers returns what runs the pass's checks: Checker when set, the
+// crawler itself without a Pool, else a pool of sandboxed checker
+// processes. stop ends them.
 func (r *passRun) startCheckers(ctx context.Context, known *sandbox.SharedKnown) (checker crawl.Checker, stop func(), err error) {
+	if r.Checker != nil {
+		return r.Checker, func() {}, nil
+	}
 	if r.Pool == nil {
 		return r.Crawler, func() {}, nil
 	}

@@ -1,7 +1,8 @@
 // Package testsupport holds the helpers the tests of more than one package
 // need: a buffer a running command writes while the test reads it, reading
-// a file a test expects, and a simulated fediverse started on loopback with
-// its CA certificate written out. Only tests import it.
+// a file a test expects, a simulated fediverse started on loopback with
+// its CA certificate written out, and the crawler answered by one in this
+// process (ModelChecker). Only tests and benchmarks import it.
 package testsupport
 
 import (
