@@ -262,8 +262,9 @@ type Pass struct {
 	Due       int64     `json:"due"` // hosts due when the pass started
 	Tally               // the checks recorded
 	// NotStarted counts the due hosts left for a later pass: past the
-	// check limit, after the time budget or a cancellation, or waiting for
-	// a busy address.
+	// check limit, or not yet started (waiting for a place, or for their
+	// turn at a busy address) when the time budget ran out or the pass was
+	// cancelled.
 	NotStarted int64  `json:"not_started"`
 	CutShort   string `json:"cut_short,omitempty"` // why the pass ended early, if it did
 

@@ -70,8 +70,8 @@ func (c *Crawler) dialPinned(pin netip.AddrPort) func(context.Context, string, s
 	}
 }
 
-// ErrAddressBudget is returned by AddressLimiter.Acquire when the address
-// has used its budget of requests for this pass.
+// ErrAddressBudget is returned by AddressLimiter.Take when the address has
+// used its budget of requests for this pass.
 var ErrAddressBudget = errors.New("address budget for this pass used up")
 
 // addrKey is the address politeness is counted under: an IPv4 address (an
@@ -92,122 +92,105 @@ func addrKey(a netip.Addr) netip.Addr {
 // admitting checks to an address once budget requests have been made to it.
 // A check is admitted while its address has made fewer than budget
 // requests, so the last admitted check may go over by its own requests (at
-// most a few, plus its peers list's pages); the budget bounds how many
-// checks of hosts at one address wait behind each other in a pass.
-type AddressLimiter struct {
+// most a few, plus its peers list's pages).
+//
+// What waits for a busy address is a W (the pass's: a host and where it is
+// to connect) in that address's first-in first-out queue, not a goroutine:
+// a hosting provider's thousands of instances on a few addresses wait as
+// a few words each, and the pass goes on with the hosts at other addresses.
+type AddressLimiter[W any] struct {
 	budget int
 	mu     sync.Mutex
-	addrs  map[netip.Addr]*addrState
+	addrs  map[netip.Addr]*addrState[W]
 }
 
-type addrState struct {
+type addrState[W any] struct {
 	busy     bool
-	waiters  []chan struct{} // FIFO, each closed when it is its turn
+	waiting  []W // first come, first served
 	requests int
 	skipped  int // checks refused for the budget
 }
 
 // NewAddressLimiter returns a limiter with the given per-address request
 // budget; budget <= 0 means no budget (one at a time still holds).
-func NewAddressLimiter(budget int) *AddressLimiter {
-	return &AddressLimiter{budget: budget, addrs: make(map[netip.Addr]*addrState)}
+func NewAddressLimiter[W any](budget int) *AddressLimiter[W] {
+	return &AddressLimiter[W]{budget: budget, addrs: make(map[netip.Addr]*addrState[W])}
 }
 
-func (l *AddressLimiter) state(a netip.Addr) *addrState {
+func (l *AddressLimiter[W]) state(a netip.Addr) *addrState[W] {
 	s := l.addrs[a]
 	if s == nil {
-		s = &addrState{}
+		s = &addrState[W]{}
 		l.addrs[a] = s
 	}
 	return s
 }
 
-func (l *AddressLimiter) overBudget(s *addrState) bool {
+func (l *AddressLimiter[W]) overBudget(s *addrState[W]) bool {
 	return l.budget > 0 && s.requests >= l.budget
 }
 
-// Acquire waits until no other check holds addr, then takes it. It
-// returns ErrAddressBudget (holding nothing) if the address's budget is
-// used up, and ctx's error if ctx ends first. A nil error must be followed
-// by exactly one Release.
-func (l *AddressLimiter) Acquire(ctx context.Context, addr netip.Addr) error {
-	addr = addrKey(addr)
-	l.mu.Lock()
-	s := l.state(addr)
-	if l.overBudget(s) {
-		s.skipped++
-		l.mu.Unlock()
-		return ErrAddressBudget
-	}
-	if !s.busy {
-		s.busy = true
-		l.mu.Unlock()
-		return nil
-	}
-	turn := make(chan struct{})
-	s.waiters = append(s.waiters, turn)
-	l.mu.Unlock()
-
-	select {
-	case <-turn:
-	case <-ctx.Done():
-		l.mu.Lock()
-		if i := slices.Index(s.waiters, turn); i >= 0 {
-			s.waiters = slices.Delete(s.waiters, i, i+1)
-			l.mu.Unlock()
-			return ctx.Err()
-		}
-		l.mu.Unlock()
-		// The turn was handed over just as ctx ended: pass it on.
-		l.Release(addr, 0)
-		return ctx.Err()
-	}
-	// It is our turn; the budget may have run out while we waited.
-	l.mu.Lock()
-	if l.overBudget(s) {
-		s.skipped++
-		l.mu.Unlock()
-		l.Release(addr, 0)
-		return ErrAddressBudget
-	}
-	l.mu.Unlock()
-	return nil
-}
-
-// TryAcquire takes addr if no check holds it, without waiting: it reports
-// false (and no error) if the address is busy, and ErrAddressBudget if its
-// budget is used up. A true result must be followed by exactly one Release.
-func (l *AddressLimiter) TryAcquire(addr netip.Addr) (bool, error) {
-	addr = addrKey(addr)
+// Take takes addr for w if no check holds it (took is true, and exactly one
+// Release must follow), or else queues w behind the address's other
+// waiters: Release hands the address to it in its turn. It returns
+// ErrAddressBudget, taking and queueing nothing, if the address's budget is
+// used up.
+func (l *AddressLimiter[W]) Take(addr netip.Addr, w W) (took bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := l.state(addr)
-	if l.overBudget(s) {
+	s := l.state(addrKey(addr))
+	switch {
+	case l.overBudget(s):
 		s.skipped++
 		return false, ErrAddressBudget
-	}
-	if s.busy {
+	case s.busy:
+		s.waiting = append(s.waiting, w)
 		return false, nil
 	}
 	s.busy = true
 	return true, nil
 }
 
-// Release gives addr back after a check that made requests requests, and
-// hands it to the next waiting check, if any.
-func (l *AddressLimiter) Release(addr netip.Addr, requests int) {
-	addr = addrKey(addr)
+// Release gives addr back after a check that made requests requests. If a
+// waiter is queued for it, the address passes straight to the first one
+// (next, with handed true), which now holds it and must Release it in turn.
+// If the budget is used up now, every waiter is refused instead (refused,
+// counted as refused for the budget) and the address is free.
+func (l *AddressLimiter[W]) Release(addr netip.Addr, requests int) (next W, handed bool, refused []W) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := l.state(addr)
+	s := l.state(addrKey(addr))
 	s.requests += requests
-	if len(s.waiters) > 0 {
-		next := s.waiters[0]
-		s.waiters = s.waiters[1:]
-		close(next) // busy stays true: the turn passes directly
-		return
+	switch {
+	case len(s.waiting) == 0:
+		s.busy = false
+	case l.overBudget(s):
+		refused, s.waiting = s.waiting, nil
+		s.skipped += len(refused)
+		s.busy = false
+	default:
+		next, handed = s.waiting[0], true
+		var zero W
+		s.waiting[0] = zero
+		s.waiting = s.waiting[1:]
+		if len(s.waiting) == 0 {
+			s.waiting = nil // let the queue's array go
+		}
 	}
-	s.busy = false
+	return next, handed, refused
+}
+
+// Drain removes and returns every queued waiter, at every address: what a
+// pass that ends early leaves for a later one.
+func (l *AddressLimiter[W]) Drain() []W {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var all []W
+	for _, s := range l.addrs {
+		all = append(all, s.waiting...)
+		s.waiting = nil
+	}
+	return all
 }
 
 // AddressStats describes what a pass did per address, so the budget can be
@@ -219,7 +202,7 @@ type AddressStats struct {
 }
 
 // Stats summarises the limiter's counts.
-func (l *AddressLimiter) Stats() AddressStats {
+func (l *AddressLimiter[W]) Stats() AddressStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var st AddressStats

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,48 +26,48 @@ var (
 )
 
 func TestAddressLimiterOneAtATime(t *testing.T) {
-	l := crawl.NewAddressLimiter(0)
-	ctx := context.Background()
-	if err := l.Acquire(ctx, addrA); err != nil {
-		t.Fatal(err)
+	l := crawl.NewAddressLimiter[string](0)
+	if took, err := l.Take(addrA, "first"); !took || err != nil {
+		t.Fatalf("Take of a free address = %v, %v", took, err)
 	}
 	// Another address is independent, and an IPv4-mapped form is the same
-	// address.
-	if err := l.Acquire(ctx, addrB); err != nil {
-		t.Fatal(err)
+	// address: its takers wait in the order they came.
+	if took, err := l.Take(addrB, "b"); !took || err != nil {
+		t.Fatalf("Take of another address = %v, %v", took, err)
 	}
-	got := make(chan int, 2)
-	for i := 1; i <= 2; i++ {
-		go func() {
-			mapped := netip.AddrFrom16(addrA.As16())
-			if err := l.Acquire(ctx, mapped); err != nil {
-				t.Error(err)
-			}
-			got <- i
-		}()
-		// Let waiter i queue before the next one.
-		waitFor(t, func() bool { return l.Waiting(addrA) == i })
+	mapped := netip.AddrFrom16(addrA.As16())
+	for _, w := range []string{"second", "third"} {
+		if took, err := l.Take(mapped, w); took || err != nil {
+			t.Fatalf("Take(%s) of a busy address = %v, %v; want queued", w, took, err)
+		}
 	}
-	select {
-	case i := <-got:
-		t.Fatalf("waiter %d got a busy address", i)
-	default:
+	if n := l.Waiting(addrA); n != 2 {
+		t.Fatalf("%d waiting, want 2", n)
 	}
-	l.Release(addrA, 3)
-	if i := <-got; i != 1 {
-		t.Errorf("waiter %d went first, want the first queued", i)
+	// The turn passes straight on: the address stays busy, and a newcomer
+	// waits behind those already waiting.
+	next, handed, refused := l.Release(addrA, 2)
+	if !handed || next != "second" || refused != nil {
+		t.Fatalf("Release handed %q (%v), refused %v; want second", next, handed, refused)
 	}
-	select {
-	case i := <-got:
-		t.Fatalf("waiter %d got the address while waiter 1 holds it", i)
-	default:
+	if took, err := l.Take(addrA, "late"); took || err != nil {
+		t.Fatalf("a newcomer's Take = %v, %v; want queued", took, err)
 	}
-	l.Release(addrA, 2)
-	<-got
-	l.Release(addrA, 1)
+	for _, want := range []string{"third", "late"} {
+		if next, handed, _ := l.Release(addrA, 1); !handed || next != want {
+			t.Fatalf("Release handed %q (%v); want %q", next, handed, want)
+		}
+	}
+	if _, handed, _ := l.Release(addrA, 1); handed {
+		t.Fatal("Release handed the address on with nobody waiting")
+	}
+	if took, err := l.Take(addrA, "again"); !took || err != nil {
+		t.Fatalf("Take of the freed address = %v, %v", took, err)
+	}
+	l.Release(addrA, 0)
 	l.Release(addrB, 1)
 	st := l.Stats()
-	if st.Addresses != 2 || st.BusiestRequests != 6 || st.OverBudget != 0 {
+	if st.Addresses != 2 || st.BusiestRequests != 5 || st.OverBudget != 0 {
 		t.Errorf("stats = %+v", st)
 	}
 }
@@ -82,30 +84,29 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestAddressLimiterBudget(t *testing.T) {
-	l := crawl.NewAddressLimiter(5)
-	ctx := context.Background()
-	if err := l.Acquire(ctx, addrA); err != nil {
-		t.Fatal(err)
+	l := crawl.NewAddressLimiter[string](5)
+	l.Take(addrA, "holder")
+	l.Take(addrA, "w1")
+	l.Take(addrA, "w2")
+	// The holder goes over the budget: the waiters are refused, the
+	// address is free, and every later taker is refused too.
+	next, handed, refused := l.Release(addrA, 6)
+	if handed || strings.Join(refused, " ") != "w1 w2" {
+		t.Errorf("Release over budget handed %q (%v), refused %v; want w1 w2 refused", next, handed, refused)
 	}
-	waiter := make(chan error)
-	go func() { waiter <- l.Acquire(ctx, addrA) }()
-	waitFor(t, func() bool { return l.Waiting(addrA) == 1 })
-	// The holder goes over the budget: the waiter is refused when its turn
-	// comes, and so is everyone after.
-	l.Release(addrA, 6)
-	if err := <-waiter; !errors.Is(err, crawl.ErrAddressBudget) {
-		t.Errorf("waiter: %v, want ErrAddressBudget", err)
+	if n := l.Waiting(addrA); n != 0 {
+		t.Errorf("%d still waiting", n)
 	}
-	if err := l.Acquire(ctx, addrA); !errors.Is(err, crawl.ErrAddressBudget) {
-		t.Errorf("later: %v, want ErrAddressBudget", err)
+	if took, err := l.Take(addrA, "later"); took || !errors.Is(err, crawl.ErrAddressBudget) {
+		t.Errorf("later: %v, %v; want ErrAddressBudget", took, err)
 	}
 	// Under budget, another address is admitted.
-	if err := l.Acquire(ctx, addrB); err != nil {
-		t.Fatal(err)
+	if took, err := l.Take(addrB, "b"); !took || err != nil {
+		t.Fatal(took, err)
 	}
 	l.Release(addrB, 4)
-	if err := l.Acquire(ctx, addrB); err != nil {
-		t.Errorf("address under budget refused: %v", err)
+	if took, err := l.Take(addrB, "b2"); !took || err != nil {
+		t.Errorf("address under budget refused: %v, %v", took, err)
 	}
 	l.Release(addrB, 0)
 	st := l.Stats()
@@ -129,21 +130,21 @@ func TestAddressLimiterIPv6Slash64(t *testing.T) {
 		{"::ffff:192.0.2.1", "::ffff:192.0.2.2", false},
 	}
 	for _, tc := range cases {
-		l := crawl.NewAddressLimiter(0)
+		l := crawl.NewAddressLimiter[int](0)
 		a, b := netip.MustParseAddr(tc.a), netip.MustParseAddr(tc.b)
-		if err := l.Acquire(context.Background(), a); err != nil {
-			t.Fatal(err)
+		if took, err := l.Take(a, 1); !took || err != nil {
+			t.Fatal(took, err)
 		}
-		ok, err := l.TryAcquire(b)
+		ok, err := l.Take(b, 2)
 		if err != nil || ok == tc.same {
-			t.Errorf("%s held, TryAcquire(%s) = %v, %v; want %v", a, b, ok, err, !tc.same)
+			t.Errorf("%s held, Take(%s) = %v, %v; want %v", a, b, ok, err, !tc.same)
 		}
 		if ok {
 			l.Release(b, 1)
 		}
 		l.Release(a, 2)
 	}
-	l := crawl.NewAddressLimiter(0)
+	l := crawl.NewAddressLimiter[int](0)
 	l.Release(netip.MustParseAddr("2001:db8:1:2:3:4:5:6"), 3)
 	l.Release(netip.MustParseAddr("2001:db8:1:2::9"), 2)
 	if st := l.Stats(); st.Addresses != 1 || st.BusiestRequests != 5 {
@@ -198,26 +199,25 @@ func TestPassAddressBudgetPerIPv6Slash64(t *testing.T) {
 	}
 }
 
-func TestAddressLimiterCancelWhileWaiting(t *testing.T) {
-	l := crawl.NewAddressLimiter(0)
-	if err := l.Acquire(context.Background(), addrA); err != nil {
-		t.Fatal(err)
+// Drain takes every waiter out, at every address: what a pass ending early
+// leaves for a later one. The addresses' holders release them as usual.
+func TestAddressLimiterDrain(t *testing.T) {
+	l := crawl.NewAddressLimiter[string](0)
+	for _, w := range []string{"a1", "a2", "a3"} {
+		l.Take(addrA, w)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- l.Acquire(ctx, addrA) }()
-	waitFor(t, func() bool { return l.Waiting(addrA) == 1 })
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled waiter: %v", err)
+	l.Take(addrB, "b1")
+	l.Take(addrB, "b2")
+	got := l.Drain()
+	slices.Sort(got)
+	if strings.Join(got, " ") != "a2 a3 b2" {
+		t.Errorf("drained %v, want a2 a3 b2", got)
 	}
-	if n := l.Waiting(addrA); n != 0 {
-		t.Errorf("%d still waiting", n)
+	if _, handed, _ := l.Release(addrA, 1); handed {
+		t.Error("a drained waiter was handed the address")
 	}
-	// The cancelled waiter left no turn behind: the address frees normally.
-	l.Release(addrA, 1)
-	if err := l.Acquire(context.Background(), addrA); err != nil {
-		t.Errorf("after release: %v", err)
+	if took, _ := l.Take(addrA, "a4"); !took {
+		t.Error("the address stayed busy after its holder released it")
 	}
 }
 
@@ -547,11 +547,10 @@ func TestPassUnresolvedHostNotChecked(t *testing.T) {
 }
 
 // A farm of hosts at one address whose checks are slow does not hold up the
-// hosts behind it: those that find no place to wait for the busy address
-// are left for a later pass. Here the farm's checks last until the host at
-// the other address has been checked; when the farm held every place, that
-// never happened (the context's deadline, a safety net only, then ended
-// the pass).
+// hosts behind it, and is checked in full later in the pass, one at a time.
+// Here the farm's checks last until the host at the other address has been
+// checked; had the farm held every place, that would never have happened
+// (the context's deadline, a safety net only, would then end the pass).
 func TestPassFarmAtOneAddressDoesNotHoldUpOthers(t *testing.T) {
 	f := newFake()
 	release := make(chan struct{})
@@ -562,6 +561,17 @@ func TestPassFarmAtOneAddressDoesNotHoldUpOthers(t *testing.T) {
 		f.block[h] = release
 		due = append(due, observer.Host(h))
 	}
+	var farmRunning, farmMost atomic.Int64
+	checker := crawl.CheckFunc(func(ctx context.Context, h observer.Host, o crawl.CheckOptions) (observer.Result, crawl.Trace) {
+		if h != "innocent.social" {
+			n := farmRunning.Add(1)
+			defer farmRunning.Add(-1)
+			if n > farmMost.Load() {
+				farmMost.Store(n)
+			}
+		}
+		return f.Check(ctx, h, o)
+	})
 	due = append(due, "innocent.social")
 	sink := &memSink{onRecord: func(r observer.Result) {
 		if r.Check.Host == "innocent.social" {
@@ -570,7 +580,7 @@ func TestPassFarmAtOneAddressDoesNotHoldUpOthers(t *testing.T) {
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p := &crawl.Pass{Checker: f, Sink: sink, Concurrency: 2,
+	p := &crawl.Pass{Checker: checker, Sink: sink, Concurrency: 2,
 		Resolve: func(_ context.Context, h observer.Host) (netip.AddrPort, error) {
 			if h == "innocent.social" {
 				return netip.AddrPortFrom(addrB, 443), nil
@@ -581,22 +591,141 @@ func TestPassFarmAtOneAddressDoesNotHoldUpOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.calls["innocent.social"] != 1 {
-		t.Fatalf("the host at a free address was not checked: summary %+v", sum)
+	if ctx.Err() != nil {
+		t.Fatal("the host at a free address waited for the farm")
 	}
-	// One farm check holds the address and up to 4 × the concurrency wait
-	// for it; the rest are left for a later pass, not waited for. (How
-	// many wait depends on when the waiting places free up, so only the
-	// bounds are asserted.)
-	if sum.Checks+sum.NotStarted != farm+1 || sum.NotStarted == 0 || sum.Checks < 2 || sum.Checks > 1+1+4*2+1 {
-		t.Errorf("summary %+v, want the farm partly left for a later pass", sum)
+	if sum.Checks != farm+1 || sum.NotStarted != 0 || sum.ByOutcome[observer.OutcomeAlive] != farm+1 || sum.CutShort(false) != "" {
+		t.Errorf("summary %+v, cut short %q; want every host checked", sum, sum.CutShort(false))
 	}
-	// No budget ran out: every host left over found its address busy.
-	if sum.AddressBusy != sum.NotStarted {
-		t.Errorf("summary %+v: AddressBusy should count every host not started", sum)
+	if farmMost.Load() != 1 {
+		t.Errorf("%d checks of the farm at once, want one at a time", farmMost.Load())
 	}
-	if sum.ByOutcome[observer.OutcomeAlive] != sum.Checks {
-		t.Errorf("summary %+v: every started check should be alive", sum)
+}
+
+// Hosts waiting for a busy address hold neither a goroutine nor a place
+// each: ten thousand hosts at one address, checked two at a time, are all
+// checked, one at a time, with the pass's goroutines a handful throughout,
+// and the hosts at other addresses interleaved with them rather than
+// after them.
+func TestPassManyHostsAtOneAddressHoldNoGoroutines(t *testing.T) {
+	const farm = 10_000
+	var due []observer.Host
+	for i := range farm {
+		due = append(due, observer.Host(fmt.Sprintf("farm%d.social", i)))
+		if i%1000 == 0 {
+			due = append(due, observer.Host(fmt.Sprintf("own%d.social", i)))
+		}
+	}
+	base := runtime.NumGoroutine()
+	var mostGoroutines, running, mostFarm atomic.Int64
+	var mu sync.Mutex
+	var order []string
+	checker := crawl.CheckFunc(func(_ context.Context, h observer.Host, o crawl.CheckOptions) (observer.Result, crawl.Trace) {
+		farmCheck := strings.HasPrefix(string(h), "farm")
+		if farmCheck {
+			n := running.Add(1)
+			defer running.Add(-1)
+			if n > mostFarm.Load() {
+				mostFarm.Store(n)
+			}
+		}
+		if n := int64(runtime.NumGoroutine() - base); n > mostGoroutines.Load() {
+			mostGoroutines.Store(n)
+		}
+		mu.Lock()
+		order = append(order, string(h))
+		mu.Unlock()
+		return observer.Result{Check: observer.Check{Host: h, Outcome: observer.OutcomeAlive}},
+			crawl.Trace{Steps: []crawl.Step{{Method: "GET"}}}
+	})
+	p := &crawl.Pass{Checker: checker, Sink: &memSink{}, Concurrency: 2,
+		Resolve: func(_ context.Context, h observer.Host) (netip.AddrPort, error) {
+			if strings.HasPrefix(string(h), "own") {
+				return netip.AddrPortFrom(addrB, 443), nil
+			}
+			return netip.AddrPortFrom(addrA, 443), nil
+		}}
+	sum, err := p.Run(context.Background(), due)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Checks != int64(len(due)) || sum.NotStarted != 0 || sum.Addresses != 2 || sum.BusiestAddressRequests != farm {
+		t.Errorf("summary %+v; want all %d hosts checked", sum, len(due))
+	}
+	if mostFarm.Load() != 1 {
+		t.Errorf("%d checks of the farm's address at once", mostFarm.Load())
+	}
+	// Two checks, two goroutines resolving, the producer and the
+	// collector's side: never one per waiting host.
+	if n := mostGoroutines.Load(); n > 20 {
+		t.Errorf("%d goroutines more than before the pass while %d hosts waited", n, farm)
+	}
+	// The last host at the other address is not left until the farm is
+	// done: it is checked before the farm's last thousand.
+	if i := slices.Index(order, "own9000.social"); i < 0 || i > farm {
+		t.Errorf("own9000.social checked %dth of %d", i, len(order))
+	}
+}
+
+// When the time budget runs out, hosts still waiting for a busy address are
+// not started and stay due; the summary says the time budget left them.
+func TestPassBudgetEndsWhileHostsWaitForAnAddress(t *testing.T) {
+	f := newFake()
+	first := make(chan struct{})
+	due := []observer.Host{"farm0.social", "farm1.social", "farm2.social", "farm3.social"}
+	for _, h := range due {
+		f.block[string(h)] = first
+	}
+	p := &crawl.Pass{Checker: f, Sink: &memSink{}, Concurrency: 2, Duration: time.Hour,
+		Resolve: func(context.Context, observer.Host) (netip.AddrPort, error) {
+			return netip.AddrPortFrom(addrA, 443), nil
+		}}
+	runOut := crawl.ManualBudget(p, nil)
+	var sum crawl.Summary
+	done := make(chan error)
+	go func() {
+		var err error
+		sum, err = p.Run(context.Background(), due)
+		done <- err
+	}()
+	// One host runs; the rest wait for its address (or are on their way
+	// to its queue: either way they are not started).
+	waitFor(t, func() bool { return f.running.Load() == 1 })
+	runOut()
+	close(first)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if sum.Checks != 1 || sum.NotStarted != 3 || sum.PastMaxChecks != 0 || len(f.calls) != 1 {
+		t.Errorf("summary %+v, calls %v; want one check, three not started", sum, f.calls)
+	}
+	if got, want := sum.CutShort(false), "3 due hosts left for a later pass (time budget (duration) reached)"; got != want {
+		t.Errorf("cut short %q, want %q", got, want)
+	}
+}
+
+// MaxChecks counts the hosts a pass takes on, not the checks it has
+// started: a host taken on that waits for its address is checked in its
+// turn, and only the hosts past MaxChecks are left, for that reason.
+func TestPassMaxChecksWithHostsWaitingForAnAddress(t *testing.T) {
+	f := newFake()
+	var due []observer.Host
+	for i := range 8 {
+		due = append(due, observer.Host(fmt.Sprintf("farm%d.social", i)))
+	}
+	p := &crawl.Pass{Checker: f, Sink: &memSink{}, Concurrency: 3, MaxChecks: 5,
+		Resolve: func(context.Context, observer.Host) (netip.AddrPort, error) {
+			return netip.AddrPortFrom(addrA, 443), nil
+		}}
+	sum, err := p.Run(context.Background(), due)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Checks != 5 || sum.NotStarted != 3 || sum.PastMaxChecks != 3 || f.maxActive.Load() != 1 {
+		t.Errorf("summary %+v, %d at once; want 5 checks one at a time, 3 past max_checks", sum, f.maxActive.Load())
+	}
+	if got, want := sum.CutShort(false), "3 due hosts left for a later pass (max_checks reached)"; got != want {
+		t.Errorf("cut short %q, want %q", got, want)
 	}
 }
 

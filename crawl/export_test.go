@@ -53,11 +53,11 @@ func ManualBudget(p *Pass, got func(time.Duration)) (runOut func()) {
 }
 
 // Waiting returns how many checks wait for addr.
-func (l *AddressLimiter) Waiting(addr netip.Addr) int {
+func (l *AddressLimiter[W]) Waiting(addr netip.Addr) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if s := l.addrs[addrKey(addr)]; s != nil {
-		return len(s.waiters)
+		return len(s.waiting)
 	}
 	return 0
 }

@@ -52,7 +52,8 @@ type Pass struct {
 	// MaxChecks bounds the due hosts a pass takes on (the first this many
 	// valid ones); the rest are left for a later pass. Hosts it takes on
 	// but does not check (not resolved, or their address's budget used
-	// up) count towards it. 0: no limit.
+	// up) count towards it; a host it takes on that waits for its address
+	// is checked in its turn. 0: no limit.
 	MaxChecks int
 	// Duration is the pass's time budget: no check starts after it has
 	// passed, and running checks finish (each within its own deadline).
@@ -71,10 +72,11 @@ type Pass struct {
 	// Resolve, when set, turns on per-address politeness (see
 	// address.go): each host is resolved before its check (usually
 	// Crawler.Resolve, with the same ConnectTo rules as the checkers), at
-	// most one check at a time runs per address, each check is pinned to
-	// its address (see CheckOptions.Addr for the one exception), and an
-	// address stops being checked in this pass once
-	// AddressBudget requests have been made to it. A host that does not
+	// most one check at a time runs per address (the hosts at a busy
+	// address wait in its queue and are checked in turn, later in the
+	// pass), each check is pinned to its address (see CheckOptions.Addr
+	// for the one exception), and an address stops being checked in this
+	// pass once AddressBudget requests have been made to it. A host that does not
 	// resolve is not checked but recorded as unreachable, as a check
 	// failing on DNS is: a check that cannot be held to an address would
 	// escape the limit, and a resolver can fail the pass's lookup and
@@ -121,8 +123,9 @@ type PeersDue struct {
 // Per-address politeness (Addresses and the rest, with Pass.Resolve) counts
 // an address as the limit does (an IPv4 address or an IPv6 /64, see
 // AddressLimiter). NotStarted counts due hosts left for a later pass: past
-// MaxChecks, after the time budget or a cancellation, or not started because
-// their address was busy and every place to wait for it was taken.
+// MaxChecks (PastMaxChecks of them), or still waiting (for a place to run, or
+// for their turn at a busy address) when the time budget ran out or the pass
+// was cancelled.
 // OverListCap counts the new peers-list entries dropped for
 // Pass.MaxNewPerList (repeats counted by the checker included), OverPassCap
 // the new hosts dropped for Pass.MaxNewPerPass.
@@ -132,9 +135,9 @@ type Summary struct {
 	// DiscoveredChecked counts the checks (in Checks) of hosts discovered
 	// in this pass (Pass.CheckDiscovered), which were not on the due list.
 	DiscoveredChecked int64
-	// AddressBusy counts the not started hosts whose address was busy,
-	// which are left over though no budget ran out.
-	AddressBusy int64
+	// PastMaxChecks counts the not started hosts left over because the
+	// pass had taken on Pass.MaxChecks hosts.
+	PastMaxChecks int64
 }
 
 // Duration is the pass's wall time.
@@ -158,7 +161,7 @@ func (s Summary) String() string {
 		}
 	}
 	if s.NotStarted > 0 {
-		fmt.Fprintf(&b, "  not started (left for a later pass): %d\n", s.NotStarted)
+		fmt.Fprintf(&b, "  not started (left for a later pass): %d (%s)\n", s.NotStarted, s.notStartedWhy())
 	}
 	if s.Abandoned > 0 {
 		fmt.Fprintf(&b, "  abandoned (interrupted, or not written): %d\n", s.Abandoned)
@@ -218,21 +221,24 @@ func (s Summary) CutShort(interrupted bool) string {
 	return ""
 }
 
-// notStartedReason says why the pass left due hosts over. Hosts whose
-// address was busy with no place to wait for it are left over though no
-// budget ran out, so the reason names them rather than a budget.
+// notStartedReason says why the pass left due hosts over.
 func (s Summary) notStartedReason() string {
-	const busy = "address busy and every place to wait for it taken"
-	var why string
-	switch {
-	case s.AddressBusy == 0:
-		why = "budget reached"
-	case s.AddressBusy == s.NotStarted:
-		why = busy
-	default:
-		why = fmt.Sprintf("budget reached; %d of them: %s", s.AddressBusy, busy)
+	return fmt.Sprintf("%d due hosts left for a later pass (%s)", s.NotStarted, s.notStartedWhy())
+}
+
+// notStartedWhy names the budget that left the not started hosts over:
+// max_checks, the time budget, or both with their shares. (Hosts at an
+// address whose request budget ran out are counted apart, in
+// SkippedAddressBudget; hosts at a busy address wait for it.)
+func (s Summary) notStartedWhy() string {
+	const maxChecks, duration = "max_checks reached", "time budget (duration) reached"
+	switch s.PastMaxChecks {
+	case s.NotStarted:
+		return maxChecks
+	case 0:
+		return duration
 	}
-	return fmt.Sprintf("%d due hosts left for a later pass (%s)", s.NotStarted, why)
+	return fmt.Sprintf("%d: %s; %d: %s", s.PastMaxChecks, maxChecks, s.NotStarted-s.PastMaxChecks, duration)
 }
 
 func byteText(n int64) string {
@@ -276,24 +282,27 @@ func (p *Pass) Run(ctx context.Context, due []observer.Host) (Summary, error) {
 type passRun struct {
 	p       *Pass
 	log     *slog.Logger
-	mono    time.Time       // the pass's start, for the monotonic time elapsed
-	clock   time.Time       // the pass clock at mono
-	limiter *AddressLimiter // nil without Pass.Resolve
-	sum     Summary         // written by admit, then only by the collector
+	mono    time.Time            // the pass's start, for the monotonic time elapsed
+	clock   time.Time            // the pass clock at mono
+	limiter *AddressLimiter[job] // nil without Pass.Resolve
+	sum     Summary              // written by admit, then only by the collector
 
-	// A host goes through three gates: pending (resolving), parked (waiting
-	// for a busy address without holding a place in pending, so that many
-	// hosts at one address do not hold up the hosts behind them), and sem
-	// (the check itself). A host whose address is busy when parked is full
-	// is not started (errAddressBusy): waiting in pending instead let a farm
-	// of slow hosts at one address fill every place and run the pass one
-	// check at a time. A goroutine that holds sem only runs its check, and
-	// one that holds an address only waits for sem, so every wait ends.
-	pending, parked, sem *semaphore.Weighted
-	results              chan hostDone
-	wg                   sync.WaitGroup
-	notStarted           int // written by the producer before it closes results
-	queue                *hostQueue
+	// A host goes through two gates: pending (resolving, taking its
+	// address) and sem (the check itself). A host whose address is busy
+	// leaves pending for its address's queue in the limiter, where it holds
+	// no goroutine and no place: when the address frees up, the check
+	// ending there hands it to the producer (hostQueue.turn), which starts
+	// it like any other host, holding its address already. So a farm of
+	// hosts at one address is checked one at a time without holding up
+	// the hosts behind it, and its waiting costs memory per host only. A
+	// goroutine that holds sem only runs its check, and one that holds an
+	// address only waits for sem, so every wait ends.
+	pending, sem *semaphore.Weighted
+	results      chan hostDone
+	wg           sync.WaitGroup
+	// Written by the producer before it closes results.
+	notStarted, pastMaxChecks int
+	queue                     *hostQueue
 }
 
 // hostDone is what one due host's goroutine reports to the collector.
@@ -302,8 +311,7 @@ type hostDone struct {
 	discovered bool // the host was discovered in this pass, not on the due list
 	abandoned  bool
 	skipped    bool // address budget used up: not checked
-	notStarted bool // not begun: the budget or the pass ended first, or busy
-	busy       bool // its address was busy with no place to wait for it
+	notStarted bool // not begun: the budget or the pass ended first
 }
 
 // newRun sets up one Run's state, starting the pass clock.
@@ -326,12 +334,11 @@ func (p *Pass) newRun() *passRun {
 		clock:   clock,
 		sum:     Summary{Pass: observer.Pass{PassID: p.PassID, StartedAt: clock, Tally: observer.Tally{ByOutcome: map[observer.Outcome]int64{}}}},
 		pending: semaphore.NewWeighted(int64(conc)),
-		parked:  semaphore.NewWeighted(int64(4 * conc)),
 		sem:     semaphore.NewWeighted(int64(conc)),
 		results: make(chan hostDone, conc),
 	}
 	if p.Resolve != nil {
-		r.limiter = NewAddressLimiter(p.AddressBudget)
+		r.limiter = NewAddressLimiter[job](p.AddressBudget)
 	}
 	return r
 }
@@ -357,6 +364,7 @@ func (r *passRun) admit(due []observer.Host) []observer.Host {
 	}
 	if r.p.MaxChecks > 0 && len(hosts) > r.p.MaxChecks {
 		r.sum.NotStarted += int64(len(hosts) - r.p.MaxChecks)
+		r.sum.PastMaxChecks += int64(len(hosts) - r.p.MaxChecks)
 		hosts = hosts[:r.p.MaxChecks]
 	}
 	return hosts
@@ -376,33 +384,54 @@ func (p *Pass) budgetContext(ctx context.Context) (context.Context, context.Canc
 
 // schedule is the producer: it starts a goroutine per host, in the queue's
 // order, as pending lets it, until the queue or the budget runs out, and
-// closes results once every goroutine it started has reported.
+// closes results once every goroutine it started has reported. What it
+// never started is counted in r.notStarted and r.pastMaxChecks.
 func (r *passRun) schedule(ctx, budget context.Context) {
 	defer close(r.results)
-	defer r.wg.Wait()
 	for {
-		h, discovered, ok := r.queue.next(budget)
+		j, ok := r.queue.next(budget)
 		if !ok {
 			break
 		}
 		if budget.Err() != nil || r.pending.Acquire(budget, 1) != nil {
-			r.queue.giveBack(discovered)
+			r.giveBack(j)
 			break
 		}
 		// Acquire may succeed on a context already done.
 		if budget.Err() != nil {
 			r.pending.Release(1)
-			r.queue.giveBack(discovered)
+			r.giveBack(j)
 			break
 		}
-		opts := r.p.checkOptions(h)
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			r.checkHost(ctx, budget, h, opts, discovered)
+			r.checkHost(ctx, budget, j)
 		}()
 	}
-	r.notStarted = r.queue.dueLeft()
+	r.wg.Wait()
+	// The pass ended with hosts still waiting for their turn at an address,
+	// or whose turn had come: not started.
+	waited := r.queue.drainReady()
+	if r.limiter != nil {
+		waited = append(waited, r.limiter.Drain()...)
+	}
+	past, ended := r.queue.dueLeft()
+	for _, j := range waited {
+		if !j.discovered {
+			ended++
+		}
+	}
+	r.notStarted, r.pastMaxChecks = past+ended, past
+}
+
+// giveBack returns a host the producer took but did not start, and the
+// address it holds, if it does.
+func (r *passRun) giveBack(j job) {
+	if j.holds {
+		r.release(j.addr, 0)
+	}
+	r.queue.giveBack(j.discovered)
 }
 
 // checkOptions returns the options to check host with, but for its address
@@ -423,61 +452,76 @@ func (p *Pass) checkOptions(host observer.Host) CheckOptions {
 	return opts
 }
 
-// checkHost takes h through the gates, holding a place in pending, checks it
-// and reports to results.
-func (r *passRun) checkHost(ctx, budget context.Context, h observer.Host, opts CheckOptions, discovered bool) {
-	g := gates{pending: r.pending, parked: r.parked, holdsPending: true}
-	defer g.leave()
-	if r.limiter != nil {
-		addr, d, ok := r.holdAddress(budget, &g, h)
-		if !ok {
-			d.discovered = discovered
+// checkHost checks the host of j, holding a place in pending until it has a
+// place in sem, and reports to results; or, if its address is busy, leaves
+// it in the address's queue, holding nothing, and reports nothing yet.
+func (r *passRun) checkHost(ctx, budget context.Context, j job) {
+	holdsPending := true
+	defer func() {
+		if holdsPending {
+			r.pending.Release(1)
+		}
+	}()
+	if r.limiter != nil && !j.holds {
+		d, waits := r.takeAddress(budget, &j)
+		if waits {
+			return
+		}
+		if !j.holds {
+			d.discovered = j.discovered
 			r.results <- d
 			return
 		}
-		opts.Addr = addr
 	}
-	if !r.enterCheck(budget, opts.Addr) {
-		r.results <- hostDone{notStarted: true, discovered: discovered}
+	opts := r.p.checkOptions(j.host)
+	opts.Addr = j.addr
+	if !r.enterCheck(budget, j) {
+		r.results <- hostDone{notStarted: true, discovered: j.discovered}
 		return
 	}
-	g.leave()
+	holdsPending = false
+	r.pending.Release(1)
 	defer r.sem.Release(1)
-	d := r.check(ctx, h, opts)
-	d.discovered = discovered
+	d := r.check(ctx, j.host, opts)
+	d.discovered = j.discovered
 	r.results <- d
 }
 
-// holdAddress resolves h and takes its address in the limiter. If it
-// cannot, ok is false and d is what to report for h instead of a check.
-func (r *passRun) holdAddress(budget context.Context, g *gates, h observer.Host) (addr netip.AddrPort, d hostDone, ok bool) {
-	addr, err := r.p.Resolve(budget, h)
+// takeAddress resolves the host of j and takes its address for it
+// (j.holds), or queues j behind the address's current check (waits). If
+// neither, d is what to report for the host instead of a check.
+func (r *passRun) takeAddress(budget context.Context, j *job) (d hostDone, waits bool) {
+	addr, err := r.p.Resolve(budget, j.host)
 	if err != nil {
 		if budget.Err() != nil {
-			return addr, hostDone{notStarted: true}, false
+			return hostDone{notStarted: true}, false
 		}
-		r.log.Debug("not resolved; recorded as unreachable", "host", h, "err", err)
-		return addr, hostDone{r: unresolved(h, r.now(), r.p.PassID, err)}, false
+		r.log.Debug("not resolved; recorded as unreachable", "host", j.host, "err", err)
+		return hostDone{r: unresolved(j.host, r.now(), r.p.PassID, err)}, false
 	}
-	if err := g.takeAddress(budget, r.limiter, addr.Addr()); err != nil {
-		skipped := errors.Is(err, ErrAddressBudget)
-		return addr, hostDone{skipped: skipped, notStarted: !skipped, busy: errors.Is(err, errAddressBusy)}, false
+	j.addr = addr
+	took, err := r.limiter.Take(addr.Addr(), job{host: j.host, discovered: j.discovered, holds: true, addr: addr})
+	switch {
+	case err != nil:
+		return hostDone{skipped: true}, false
+	case !took:
+		return hostDone{}, true
 	}
-	return addr, hostDone{}, true
+	j.holds = true
+	return hostDone{}, false
 }
 
-// enterCheck takes a place in sem for a check holding addr (if valid). If
-// the budget ends first it gives back what it took and addr, and reports
-// false.
-func (r *passRun) enterCheck(budget context.Context, addr netip.AddrPort) bool {
+// enterCheck takes a place in sem for j's check. If the budget ends first
+// it gives back what it took and j's address, and reports false.
+func (r *passRun) enterCheck(budget context.Context, j job) bool {
 	acquired := r.sem.Acquire(budget, 1) == nil
 	// Acquire may succeed on a context already done.
 	if !acquired || budget.Err() != nil {
 		if acquired {
 			r.sem.Release(1)
 		}
-		if addr.IsValid() {
-			r.limiter.Release(addr.Addr(), 0)
+		if j.holds {
+			r.release(j.addr, 0)
 		}
 		return false
 	}
@@ -490,11 +534,26 @@ func (r *passRun) check(ctx context.Context, h observer.Host, opts CheckOptions)
 	res, tr := r.p.Checker.Check(ctx, h, opts)
 	if opts.Addr.IsValid() {
 		// The check's connections are closed by now.
-		r.limiter.Release(opts.Addr.Addr(), addressCost(tr, res.Check.WireBytes))
+		r.release(opts.Addr, addressCost(tr, res.Check.WireBytes))
 	}
 	// A check still running when the pass was interrupted
 	// did not finish: it is not recorded.
 	return hostDone{r: res, abandoned: ctx.Err() != nil}
+}
+
+// release gives addr back after a check that cost it requests, handing it to
+// the next host waiting for it (to the producer, in the queue's ready
+// hosts), or reporting every waiting host as skipped if the address's
+// budget is used up now. It does both before the caller reports its own
+// host, so the queue never looks finished while hosts still wait.
+func (r *passRun) release(addr netip.AddrPort, requests int) {
+	next, handed, refused := r.limiter.Release(addr.Addr(), requests)
+	if handed {
+		r.queue.turn(next)
+	}
+	for _, j := range refused {
+		r.results <- hostDone{skipped: true, discovered: j.discovered}
+	}
 }
 
 // collect records the finished checks in r.sum until results is closed, and
@@ -524,9 +583,6 @@ func (r *passRun) collectOne(ctx context.Context, cancel context.CancelCauseFunc
 		// the schedule; only due-list hosts count as left over.
 		if !d.discovered {
 			r.sum.NotStarted++
-			if d.busy {
-				r.sum.AddressBusy++
-			}
 		}
 		return
 	}
@@ -560,6 +616,7 @@ func (r *passRun) collectOne(ctx context.Context, cancel context.CancelCauseFunc
 // summary completes the summary once results is closed.
 func (r *passRun) summary() Summary {
 	r.sum.NotStarted += int64(r.notStarted)
+	r.sum.PastMaxChecks += int64(r.pastMaxChecks)
 	if r.limiter != nil {
 		st := r.limiter.Stats()
 		r.sum.Addresses, r.sum.BusiestAddressRequests, r.sum.AddressesOverBudget = int64(st.Addresses), int64(st.BusiestRequests), int64(st.OverBudget)
@@ -578,45 +635,6 @@ func unresolved(host observer.Host, at time.Time, passID string, err error) obse
 	}
 	return observer.Result{Check: observer.Check{Host: host, CheckedAt: at, PassID: passID,
 		Outcome: observer.OutcomeUnreachable, Error: observer.CleanText(text, observer.MaxErrorRunes)}}
-}
-
-// gates tracks which of the waiting gates one host's goroutine holds.
-type gates struct {
-	pending, parked           *semaphore.Weighted
-	holdsPending, holdsParked bool
-}
-
-// leave gives back the waiting gates held.
-func (g *gates) leave() {
-	if g.holdsPending {
-		g.holdsPending = false
-		g.pending.Release(1)
-	}
-	if g.holdsParked {
-		g.holdsParked = false
-		g.parked.Release(1)
-	}
-}
-
-// errAddressBusy leaves a host unstarted: its address was busy and every
-// place to wait for it was taken. It stays due for the next pass.
-var errAddressBusy = errors.New("address busy and no place to wait for it")
-
-// takeAddress takes addr, waiting in parked (having left pending) if another
-// check holds it, or returns errAddressBusy if parked is full. On error it
-// does not hold the address.
-func (g *gates) takeAddress(ctx context.Context, l *AddressLimiter, addr netip.Addr) error {
-	ok, err := l.TryAcquire(addr)
-	if ok || err != nil {
-		return err
-	}
-	if !g.parked.TryAcquire(1) {
-		return errAddressBusy
-	}
-	g.holdsParked = true
-	g.holdsPending = false
-	g.pending.Release(1)
-	return l.Acquire(ctx, addr)
 }
 
 // dedupe drops discoveries already made earlier in this pass, so each new

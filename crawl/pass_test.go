@@ -207,7 +207,7 @@ func TestSummaryString(t *testing.T) {
 		{"outcomes in their fixed order", crawl.Summary{Pass: observer.Pass{PassID: "p", Tally: observer.Tally{Checks: 3, ByOutcome: map[observer.Outcome]int64{
 			observer.OutcomeError: 1, observer.OutcomeAlive: 2,
 		}}}}, "pass p: 3 checks in 0s, 0 hosts discovered, 0 bytes fetched\n  alive            2\n  error            1\n"},
-		{"not started", crawl.Summary{Pass: observer.Pass{PassID: "p", NotStarted: 4}}, head + "  not started (left for a later pass): 4\n"},
+		{"not started", crawl.Summary{Pass: observer.Pass{PassID: "p", NotStarted: 4}}, head + "  not started (left for a later pass): 4 (time budget (duration) reached)\n"},
 		{"abandoned", crawl.Summary{Pass: observer.Pass{PassID: "p", Abandoned: 5}}, head + "  abandoned (interrupted, or not written): 5\n"},
 		{"addresses", crawl.Summary{Pass: observer.Pass{PassID: "p", Addresses: 2, BusiestAddressRequests: 9, AddressesOverBudget: 1, SkippedAddressBudget: 3}},
 			head + "  addresses: 2, busiest took 9 requests; 1 over budget, 3 hosts left for a later pass\n"},
@@ -423,16 +423,16 @@ func TestSummaryPassRowKeepsEveryFigure(t *testing.T) {
 	}
 }
 
-// A pass that leaves hosts over only because their address was busy says
-// so rather than blaming a budget that did not run out.
+// A pass that leaves hosts over names the budget that left them.
 func TestNotStartedReasonNamesTheCause(t *testing.T) {
 	for _, c := range []struct {
 		sum  crawl.Summary
 		want string
 	}{
-		{crawl.Summary{Pass: observer.Pass{NotStarted: 5}}, "5 due hosts left for a later pass (budget reached)"},
-		{crawl.Summary{Pass: observer.Pass{NotStarted: 3}, AddressBusy: 3}, "3 due hosts left for a later pass (address busy and every place to wait for it taken)"},
-		{crawl.Summary{Pass: observer.Pass{NotStarted: 5}, AddressBusy: 2}, "5 due hosts left for a later pass (budget reached; 2 of them: address busy and every place to wait for it taken)"},
+		{crawl.Summary{Pass: observer.Pass{NotStarted: 5}}, "5 due hosts left for a later pass (time budget (duration) reached)"},
+		{crawl.Summary{Pass: observer.Pass{NotStarted: 3}, PastMaxChecks: 3}, "3 due hosts left for a later pass (max_checks reached)"},
+		{crawl.Summary{Pass: observer.Pass{NotStarted: 5}, PastMaxChecks: 2}, "5 due hosts left for a later pass (2: max_checks reached; 3: time budget (duration) reached)"},
+		{crawl.Summary{Pass: observer.Pass{SkippedAddressBudget: 4}}, ""},
 	} {
 		if got := c.sum.CutShort(false); got != c.want {
 			t.Errorf("CutShort(%+v) = %q, want %q", c.sum, got, c.want)

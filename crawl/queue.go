@@ -2,23 +2,39 @@ package crawl
 
 import (
 	"context"
+	"net/netip"
 	"sync"
 
 	"github.com/fediverse-observer/observer"
 )
 
-// hostQueue is the order a pass takes its hosts in: discoveries made in
-// this pass first (they are what the observer exists to report, and a
-// first pass from a seed list is mostly them), then the rest of the due
-// list. It ends when both are empty and no started host can add to them
-// any more, when the budget ends, or when limit hosts were handed out.
+// job is one host for the producer to start.
+type job struct {
+	host       observer.Host
+	discovered bool // found in this pass, not on the due list
+	// holds is true for a host whose turn at its busy address has come:
+	// the pass has resolved it to addr, and it holds addr already.
+	holds bool
+	addr  netip.AddrPort
+}
+
+// hostQueue is the order a pass takes its hosts in: hosts whose turn at a
+// busy address has come (each holds its address, idle until it is
+// checked; there is at most one per address), then discoveries made in
+// this pass (they are what the observer exists to report, and a first pass
+// from a seed list is mostly them), then the rest of the due list. It ends
+// when all are empty and no started host can add to them any more, or when
+// the budget ends; once limit hosts were handed out, only hosts whose turn
+// has come are.
 type hostQueue struct {
 	mu    sync.Mutex
 	cond  sync.Cond
+	ready []job           // hosts whose turn at their address has come
 	due   []observer.Host // the due list's hosts not yet handed out, in order
 	found []observer.Host // discoveries admitted for this pass, first found first
 	// inFlight counts hosts handed out whose results the collector has not
-	// finished with: until it is 0, discoveries may still come.
+	// finished with (a host waiting for its address included): until it is
+	// 0, discoveries and turns may still come.
 	inFlight int
 	limit    int // hosts still to hand out; < 0: no limit
 	// dueBack counts due-list hosts handed out but given back unstarted.
@@ -36,23 +52,30 @@ func newHostQueue(due []observer.Host, maxChecks int) *hostQueue {
 	return q
 }
 
-// next hands out the next host to check, and whether it was discovered in
-// this pass; ok is false when the pass has no more hosts to start. It
-// waits while the queue is empty but checks are still under way.
-func (q *hostQueue) next(budget context.Context) (host observer.Host, discovered, ok bool) {
+// next hands out the next host to start; ok is false when the pass has no
+// more hosts to start. It waits while the queue is empty but checks are
+// still under way.
+func (q *hostQueue) next(budget context.Context) (j job, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
 		switch {
-		case budget.Err() != nil || q.limit == 0:
-			return "", false, false
-		case len(q.found) > 0:
-			host, q.found = q.found[0], q.found[1:]
-			discovered = true
-		case len(q.due) > 0:
-			host, q.due = q.due[0], q.due[1:]
+		case budget.Err() != nil:
+			return job{}, false
+		case len(q.ready) > 0:
+			// Handed out already when it first came: not counted again.
+			j = q.ready[0]
+			q.ready[0] = job{}
+			q.ready = q.ready[1:]
+			return j, true
+		case q.limit != 0 && len(q.found) > 0:
+			j = job{host: q.found[0], discovered: true}
+			q.found = q.found[1:]
+		case q.limit != 0 && len(q.due) > 0:
+			j = job{host: q.due[0]}
+			q.due = q.due[1:]
 		case q.inFlight == 0:
-			return "", false, false
+			return job{}, false
 		default:
 			q.cond.Wait()
 			continue
@@ -61,8 +84,26 @@ func (q *hostQueue) next(budget context.Context) (host observer.Host, discovered
 		if q.limit > 0 {
 			q.limit--
 		}
-		return host, discovered, true
+		return j, true
 	}
+}
+
+// turn queues a host whose turn at its address has come.
+func (q *hostQueue) turn(j job) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ready = append(q.ready, j)
+	q.cond.Broadcast()
+}
+
+// drainReady removes and returns the hosts whose turn came but which were
+// not started: the pass ended first.
+func (q *hostQueue) drainReady() []job {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	r := q.ready
+	q.ready = nil
+	return r
 }
 
 // giveBack returns a host next handed out that the producer did not start
@@ -100,9 +141,14 @@ func (q *hostQueue) wake() {
 	q.cond.Broadcast()
 }
 
-// dueLeft is how many due-list hosts were never started.
-func (q *hostQueue) dueLeft() int {
+// dueLeft is how many due-list hosts were never started: pastLimit of them
+// because limit hosts had been handed out, ended because the pass ended
+// first.
+func (q *hostQueue) dueLeft() (pastLimit, ended int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.due) + q.dueBack
+	if q.limit == 0 {
+		return len(q.due), q.dueBack
+	}
+	return 0, len(q.due) + q.dueBack
 }

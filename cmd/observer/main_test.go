@@ -168,7 +168,7 @@ func TestCrawlBudgetCutsShortWithItsOwnExitCode(t *testing.T) {
 	if code != exitCutShort {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitCutShort, out, errs)
 	}
-	if !strings.Contains(errs, "left for a later pass") {
+	if !strings.Contains(errs, "left for a later pass (max_checks reached)") {
 		t.Fatalf("stderr does not say why: %q", errs)
 	}
 	if got := s.query(t, "SELECT checked || ' ' || cut_short FROM passes WHERE cut_short IS NOT NULL"); len(got) != 1 || !strings.HasPrefix(got[0], "5 ") {
