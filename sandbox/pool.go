@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -24,6 +25,11 @@ type PoolOptions struct {
 	// Args are the checker's arguments (argv[1:]), e.g. the hidden
 	// subcommand and the flags it needs to build its crawler.
 	Args []string
+	// ConnectTo are the checker's --connect-to rules, in their flag form.
+	// They reach it on an inherited file (ReadConnectTo), not in Args:
+	// tens of thousands of them come near the limit on a process's
+	// arguments, and would show in ps. Empty: no file.
+	ConnectTo []string
 	// Env is added to the checker's environment, which otherwise holds
 	// only SSL_CERT_FILE, SSL_CERT_DIR and TZ from ours, and
 	// GODEBUG=netdns=go (the pure-Go resolver needs no libc plugins,
@@ -112,6 +118,7 @@ type Pool struct {
 	log   *slog.Logger
 	known []byte       // the known-table frame every checker is sent
 	owned *SharedKnown // the empty table NewPool made for a nil Known
+	rules *os.File     // the --connect-to rules every checker reads, if any
 	slots chan struct{}
 	idle  chan *proc
 	// starting holds a token while a checker starts: one start at a time.
@@ -157,6 +164,14 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 		starting: make(chan struct{}, 1),
 		procs:    map[*proc]struct{}{},
 		cgroup:   opts.CgroupParent != "",
+	}
+	if len(opts.ConnectTo) > 0 {
+		f, err := rulesFile(opts.ConnectTo)
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
+		p.rules = f
 	}
 	if p.cgroup {
 		if why := notCgroup2(opts.CgroupParent); why != "" {
@@ -223,10 +238,14 @@ func (p *Pool) Close() error {
 	for _, pr := range procs {
 		pr.kill()
 	}
-	if p.owned != nil {
-		return p.owned.Close()
+	var err error
+	if p.rules != nil {
+		err = p.rules.Close()
 	}
-	return nil
+	if p.owned != nil {
+		err = errors.Join(err, p.owned.Close())
+	}
+	return err
 }
 
 // Check runs one check in a checker process. opts.Known is not sent: each

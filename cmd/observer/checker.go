@@ -28,8 +28,16 @@ func runChecker(ctx context.Context, e env, args []string) error {
 	var n network
 	c.registerNoData(fs)
 	n.register(fs)
+	inherited := fs.Bool("connect-to-inherited", false, "read the --connect-to rules from the file the orchestrator passes")
 	if err := cliflag.ParseNoArgs(fs, args); err != nil {
 		return err
+	}
+	if *inherited {
+		rules, err := sandbox.ReadConnectTo()
+		if err != nil {
+			return err
+		}
+		n.connectTo = append(n.connectTo, rules...)
 	}
 	cfg, log, err := c.setup(e)
 	if err != nil {
@@ -43,11 +51,12 @@ func runChecker(ctx context.Context, e env, args []string) error {
 }
 
 // checkerArgs are the __checker arguments that rebuild this crawl's crawler
-// in the child.
+// in the child, but for the --connect-to rules, which reach it on a file
+// (sandbox.PoolOptions.ConnectTo).
 func checkerArgs(c common, n network) []string {
 	args := c.childArgs("__checker")
-	for _, v := range n.connectTo {
-		args = append(args, "-connect-to", v)
+	if len(n.connectTo) > 0 {
+		args = append(args, "-connect-to-inherited")
 	}
 	for _, v := range n.allowAddr {
 		args = append(args, "-allow-addr", v)

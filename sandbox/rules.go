@@ -1,0 +1,78 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// A checker's --connect-to rules reach it on an inherited file, not on its
+// command line: a test world of 20,000 instances has a rule each, which
+// together come near Linux's limit on a process's arguments, and any user
+// could read them in ps. The pool writes them once into a sealed memory
+// file that every checker reads.
+
+// connectToFD is the descriptor a checker finds its rules on
+// (exec.Cmd.ExtraFiles[1]) when its pool has any (PoolOptions.ConnectTo).
+const connectToFD = knownFD + 1
+
+// maxRulesBytes bounds what ReadConnectTo reads: a million rules of a
+// long host name each.
+const maxRulesBytes = 512 << 20
+
+// rulesFile writes rules, one a line, into a memory file sealed against
+// change, and returns a read-only descriptor of it.
+func rulesFile(rules []string) (*os.File, error) {
+	for _, r := range rules {
+		if strings.ContainsAny(r, "\n\x00") {
+			return nil, fmt.Errorf("connect-to rule %q: a line break or NUL in it", r)
+		}
+	}
+	fd, err := unix.MemfdCreate("observer-connect-to", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("connect-to rules: memfd_create: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "observer-connect-to")
+	defer f.Close()
+	if _, err := io.WriteString(f, strings.Join(rules, "\n")); err != nil {
+		return nil, fmt.Errorf("connect-to rules: %w", err)
+	}
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, knownSeals); err != nil {
+		return nil, fmt.Errorf("connect-to rules: seal: %w", err)
+	}
+	ro, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", fd), os.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("connect-to rules: reopen read-only: %w", err)
+	}
+	return ro, nil
+}
+
+// ReadConnectTo reads the --connect-to rules its pool gave a checker
+// (PoolOptions.ConnectTo) and closes their descriptor. A checker started
+// with rules calls it before it builds its crawler, and so before Confine,
+// which closes every descriptor it inherited.
+func ReadConnectTo() ([]string, error) {
+	f := os.NewFile(connectToFD, "connect-to rules")
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("connect-to rules on descriptor %d: %w", connectToFD, err)
+	}
+	if st.Size() > maxRulesBytes {
+		return nil, fmt.Errorf("connect-to rules: %d bytes, over %d", st.Size(), maxRulesBytes)
+	}
+	// Every checker of the pool shares the file's offset: read at
+	// offsets, never moving it.
+	buf := make([]byte, st.Size())
+	if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("connect-to rules: %w", err)
+	}
+	if len(buf) == 0 {
+		return nil, nil
+	}
+	return strings.Split(string(buf), "\n"), nil
+}
