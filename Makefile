@@ -87,7 +87,19 @@ LATENCY_TIMEOUT ?= 24h
 .PHONY: bench-latency
 bench-latency:
 	OBSERVER_LATENCY_INSTANCES=$(LATENCY_INSTANCES) OBSERVER_LATENCY_DAYS=$(LATENCY_DAYS) \
-	  $(GO) test -run '^$$' -bench DiscoveryLatency -benchtime 1x -timeout $(LATENCY_TIMEOUT) ./cmd/observer
+	  $(GO) test -run '^$$' -bench 'DiscoveryLatency$$' -benchtime 1x -timeout $(LATENCY_TIMEOUT) ./cmd/observer
+
+# The same measure without the network, for a million instances: the
+# scheduling code of observer crawl with the spread model answering the
+# crawler in-process, and the new list read after each pass instead of a
+# site build (cmd/observer/latency_model_bench_test.go; docs/benchmarks.md
+# says what a day of it takes). MODEL_INSTANCES, MODEL_DAYS set the world.
+MODEL_INSTANCES ?= 1000000
+MODEL_DAYS ?= 60
+.PHONY: bench-latency-model
+bench-latency-model:
+	OBSERVER_MODEL_INSTANCES=$(MODEL_INSTANCES) OBSERVER_MODEL_DAYS=$(MODEL_DAYS) \
+	  $(GO) test -run '^$$' -bench 'DiscoveryLatencyModel$$' -benchtime 1x -timeout $(LATENCY_TIMEOUT) ./cmd/observer
 
 clean:
 	rm -rf bin public .public.lock

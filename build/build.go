@@ -77,10 +77,10 @@ type Report struct {
 	Duration  time.Duration
 }
 
-// feedLimit caps the entries of one Atom feed: feed readers poll often, and
+// FeedLimit caps the entries of one Atom feed: feed readers poll often, and
 // the newest entries are the ones they have not seen. The HTML and CSV lists
 // are complete.
-const feedLimit = 1000
+const FeedLimit = 1000
 
 // Build renders the site into a staging directory next to OutDir and then
 // swaps it into place, so that readers see either the old or the new site,

@@ -187,7 +187,7 @@ func (b *builder) writeFeed(rel, title, software string, list []observer.Instanc
 	feed.Updated = updated.UTC().Format(time.RFC3339)
 	tagHost := b.site.base.Hostname()
 	for i, inst := range list {
-		if i == feedLimit {
+		if i == FeedLimit {
 			break
 		}
 		first := inst.FirstAliveAt.UTC()

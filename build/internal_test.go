@@ -530,10 +530,10 @@ func TestSwapByRenameRestoresTheSiteOnFailure(t *testing.T) {
 	}
 }
 
-// An Atom feed holds at most feedLimit entries, the newest.
+// An Atom feed holds at most FeedLimit entries, the newest.
 func TestFeedIsCapped(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	data := buildtest.Sample(feedLimit+3, now)
+	data := buildtest.Sample(FeedLimit+3, now)
 	out := filepath.Join(t.TempDir(), "public")
 	site := Settings{BaseURL: "https://observer.example.org/", Theme: "default"}
 	if _, err := Build(context.Background(), Options{Site: site, SiteDir: t.TempDir(), OutDir: out, Data: data, Now: now}); err != nil {
@@ -543,11 +543,11 @@ func TestFeedIsCapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(b), "<entry>"); n != feedLimit {
-		t.Errorf("new.atom has %d entries, want %d", n, feedLimit)
+	if n := strings.Count(string(b), "<entry>"); n != FeedLimit {
+		t.Errorf("new.atom has %d entries, want %d", n, FeedLimit)
 	}
-	last := fmt.Sprintf("new%03d.example.net", feedLimit-1)
-	if !strings.Contains(string(b), ":new/"+last+"<") || strings.Contains(string(b), fmt.Sprintf("new%03d.example.net", feedLimit)) {
+	last := fmt.Sprintf("new%03d.example.net", FeedLimit-1)
+	if !strings.Contains(string(b), ":new/"+last+"<") || strings.Contains(string(b), fmt.Sprintf("new%03d.example.net", FeedLimit)) {
 		t.Errorf("new.atom does not end at entry %s", last)
 	}
 }

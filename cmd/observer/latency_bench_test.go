@@ -49,27 +49,45 @@ import (
 func BenchmarkDiscoveryLatency(b *testing.B) {
 	n := benchEnvInt("OBSERVER_LATENCY_INSTANCES", 2000)
 	days := benchEnvInt("OBSERVER_LATENCY_DAYS", 60)
-	every := 2 * time.Hour
-	if v := os.Getenv("OBSERVER_LATENCY_PASS"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			b.Fatalf("OBSERVER_LATENCY_PASS: %q is not a positive duration", v)
-		}
-		every = d
-	}
+	every := latencyEvery(b)
 	for i := 0; i < b.N; i++ {
-		r := runLatencyWorld(b, n, days, every)
-		// On stderr too: a benchmark's log is cut to its first lines.
-		fmt.Fprint(os.Stderr, r.String())
-		b.Log("\n" + r.String())
-		b.ReportMetric(r.p50.Hours(), "p50-hours")
-		b.ReportMetric(r.p95.Hours(), "p95-hours")
-		b.ReportMetric(r.max.Hours(), "max-hours")
-		b.ReportMetric(float64(r.neverListed), "never-listed")
-		b.ReportMetric(r.peersPerDay/1024, "peers-KiB/day")
-		b.ReportMetric(r.checksPerDay, "checks/day")
-		b.ReportMetric(100*r.deadLongShare, "%checks-dead>1mo")
+		runLatencyWorld(b, n, days, every).report(b)
 	}
+}
+
+// latencyConfig is observer.toml for a latency run, with
+// OBSERVER_LATENCY_CONFIG's lines added to its [crawl] table.
+func latencyConfig() string {
+	return "[site]\nbase_url = \"https://observer.example/\"\n[crawl]\nseeds = \"data/seeds.txt\"\nconcurrency = 32\nduration = \"1h\"\naddress_budget = 0\n" +
+		os.Getenv("OBSERVER_LATENCY_CONFIG") + "\n"
+}
+
+// latencyEvery is OBSERVER_LATENCY_PASS, the time between passes (default
+// 2h, as deploy/systemd's timer).
+func latencyEvery(b *testing.B) time.Duration {
+	v := os.Getenv("OBSERVER_LATENCY_PASS")
+	if v == "" {
+		return 2 * time.Hour
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		b.Fatalf("OBSERVER_LATENCY_PASS: %q is not a positive duration", v)
+	}
+	return d
+}
+
+// report prints the figures and reports them as the benchmark's metrics.
+func (f latencyFigures) report(b *testing.B) {
+	// On stderr too: a benchmark's log is cut to its first lines.
+	fmt.Fprint(os.Stderr, f.String())
+	b.Log("\n" + f.String())
+	b.ReportMetric(f.p50.Hours(), "p50-hours")
+	b.ReportMetric(f.p95.Hours(), "p95-hours")
+	b.ReportMetric(f.max.Hours(), "max-hours")
+	b.ReportMetric(float64(f.neverListed), "never-listed")
+	b.ReportMetric(f.peersPerDay/1024, "peers-KiB/day")
+	b.ReportMetric(f.checksPerDay, "checks/day")
+	b.ReportMetric(100*f.deadLongShare, "%checks-dead>1mo")
 }
 
 // latencyFigures is what one run over the spread model measured.
@@ -150,9 +168,7 @@ func runLatencyWorld(b *testing.B, n, days int, every time.Duration) latencyFigu
 	if err := os.WriteFile(filepath.Join(site, "data", "seeds.txt"), []byte(seeds), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	config := "[site]\nbase_url = \"https://observer.example/\"\n[crawl]\nseeds = \"data/seeds.txt\"\nconcurrency = 32\nduration = \"1h\"\naddress_budget = 0\n" +
-		os.Getenv("OBSERVER_LATENCY_CONFIG") + "\n"
-	if err := os.WriteFile(filepath.Join(site, "observer.toml"), []byte(config), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(site, "observer.toml"), []byte(latencyConfig()), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	net := simFlags(sim, ca)
@@ -199,11 +215,19 @@ func runLatencyWorld(b *testing.B, n, days int, every time.Duration) latencyFigu
 	}
 	f.wall = time.Since(start)
 
-	// Latency, against the ground truth.
+	f.fromTruth(b, sim, data, listedAt, day0, end)
+	return f
+}
+
+// fromTruth measures a run that listed each host in new.atom first at
+// listedAt against the model's ground truth: latency from birth to listing
+// and its stages, peers traffic, and checks by state over the run's last
+// third.
+func (f *latencyFigures) fromTruth(b *testing.B, sim *fedisim.Sim, data string, listedAt map[string]time.Time, day0, end time.Time) {
 	warm := day0.Add(8 * 24 * time.Hour)
 	var lat []time.Duration
 	var listedIdx []int
-	for i := range n {
+	for i := range f.instances {
 		tr, _ := sim.Truth(i)
 		if tr.Ghost || tr.Born.Before(warm) || tr.Born.After(end.Add(-48*time.Hour)) || !tr.AliveAt(tr.Born.Add(48*time.Hour)) {
 			continue
@@ -223,10 +247,9 @@ func runLatencyWorld(b *testing.B, n, days int, every time.Duration) latencyFigu
 		slices.Sort(lat)
 		f.p50, f.p95, f.max = lat[len(lat)/2], lat[len(lat)*95/100], lat[len(lat)-1]
 	}
-	f.peersPerDay = float64(sim.Stats().PeersBytes) / float64(days)
-	f.notModifiedPerDay = float64(sim.Stats().NotModified) / float64(days)
-	f.checksByState(b, sim, data, end.Add(-time.Duration(days)*24*time.Hour/3), end)
-	return f
+	f.peersPerDay = float64(sim.Stats().PeersBytes) / float64(f.days)
+	f.notModifiedPerDay = float64(sim.Stats().NotModified) / float64(f.days)
+	f.checksByState(b, sim, data, end.Add(-time.Duration(f.days)*24*time.Hour/3), end)
 }
 
 // openSnapshotViews opens the benchmark's data directory with the

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/build"
+	"github.com/fediverse-observer/observer/fedisim"
+	"github.com/fediverse-observer/observer/internal/crawlpass"
+	"github.com/fediverse-observer/observer/internal/testsupport"
+)
+
+// The discovery-latency benchmark without the network, for worlds a
+// networked run does not fit (a million instances on 2 cores): the same
+// scheduling code as observer crawl (its config, derivation in a child
+// process, due list, budgets, per-address politeness at the simulator's
+// addresses, snapshots, passes row: crawlpass.Run), with the observer's
+// crawler answered in-process by the spread model
+// (testsupport.ModelChecker, which a test holds to what the crawler reads
+// over the network). After each pass, instead of building the whole site,
+// it derives and reads the new list as observer build does and takes its
+// newest build.FeedLimit entries: what new.atom would hold. The figures are
+// BenchmarkDiscoveryLatency's.
+//
+// Settings (environment):
+//
+//	OBSERVER_MODEL_INSTANCES  instances of the model (default 1000000)
+//	OBSERVER_MODEL_DAYS       simulated days (default 60)
+//	OBSERVER_LATENCY_PASS     time between passes (default 2h)
+//	OBSERVER_LATENCY_CONFIG   extra lines for observer.toml's [crawl] table
+//
+// make bench-latency-model runs it (MODEL_INSTANCES, MODEL_DAYS).
+func BenchmarkDiscoveryLatencyModel(b *testing.B) {
+	n := benchEnvInt("OBSERVER_MODEL_INSTANCES", 1_000_000)
+	days := benchEnvInt("OBSERVER_MODEL_DAYS", 60)
+	every := latencyEvery(b)
+	for i := 0; i < b.N; i++ {
+		runModelWorld(b, n, days, every).report(b)
+	}
+}
+
+func runModelWorld(b *testing.B, n, days int, every time.Duration) latencyFigures {
+	ctx := context.Background()
+	sim, err := fedisim.New(fedisim.Config{Seed: 26, Instances: n, Spread: &fedisim.Spread{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	site := filepath.Join(dir, "site")
+	if code, _, stderr := runObserverB(b, "new", "site", site); code != 0 {
+		b.Fatalf("observer new site: %s", stderr)
+	}
+	seeds := strings.Join(sim.Seeds(5), "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(site, "data", "seeds.txt"), []byte(seeds), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	conf := filepath.Join(site, "observer.toml")
+	if err := os.WriteFile(conf, []byte(latencyConfig()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	data := filepath.Join(site, "data")
+	// The derivation runs in a child, this test binary as observer.
+	b.Setenv("OBSERVER_TEST_MAIN", "1")
+	e := env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: os.Stderr}
+	start := time.Now()
+	// The spread model's index of links is built on first use: not a cost
+	// of the first pass.
+	sim.FirstNamed(0, sim.Config().Day0)
+	fmt.Fprintf(os.Stderr, "bench-latency-model: %d instances, model ready in %s\n", n, time.Since(start).Round(time.Second))
+
+	day0 := sim.Config().Day0
+	end := day0.Add(time.Duration(days) * 24 * time.Hour)
+	listedAt := map[string]time.Time{}
+	ids := map[string]string{}
+	f := latencyFigures{instances: n, days: days, every: every, byState: map[string]float64{}}
+	var passWall, listWall time.Duration
+	start = time.Now()
+	for t := day0; t.Before(end); t = t.Add(every) {
+		now := t.Format(time.RFC3339)
+		crawlStart := time.Now()
+		modelPass(ctx, b, e, sim, []string{"--quiet", "--config", conf, "--data", data, "--now", now, "--isolation", "none"})
+		passWall += time.Since(crawlStart)
+		// What observer build after the pass renders into new.atom.
+		built := t.Add(time.Since(crawlStart).Truncate(time.Second) + time.Second)
+		listStart := time.Now()
+		for _, inst := range newFeed(ctx, b, e, conf, data, built) {
+			first := inst.FirstAliveAt.UTC()
+			host, id := string(inst.Host), first.Format("2006-01-02")+"/"+string(inst.Host)
+			if _, ok := listedAt[host]; !ok {
+				listedAt[host] = built
+			}
+			if was, ok := ids[host]; ok && was != id {
+				f.idChanges++
+			}
+			ids[host] = id
+		}
+		listWall += time.Since(listStart)
+		f.passes++
+		if next := t.Add(every); next.Sub(day0)/(24*time.Hour) != t.Sub(day0)/(24*time.Hour) {
+			fmt.Fprintf(os.Stderr, "bench-latency-model: day %d of %d done, %s since the start (passes %s, new lists %s)\n",
+				next.Sub(day0)/(24*time.Hour), days, time.Since(start).Round(time.Second), passWall.Round(time.Second), listWall.Round(time.Second))
+		}
+	}
+	f.wall = time.Since(start)
+	f.fromTruth(b, sim, data, listedAt, day0, end)
+	return f
+}
+
+// runObserverB runs one command in-process, for a benchmark.
+func runObserverB(b *testing.B, args ...string) (code int, stdout, stderr string) {
+	b.Helper()
+	var out, errb strings.Builder
+	code = run(context.Background(), env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+// modelPass runs one crawl pass as observer crawl with args would, but for
+// its checks, which the spread model answers in-process, and its
+// addresses, which are the simulator's (Sim.AddrOf).
+func modelPass(ctx context.Context, b *testing.B, e env, sim *fedisim.Sim, args []string) {
+	f, err := parseCrawlFlags(e, args)
+	if err != nil {
+		b.Fatal(err)
+	}
+	o, err := f.passOptions(e)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, log, err := f.common.setup(e)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.overrideConfig(&cfg)
+	opts, _, err := f.network.crawler(cfg, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if o.Checker, err = testsupport.ModelChecker(sim, opts); err != nil {
+		b.Fatal(err)
+	}
+	o.Pass.Resolve = func(_ context.Context, h observer.Host) (netip.AddrPort, error) {
+		return netip.ParseAddrPort(sim.AddrOf(string(h)))
+	}
+	o.Derive = func(ctx context.Context) error { return deriveInChild(ctx, e, f.common) }
+	// A pass cut short by its budget counts as done, as the deployment
+	// counts exit status 3.
+	if err := crawlpass.Run(ctx, o); err != nil && !errors.As(err, new(*crawlpass.CutShortError)) {
+		b.Fatalf("crawl pass at %s: %v", f.common.at().Format(time.RFC3339), err)
+	}
+}
+
+// newFeed is what new.atom holds when observer build runs at now: the
+// newest build.FeedLimit entries of the new list, derived as the build
+// derives it.
+func newFeed(ctx context.Context, b *testing.B, e env, conf, data string, now time.Time) []observer.Instance {
+	c := common{config: conf, data: data, quiet: true, logFormat: "text"}
+	cfg, log, err := c.setup(e)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, _, err := openViews(ctx, c, cfg, log, now, false, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	var list []observer.Instance
+	for inst, err := range store.Reader.NewInstances(ctx) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		list = append(list, inst)
+		if len(list) == build.FeedLimit {
+			break
+		}
+	}
+	return list
+}
