@@ -176,7 +176,7 @@ for ((day = 0; day < DEMO_DAYS; day++)); do
     (cd "$dir" && "$observer" crawl "${crawl_flags[@]}" --now "$now") >"$log" 2>&1 || rc=$?
     case $rc in
       0) ;;
-      3) cut=$((cut + 1)) ;; # cut short (its budget, or busy addresses): the rest is due next pass
+      3) cut=$((cut + 1)) ;; # cut short by its budget: the rest is due next pass
       *)
         tail -n 20 "$log" >&2
         die "crawl pass at $now failed with exit code $rc (log: $log)"
