@@ -2,7 +2,8 @@
 // hosts it knows to the row that records the pass (data/passes). Run locks
 // the data directory, loads the known hosts into the table the checkers
 // share and records the seed list's new hosts, has the state derived
-// (Options.Derive), reads the due list, runs the checks (crawl.Pass) in
+// (Options.Derive) and reads the due list from it (in a data directory that
+// knew no host, the seeds are the due list), runs the checks (crawl.Pass) in
 // sandboxed checker processes or in this one, and writes the snapshots, the
 // summary and the passes row. The caller reads and checks every input (the
 // config, the crawler, the seed list, the blocklist) first: a first run with
@@ -18,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/fediverse-observer/observer"
@@ -73,7 +75,8 @@ type Options struct {
 	// crawl ("" is observer.toml).
 	ConfigFile string
 	// Derive folds new snapshots into the derived state, which holds the
-	// schedule, before the due list is read.
+	// schedule, before the due list is read (not in a data directory's
+	// first pass from its seeds: see dueHosts).
 	Derive func(context.Context) error
 	// Progress is where progress is shown (a terminal, or else the log),
 	// unless Quiet; Summary where the pass's summary is printed.
@@ -103,15 +106,12 @@ func Run(ctx context.Context, o Options) error {
 		return beforeChecks(err)
 	}
 	defer known.table.Close()
-	if err := o.Derive(ctx); err != nil {
-		return beforeChecks(err)
-	}
-	due, err := r.readDueHosts(ctx)
+	due, err := r.dueHosts(ctx, known)
 	if err != nil {
 		return beforeChecks(err)
 	}
 	r.log.Info("crawl pass starting", "pass", r.passID, "due", len(due.Hosts), "blocklisted", due.Blocklisted, "over_domain_budget", due.OverDomainBudget,
-		"known", known.table.Len(), "known_table_bytes", known.table.Bytes(), "seeded", known.seeded, "concurrency", o.Pass.Concurrency, "max_checks", o.Pass.MaxChecks,
+		"known", known.table.Len(), "known_table_bytes", known.table.Bytes(), "seeded", len(known.seeded), "concurrency", o.Pass.Concurrency, "max_checks", o.Pass.MaxChecks,
 		"duration", o.Pass.Duration)
 	checker, stopCheckers, err := r.startCheckers(ctx, known.table)
 	if err != nil {
@@ -184,8 +184,12 @@ type knownHosts struct {
 	// table is the crawl's one copy of them, shared read-only by the pass
 	// and every checker process (docs/security.md, "The known set").
 	table  *sandbox.SharedKnown
-	seeded int // how many of them the seed list added
+	seeded []observer.Host // those the seed list added
 }
+
+// new says the data directory knew no host before this pass: every known
+// host is a seed it has just recorded.
+func (k knownHosts) new() bool { return k.table.Len() == len(k.seeded) }
 
 // loadKnownHosts reads the hosts the data directory knows into the known
 // table and records the seed list's new ones. Knowing none is an error: the
@@ -223,30 +227,54 @@ func (r *passRun) loadKnownHosts(ctx context.Context) (knownHosts, error) {
 		known.table.Close()
 		return knownHosts{}, fmt.Errorf("no hosts known in %s, and the seed list %s is missing or empty: add some with observer add HOST", r.store.Dir(), r.SeedList)
 	}
-	if known.seeded > 0 {
-		// The seeds must be on disk before the schedule is derived.
-		if err := r.writer.Flush(ctx); err != nil {
-			known.table.Close()
-			return knownHosts{}, err
-		}
-	}
 	return known, nil
 }
 
 // addSeeds records the seed list's hosts that are not yet known, adding
-// them to the known hosts with add.
-func (r *passRun) addSeeds(ctx context.Context, add func(observer.Host) (bool, error)) (int, error) {
+// them to the known hosts with add, and returns them.
+func (r *passRun) addSeeds(ctx context.Context, add func(observer.Host) (bool, error)) ([]observer.Host, error) {
+	var added []observer.Host
 	var ds []observer.Discovery
 	for _, h := range r.Seeds {
-		added, err := add(h)
+		ok, err := add(h)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		if added {
+		if ok {
+			added = append(added, h)
 			ds = append(ds, observer.Discovery{Host: h, DiscoveredAt: r.Now, Via: observer.ViaSeed})
 		}
 	}
-	return len(ds), r.writer.Discover(ctx, ds...)
+	return added, r.writer.Discover(ctx, ds...)
+}
+
+// dueHosts is the pass's due list: read from the state derived (by
+// Options.Derive) from the snapshots, the seeds just recorded included,
+// except in a data directory that knew no host before this pass. There
+// the state would hold the seeds alone, each never checked and discovered
+// now, at the observer's earliest discovery, which the schedule has due at
+// once during state.warmup (sql/views/state.sql): the seeds are the due
+// list, by name as the schedule orders hosts due at one time, and the
+// derivation, which costs a first pass more than the checks of its seeds
+// and what they lead to, waits for the next pass.
+func (r *passRun) dueHosts(ctx context.Context, known knownHosts) (*crawl.DueList, error) {
+	if known.new() && r.Views.Rules.Warmup > 0 {
+		due := crawl.NewDueList(r.Blocklist.Blocked, r.DomainBudget)
+		for _, h := range slices.Sorted(slices.Values(known.seeded)) {
+			due.Offer(h, true, crawl.PeersDue{Fetch: true})
+		}
+		return due, nil
+	}
+	if len(known.seeded) > 0 {
+		// The seeds must be on disk before the schedule is derived.
+		if err := r.writer.Flush(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.Derive(ctx); err != nil {
+		return nil, err
+	}
+	return r.readDueHosts(ctx)
 }
 
 // readDueHosts defines the views over the derived state and reads the due
