@@ -37,6 +37,8 @@ import (
 //	OBSERVER_MODEL_DAYS       simulated days (default 60)
 //	OBSERVER_LATENCY_PASS     time between passes (default 2h)
 //	OBSERVER_LATENCY_CONFIG   extra lines for observer.toml's [crawl] table
+//	OBSERVER_MODEL_REPORT     print the figures so far every this many simulated days too
+//	                          (default 0: at the end only), for a run that may not finish
 //
 // make bench-latency-model runs it (MODEL_INSTANCES, MODEL_DAYS).
 func BenchmarkDiscoveryLatencyModel(b *testing.B) {
@@ -44,11 +46,11 @@ func BenchmarkDiscoveryLatencyModel(b *testing.B) {
 	days := benchEnvInt("OBSERVER_MODEL_DAYS", 60)
 	every := latencyEvery(b)
 	for i := 0; i < b.N; i++ {
-		runModelWorld(b, n, days, every).report(b)
+		runModelWorld(b, n, days, every, benchEnvInt("OBSERVER_MODEL_REPORT", 0)).report(b)
 	}
 }
 
-func runModelWorld(b *testing.B, n, days int, every time.Duration) latencyFigures {
+func runModelWorld(b *testing.B, n, days int, every time.Duration, reportEvery int) latencyFigures {
 	ctx := context.Background()
 	sim, err := fedisim.New(fedisim.Config{Seed: 26, Instances: n, Spread: &fedisim.Spread{}})
 	if err != nil {
@@ -106,8 +108,15 @@ func runModelWorld(b *testing.B, n, days int, every time.Duration) latencyFigure
 		listWall += time.Since(listStart)
 		f.passes++
 		if next := t.Add(every); next.Sub(day0)/(24*time.Hour) != t.Sub(day0)/(24*time.Hour) {
+			day := int(next.Sub(day0) / (24 * time.Hour))
 			fmt.Fprintf(os.Stderr, "bench-latency-model: day %d of %d done, %s since the start (passes %s, new lists %s)\n",
-				next.Sub(day0)/(24*time.Hour), days, time.Since(start).Round(time.Second), passWall.Round(time.Second), listWall.Round(time.Second))
+				day, days, time.Since(start).Round(time.Second), passWall.Round(time.Second), listWall.Round(time.Second))
+			if reportEvery > 0 && day%reportEvery == 0 && day < days {
+				sofar := f
+				sofar.days, sofar.wall, sofar.byState = day, time.Since(start), map[string]float64{}
+				sofar.fromTruth(b, sim, data, listedAt, day0, next)
+				fmt.Fprintf(os.Stderr, "bench-latency-model: the figures after day %d:\n%s", day, sofar.String())
+			}
 		}
 	}
 	f.wall = time.Since(start)
