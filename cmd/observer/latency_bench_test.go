@@ -210,7 +210,16 @@ func runLatencyWorld(b *testing.B, n, days int, every time.Duration) latencyFigu
 		if next := t.Add(every); next.Sub(day0)/(24*time.Hour) != t.Sub(day0)/(24*time.Hour) {
 			// A benchmark's log shows only at its end: a run of hours says
 			// how far it is, and what a simulated day costs, as it goes.
-			fmt.Fprintf(os.Stderr, "bench-latency: day %d of %d done, %s since the start\n", next.Sub(day0)/(24*time.Hour), days, time.Since(start).Round(time.Second))
+			day := int(next.Sub(day0) / (24 * time.Hour))
+			fmt.Fprintf(os.Stderr, "bench-latency: day %d of %d done, %s since the start\n", day, days, time.Since(start).Round(time.Second))
+			// The figures so far every ten days: a run cut short by its
+			// deadline still tells what it measured.
+			if day%10 == 0 && day < days {
+				g := f
+				g.days, g.wall, g.byState = day, time.Since(start), map[string]float64{}
+				g.fromTruth(b, sim, data, listedAt, day0, next)
+				fmt.Fprintf(os.Stderr, "bench-latency: the figures after %d days:\n%s", day, g.String())
+			}
 		}
 	}
 	f.wall = time.Since(start)
