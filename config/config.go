@@ -6,7 +6,8 @@
 // misspelt setting silently ignored is worse than a refusal.
 //
 // Only the commands (cmd/) import config: the packages take plain option
-// structs, which the commands fill from it (BuildSettings for the builder).
+// structs, which the commands fill from it through the mappings in
+// options.go (BuildSettings for the builder, Rules for duck).
 package config
 
 import (

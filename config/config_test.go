@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fediverse-observer/observer/config"
+	"github.com/fediverse-observer/observer/duck"
 )
 
 func TestMissingDefaultFileGivesDefaults(t *testing.T) {
@@ -329,5 +330,34 @@ func TestDenyAddrsAndRequireConfinement(t *testing.T) {
 	got := cfg.Crawl.DenyPrefixes()
 	if cfg.Crawl.RequireConfinement || len(got) != 2 || got[0].String() != "64:ff9b::/96" || got[1].String() != "203.0.113.0/24" {
 		t.Errorf("require_confinement %v, deny prefixes %v", cfg.Crawl.RequireConfinement, got)
+	}
+}
+
+// Every [state] key reaches duck's rules, each to its own field.
+func TestRulesMapEveryStateKey(t *testing.T) {
+	cfg := config.Default()
+	err := config.Parse([]byte(`
+[state]
+failures_to_dead = 7
+dead_after = "1h"
+revive_after = "2h"
+live_window = "3h"
+new_window = "4h"
+warmup = "5h"
+active_interval = "6h"
+active_jitter = "30m"
+inactive_interval = "8h"
+inactive_jitter = "45m"
+backoff_max = "10h"
+discovery_delay = "11h"
+`), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := duck.Rules{FailuresToDead: 7, DeadAfter: time.Hour, ReviveAfter: 2 * time.Hour, LiveWindow: 3 * time.Hour,
+		NewWindow: 4 * time.Hour, Warmup: 5 * time.Hour, ActiveInterval: 6 * time.Hour, ActiveJitter: 30 * time.Minute,
+		InactiveInterval: 8 * time.Hour, InactiveJitter: 45 * time.Minute, BackoffMax: 10 * time.Hour, DiscoveryDelay: 11 * time.Hour}
+	if got := cfg.Rules(); got != want {
+		t.Fatalf("Rules() = %+v, want %+v", got, want)
 	}
 }

@@ -386,7 +386,7 @@ func (f *passFigures) measureData(b *testing.B, data string) {
 	}
 	defer store.Close()
 	now, _ := time.Parse(time.RFC3339, benchNow)
-	if err := store.Reader.CreateViews(ctx, duck.ViewParams{Now: now, Rules: duckRules(config.Default().State)}); err != nil {
+	if err := store.Reader.CreateViews(ctx, duck.ViewParams{Now: now, Rules: config.Default().Rules()}); err != nil {
 		b.Fatal(err)
 	}
 	one := func(q string) []any {

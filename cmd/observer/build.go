@@ -112,7 +112,7 @@ func openViews(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 	if err != nil {
 		return nil, duck.ViewParams{}, err
 	}
-	rules := duckRules(cfg.State)
+	rules := cfg.Rules()
 	params := duck.ViewParams{Now: now, Rules: rules, Blocklist: blocked.Entries()}
 	store, err := duck.OpenForQueries(ctx, c.data, duck.QueryOptions{Logger: log, Views: params, StaleOK: staleOK,
 		Derive: duck.DeriveOptions{Rules: rules, MemoryLimit: cfg.State.MemoryLimit, Full: full}})

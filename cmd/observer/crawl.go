@@ -114,7 +114,7 @@ func (f crawlFlags) passOptions(e env) (crawlpass.Options, error) {
 		Data: f.common.data, MemoryLimit: cc.DuckDBMemoryLimit, FlushChecks: f.flushChecks,
 		Now: f.common.at(), NowGiven: f.common.now.Given,
 		Seeds: seeds, SeedList: seedList, Blocklist: blocked,
-		Views:        duck.ViewParams{Rules: duckRules(cfg.State)},
+		Views:        duck.ViewParams{Rules: cfg.Rules()},
 		Peers:        duck.PeersSchedule{Interval: cc.PeersInterval.D(), MinInterval: cc.PeersMinInterval.D()},
 		DomainBudget: cc.DomainBudget, DiscoveredChecks: cc.DiscoveredChecks,
 		Pass: crawl.Pass{

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/internal/childproc"
 	"github.com/fediverse-observer/observer/internal/cliflag"
@@ -81,25 +80,6 @@ func derive(ctx context.Context, e env, c common) error {
 		return err
 	}
 	defer store.Close()
-	_, err = store.Deriver.Derive(ctx, duck.DeriveOptions{Rules: duckRules(cfg.State), MemoryLimit: cfg.State.MemoryLimit})
+	_, err = store.Deriver.Derive(ctx, duck.DeriveOptions{Rules: cfg.Rules(), MemoryLimit: cfg.State.MemoryLimit})
 	return err
-}
-
-// duckRules maps the configuration's [state] table to the rules duck
-// derives the states, the lists and the schedule with.
-func duckRules(st config.State) duck.Rules {
-	return duck.Rules{
-		FailuresToDead:   st.FailuresToDead,
-		DeadAfter:        st.DeadAfter.D(),
-		ReviveAfter:      st.ReviveAfter.D(),
-		LiveWindow:       st.LiveWindow.D(),
-		NewWindow:        st.NewWindow.D(),
-		Warmup:           st.Warmup.D(),
-		ActiveInterval:   st.ActiveInterval.D(),
-		ActiveJitter:     st.ActiveJitter.D(),
-		InactiveInterval: st.InactiveInterval.D(),
-		InactiveJitter:   st.InactiveJitter.D(),
-		BackoffMax:       st.BackoffMax.D(),
-		DiscoveryDelay:   st.DiscoveryDelay.D(),
-	}
 }

@@ -72,10 +72,10 @@ inactive_jitter = "1h"
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Deriver.Derive(ctx, duck.DeriveOptions{Rules: duckRules(cfg.State), MemoryLimit: cfg.State.MemoryLimit}); err != nil {
+	if _, err := store.Deriver.Derive(ctx, duck.DeriveOptions{Rules: cfg.Rules(), MemoryLimit: cfg.State.MemoryLimit}); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Reader.CreateViews(ctx, duck.ViewParams{Now: last, Rules: duckRules(cfg.State)}); err != nil {
+	if err := store.Reader.CreateViews(ctx, duck.ViewParams{Now: last, Rules: cfg.Rules()}); err != nil {
 		t.Fatal(err)
 	}
 	q := func(query string) []string {

@@ -89,7 +89,7 @@ func (s *simSite) query(t testing.TB, q string) []string {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if err := store.Reader.CreateViews(ctx, duck.ViewParams{Now: time.Now(), Rules: duckRules(config.Default().State)}); err != nil {
+	if err := store.Reader.CreateViews(ctx, duck.ViewParams{Now: time.Now(), Rules: config.Default().Rules()}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := store.Reader.Query(ctx, q)

@@ -26,10 +26,10 @@ func listedNew(t *testing.T, s *simSite, now time.Time, host string) bool {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if _, err := store.Deriver.Derive(ctx, duck.DeriveOptions{Rules: duckRules(cfg.State), MemoryLimit: cfg.State.MemoryLimit}); err != nil {
+	if _, err := store.Deriver.Derive(ctx, duck.DeriveOptions{Rules: cfg.Rules(), MemoryLimit: cfg.State.MemoryLimit}); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Reader.CreateViews(ctx, duck.ViewParams{Now: now, Rules: duckRules(cfg.State)}); err != nil {
+	if err := store.Reader.CreateViews(ctx, duck.ViewParams{Now: now, Rules: cfg.Rules()}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := store.Reader.Query(ctx, "SELECT host FROM new WHERE host = '"+host+"'")
