@@ -868,16 +868,6 @@ func TestDefaultThemeOverride(t *testing.T) {
 	assertContains(t, "index.html", home, `<li class="mine">alpha.example</li>`, `class="skip-link"`)
 }
 
-func TestObserverTomlIsTheDefault(t *testing.T) {
-	cfg, err := config.Load(filepath.Join("..", "observer.toml"), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := config.Default(); !reflect.DeepEqual(cfg, want) {
-		t.Errorf("observer.toml differs from config.Default():\n got %+v\nwant %+v", cfg, want)
-	}
-}
-
 func TestShippedContentBuilds(t *testing.T) {
 	// The repository's own site: content/ and themes/default.
 	out, rep := mustBuild(t, "..", testConfig(), smallData())

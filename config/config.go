@@ -101,8 +101,11 @@ type Crawl struct {
 	// User-Agent. Admins opt out by disallowing it.
 	ProductToken string `toml:"product_token"`
 	// ContactURL goes into the User-Agent so admins can reach the operator.
-	ContactURL   string   `toml:"contact_url"`
-	Seeds        string   `toml:"seeds"` // path of the seed list, relative to the config file's directory
+	ContactURL string `toml:"contact_url"`
+	// Seeds is the seed list's path; Load takes a relative one (as
+	// Blocklist's) from the config file's directory, so that a site works
+	// from any working directory.
+	Seeds        string   `toml:"seeds"`
 	Concurrency  int      `toml:"concurrency"`
 	MaxChecks    int      `toml:"max_checks"` // 0: no limit
 	Duration     Duration `toml:"duration"`   // time budget of one pass
@@ -130,9 +133,10 @@ type Crawl struct {
 	// check, and MaxNewPerPass those recorded by one pass: what one source
 	// (or a few) can add to the known set, which every later pass checks
 	// and keeps in memory. What is dropped is counted in the passes view.
-	MaxNewPerList int    `toml:"max_new_per_list"`
-	MaxNewPerPass int    `toml:"max_new_per_pass"`
-	Blocklist     string `toml:"blocklist"`
+	MaxNewPerList int `toml:"max_new_per_list"`
+	MaxNewPerPass int `toml:"max_new_per_pass"`
+	// Blocklist is the operator's blocklist file ("": none).
+	Blocklist string `toml:"blocklist"`
 	// DuckDBMemoryLimit bounds DuckDB's memory in the crawl process, which
 	// reads the due list and writes the snapshots (its memory_limit; past
 	// it, DuckDB spills to data/tmp). The derivation before the pass runs
@@ -267,13 +271,51 @@ func Default() Config {
 	}
 }
 
+// DefaultFile is the config file read when none is named: observer.toml in
+// the working directory, when it exists.
+const DefaultFile = "observer.toml"
+
+// LoadNamed reads the config file a command was given (--config), which
+// must exist, or else DefaultFile, read when it exists.
+func LoadNamed(named string) (Config, error) {
+	if named != "" {
+		return Load(named, true)
+	}
+	return Load(DefaultFile, false)
+}
+
+// InUse is the config file LoadNamed(named) reads, and "" when there is
+// none, every setting being a default.
+func InUse(named string) string {
+	if named != "" {
+		return named
+	}
+	if _, err := os.Stat(DefaultFile); err == nil {
+		return DefaultFile
+	}
+	return ""
+}
+
+// SiteDir is the site directory (content/, layouts/, static/, themes/) of
+// the config file named: its directory, so that a site builds from
+// anywhere, or the working directory when none was named.
+func SiteDir(named string) string {
+	if named == "" {
+		return "."
+	}
+	return filepath.Dir(named)
+}
+
 // Load reads path over the defaults. A missing file is not an error when
 // mustExist is false (the default path); a file named explicitly must exist.
+// The files the config names (crawl.seeds, crawl.blocklist) are taken from
+// the config file's directory when relative.
 func Load(path string, mustExist bool) (Config, error) {
 	cfg := Default()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !mustExist {
+			cfg.relativeTo(filepath.Dir(path))
 			return cfg, nil
 		}
 		return cfg, fmt.Errorf("read config %s: %w", path, err)
@@ -281,7 +323,18 @@ func Load(path string, mustExist bool) (Config, error) {
 	if err := Parse(data, &cfg); err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
+	cfg.relativeTo(filepath.Dir(path))
 	return cfg, nil
+}
+
+// relativeTo takes the relative paths of the files the config names as
+// relative to dir.
+func (c *Config) relativeTo(dir string) {
+	for _, p := range []*string{&c.Crawl.Seeds, &c.Crawl.Blocklist} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
 }
 
 // Parse decodes TOML over cfg, rejecting unknown keys and invalid values.

@@ -307,8 +307,12 @@ func TestByteOrderMarkIsIgnored(t *testing.T) {
 // The shipped observer.toml shows every default, as its header says: read
 // over nothing, it gives Default() exactly.
 func TestShippedConfigIsTheDefault(t *testing.T) {
-	cfg, err := config.Load(filepath.Join("..", "observer.toml"), true)
+	data, err := os.ReadFile(filepath.Join("..", "observer.toml"))
 	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	if err := config.Parse(data, &cfg); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(cfg, config.Default()) {
@@ -359,5 +363,75 @@ discovery_delay = "11h"
 		InactiveInterval: 8 * time.Hour, InactiveJitter: 45 * time.Minute, BackoffMax: 10 * time.Hour, DiscoveryDelay: 11 * time.Hour}
 	if got := cfg.Rules(); got != want {
 		t.Fatalf("Rules() = %+v, want %+v", got, want)
+	}
+}
+
+// The files a config names are found from the config file's directory
+// whatever the working directory, unless absolute; with no file, from the
+// directory observer.toml was looked for in.
+func TestLoadTakesNamedFilesFromTheConfigDir(t *testing.T) {
+	dir := t.TempDir()
+	abs := filepath.Join(t.TempDir(), "blocked.txt")
+	path := filepath.Join(dir, "site", "observer.toml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("[crawl]\nseeds = \"lists/seeds.txt\"\nblocklist = \""+abs+"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "site", "lists", "seeds.txt"); cfg.Crawl.Seeds != want {
+		t.Errorf("seeds %q, want %q", cfg.Crawl.Seeds, want)
+	}
+	if cfg.Crawl.Blocklist != abs {
+		t.Errorf("blocklist %q, want %q as given", cfg.Crawl.Blocklist, abs)
+	}
+	cfg, err = config.Load(filepath.Join(dir, "none", "observer.toml"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "none", "data", "blocklist.txt"); cfg.Crawl.Blocklist != want {
+		t.Errorf("default blocklist %q, want %q", cfg.Crawl.Blocklist, want)
+	}
+	cfg, err = config.Load("observer-missing.toml", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Crawl.Seeds != "data/seeds.txt" {
+		t.Errorf("default seeds without a config dir %q, want data/seeds.txt", cfg.Crawl.Seeds)
+	}
+}
+
+// A named config file must exist and is the one in use; with none named,
+// observer.toml in the working directory is read when it exists. The site
+// is the named file's directory, or the working directory.
+func TestTheConfigFileInUse(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if got := config.InUse(""); got != "" {
+		t.Errorf("InUse(\"\") without observer.toml = %q, want \"\"", got)
+	}
+	if _, err := config.LoadNamed(""); err != nil {
+		t.Errorf("LoadNamed(\"\") without observer.toml: %v", err)
+	}
+	if _, err := config.LoadNamed("other.toml"); err == nil || !strings.Contains(err.Error(), "other.toml") {
+		t.Errorf("LoadNamed of a missing named file: %v, want an error naming it", err)
+	}
+	if err := os.WriteFile(config.DefaultFile, []byte("[crawl]\nconcurrency = 5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := config.InUse(""); got != config.DefaultFile {
+		t.Errorf("InUse(\"\") with observer.toml = %q", got)
+	}
+	if cfg, err := config.LoadNamed(""); err != nil || cfg.Crawl.Concurrency != 5 {
+		t.Errorf("LoadNamed(\"\") read concurrency %d, %v; want observer.toml's 5", cfg.Crawl.Concurrency, err)
+	}
+	if got := config.InUse("site/x.toml"); got != "site/x.toml" {
+		t.Errorf("InUse of a named file = %q", got)
+	}
+	if config.SiteDir("") != "." || config.SiteDir(filepath.Join("a", "b.toml")) != "a" {
+		t.Errorf("SiteDir: %q, %q", config.SiteDir(""), config.SiteDir(filepath.Join("a", "b.toml")))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fediverse-observer/observer"
+	"github.com/fediverse-observer/observer/build"
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
 )
@@ -170,7 +171,8 @@ func TestLists(t *testing.T) {
 	// its live and new lists do, not the later ones.
 	t.Run("recent_transitions_stop_at_now", func(t *testing.T) {
 		past := t0.Add(38*day + 12*time.Hour)
-		tr, err := s.Reader.RecentTransitions(ctx, past, 100)
+		var site build.Data = duck.SiteData{Reader: s.Reader, Now: past}
+		tr, err := site.RecentTransitions(ctx, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,7 +26,8 @@ func ReadSeedList(path string) ([]observer.Host, error) {
 }
 
 // ReadBlocklistFile reads the operator's blocklist at path (ReadBlocklist).
-// A missing file is an empty list (nil): most sites have none. An invalid
+// A missing file, or none named (""), is an empty list (nil): most sites
+// have none. An invalid
 // line is an error naming the file and the line, so a typo never silently
 // unblocks a host.
 func ReadBlocklistFile(path string) (*Blocklist, error) {
@@ -43,11 +44,14 @@ func ReadBlocklistFile(path string) (*Blocklist, error) {
 }
 
 // openOptional opens the operator's list at path: nil and no error when it
-// does not exist, nil and an error naming what (a seed list, a blocklist)
+// does not exist or no path is set, nil and an error naming what (a seed list, a blocklist)
 // when it cannot be read. A directory opens like a file and only its first
 // read fails, with an error that names the path a second time, so it is
 // refused here.
 func openOptional(path, what string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

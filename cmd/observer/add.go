@@ -36,7 +36,7 @@ func runAdd(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	blocked, err := loadBlocklist(cfg, c.config)
+	blocked, err := hostname.ReadBlocklistFile(cfg.Crawl.Blocklist)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func runAdd(ctx context.Context, e env, args []string) error {
 		}
 	}
 	if len(refused) > 0 {
-		return fmt.Errorf("on the blocklist %s: %s; nothing was added", relativeToConfig(cfg.Crawl.Blocklist, c.config), strings.Join(refused, ", "))
+		return fmt.Errorf("on the blocklist %s: %s; nothing was added", cfg.Crawl.Blocklist, strings.Join(refused, ", "))
 	}
 	// The data directory must exist, as for build and sql (Open without
 	// Create refuses it): a mistyped --data must not start a new one
@@ -57,36 +57,18 @@ func runAdd(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer store.Close()
-	now := c.at()
-	// The snapshots alone: add does not derive, and data/derived may be
-	// damaged or older than this observer until the next derivation.
-	if err := store.Reader.CreateSnapshotViews(ctx); err != nil {
-		return err
-	}
-	known := map[observer.Host]bool{}
-	if err := store.Reader.KnownHosts(ctx, func(h observer.Host) { known[h] = true }); err != nil {
-		return err
-	}
-	var ds []observer.Discovery
-	var report strings.Builder
-	given := map[observer.Host]bool{}
-	for _, h := range hosts {
-		switch {
-		case given[h]:
-			// NEW.social and new.social. are one host: said once.
-			continue
-		case known[h]:
-			fmt.Fprintf(&report, "%s: already known\n", h)
-			given[h] = true
-			continue
-		}
-		given[h] = true
-		ds = append(ds, observer.Discovery{Host: h, DiscoveredAt: now, Via: observer.ViaManual})
-		fmt.Fprintf(&report, "%s: added\n", h)
+	added, err := store.AddManual(ctx, hosts, c.at())
+	if err != nil {
+		return fmt.Errorf("%w; nothing was added", err)
 	}
 	// Said only once it is true: a failed write adds nothing.
-	if err := store.Snapshots.WriteDiscoveries(ctx, ds); err != nil {
-		return fmt.Errorf("%w; nothing was added", err)
+	var report strings.Builder
+	for _, a := range added {
+		what := "added"
+		if a.Known {
+			what = "already known"
+		}
+		fmt.Fprintf(&report, "%s: %s\n", a.Host, what)
 	}
 	_, err = io.WriteString(e.stdout, report.String())
 	return err

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/build"
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/hostname"
 	"github.com/fediverse-observer/observer/internal/cliflag"
 )
 
@@ -44,33 +42,13 @@ func runBuild(ctx context.Context, e env, args []string) error {
 	return err
 }
 
-// siteDir is the site directory (content/, layouts/, static/, themes/):
-// the config file's directory, so a site builds from anywhere, or the
-// current directory when no config file was named.
-func siteDir(configFile string) string {
-	if configFile == "" {
-		return "."
-	}
-	return filepath.Dir(configFile)
-}
-
-// configFileInUse is the config file the command reads: --config, or
-// observer.toml when it exists; "" when every setting is a default.
-func configFileInUse(c common) string {
-	path, mustExist := c.configFile()
-	if _, err := os.Stat(path); mustExist || err == nil {
-		return path
-	}
-	return ""
-}
-
 // checkOutDir refuses an output directory whose replacement would take the
 // site's sources, the data directory or the config file with it (see
 // build.CheckOutDir); it runs before the output's lock file is made beside
 // it. A source that cannot be resolved (content/ a link in a loop, say) is
 // reported as itself: blaming -out sent the operator to the wrong flag.
 func checkOutDir(c common, out string) error {
-	err := build.CheckOutDir(out, siteDir(c.config), c.data, configFileInUse(c))
+	err := build.CheckOutDir(out, config.SiteDir(c.config), c.data, config.InUse(c.config))
 	if _, ok := errors.AsType[*build.SourceError](err); ok {
 		return err
 	}
@@ -92,9 +70,9 @@ func buildSite(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 	defer store.Close()
 	return build.Build(ctx, build.Options{
 		Site:    cfg.BuildSettings(version()),
-		SiteDir: siteDir(c.config),
+		SiteDir: config.SiteDir(c.config),
 		OutDir:  out,
-		Data:    siteData{store.Reader, now},
+		Data:    duck.SiteData{Reader: store.Reader, Now: now},
 		Now:     now,
 		Logger:  log,
 		// Both callers, observer build and serve, hold build.LockOutput.
@@ -108,7 +86,7 @@ func buildSite(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 // of its last derivation; full derives from scratch (--full). The views'
 // parameters are returned for ViewsSQL.
 func openViews(ctx context.Context, c common, cfg config.Config, log *slog.Logger, now time.Time, staleOK, full bool) (*duck.Store, duck.ViewParams, error) {
-	blocked, err := loadBlocklist(cfg, c.config)
+	blocked, err := hostname.ReadBlocklistFile(cfg.Crawl.Blocklist)
 	if err != nil {
 		return nil, duck.ViewParams{}, err
 	}
@@ -118,22 +96,3 @@ func openViews(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 		Derive: duck.DeriveOptions{Rules: rules, MemoryLimit: cfg.State.MemoryLimit, Full: full}})
 	return store, params, err
 }
-
-// siteData is the Store's Reader as the builder's data source, for the
-// moment its views were defined for: the recent changes stop at that
-// moment, as the live and new lists do, and the templates' sql function
-// gets rows as maps, through the Reader's read-only Query.
-type siteData struct {
-	*duck.Reader
-	now time.Time
-}
-
-func (d siteData) RecentTransitions(ctx context.Context, limit int) ([]observer.Transition, error) {
-	return d.Reader.RecentTransitions(ctx, d.now, limit)
-}
-
-func (d siteData) Query(ctx context.Context, query string, args ...any) ([]map[string]any, error) {
-	return d.Reader.QueryMaps(ctx, query, args...)
-}
-
-var _ build.Data = siteData{}

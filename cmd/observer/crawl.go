@@ -25,7 +25,7 @@ func runCrawl(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return crawlpass.BeforeChecks(ctx, err)
 	}
-	o.Derive = func(ctx context.Context) error { return deriveInChild(ctx, e, f.common) }
+	o.Derive = crawlpass.DeriveInChild(deriveArgs(f.common), e.stderr)
 	return crawlpass.Run(ctx, o)
 }
 
@@ -100,12 +100,11 @@ func (f crawlFlags) passOptions(e env) (crawlpass.Options, error) {
 	if err != nil {
 		return crawlpass.Options{}, err
 	}
-	blocked, err := loadBlocklist(cfg, f.common.config)
+	blocked, err := hostname.ReadBlocklistFile(cfg.Crawl.Blocklist)
 	if err != nil {
 		return crawlpass.Options{}, err
 	}
-	seedList := seedsPath(cfg, f.common.config)
-	seeds, err := hostname.ReadSeedList(seedList)
+	seeds, err := hostname.ReadSeedList(cfg.Crawl.Seeds)
 	if err != nil {
 		return crawlpass.Options{}, err
 	}
@@ -113,7 +112,7 @@ func (f crawlFlags) passOptions(e env) (crawlpass.Options, error) {
 	o := crawlpass.Options{
 		Data: f.common.data, MemoryLimit: cc.DuckDBMemoryLimit, FlushChecks: f.flushChecks,
 		Now: f.common.at(), NowGiven: f.common.now.Given,
-		Seeds: seeds, SeedList: seedList, Blocklist: blocked,
+		Seeds: seeds, SeedList: cfg.Crawl.Seeds, Blocklist: blocked,
 		Views:        duck.ViewParams{Rules: cfg.Rules()},
 		Peers:        duck.PeersSchedule{Interval: cc.PeersInterval.D(), MinInterval: cc.PeersMinInterval.D()},
 		DomainBudget: cc.DomainBudget, DiscoveredChecks: cc.DiscoveredChecks,

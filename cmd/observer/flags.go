@@ -39,21 +39,6 @@ func (c *common) registerNoData(fs *flag.FlagSet) {
 	fs.BoolVar(&c.quiet, "quiet", false, "log only warnings and errors")
 }
 
-// configFile is the config file this command reads: the one -config
-// names, which must exist, or else observer.toml, read when it exists.
-func (c *common) configFile() (path string, mustExist bool) {
-	if c.config != "" {
-		return c.config, true
-	}
-	return "observer.toml", false
-}
-
-// loadConfig reads the config file (configFile), or gives the defaults
-// when observer.toml is meant and there is none.
-func (c *common) loadConfig() (config.Config, error) {
-	return config.Load(c.configFile())
-}
-
 // childArgs start this program's hidden subcommand sub (a checker, a
 // derivation) with this command's config and logging.
 func (c *common) childArgs(sub string) []string {
@@ -132,7 +117,7 @@ func (n *network) options(cfg config.Config, log *slog.Logger) (crawl.Options, e
 
 // setup reads the config and builds the logger: the start of most commands.
 func (c *common) setup(e env) (config.Config, *slog.Logger, error) {
-	cfg, err := c.loadConfig()
+	cfg, err := config.LoadNamed(c.config)
 	if err != nil {
 		return cfg, nil, err
 	}

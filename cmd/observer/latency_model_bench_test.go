@@ -159,7 +159,7 @@ func modelPass(ctx context.Context, b *testing.B, e env, sim *fedisim.Sim, args 
 	o.Pass.Resolve = func(_ context.Context, h observer.Host) (netip.AddrPort, error) {
 		return netip.ParseAddrPort(sim.AddrOf(string(h)))
 	}
-	o.Derive = func(ctx context.Context) error { return deriveInChild(ctx, e, f.common) }
+	o.Derive = crawlpass.DeriveInChild(deriveArgs(f.common), e.stderr)
 	// A pass cut short by its budget counts as done, as the deployment
 	// counts exit status 3.
 	if err := crawlpass.Run(ctx, o); err != nil && !errors.As(err, new(*crawlpass.CutShortError)) {

@@ -1,13 +1,15 @@
 // Command observer watches the Fediverse for newly created instances and
 // publishes what it sees as a static website. Each subcommand parses its
 // flags (internal/cliflag), reads the config (config, which only the
-// commands import) into the packages' options, runs them and maps the
-// outcome to an exit code. The work is done in internal/crawlpass (a crawl
-// pass over the data directory), crawl (the network), sandbox (the confined
-// child processes checks run in), duck (DuckDB and the SQL) and build (the
-// site), with hostname (host names, seed lists and the blocklist),
-// internal/childproc (the derivation's child process) and lockfile (one
-// writer per directory).
+// commands import, and its mappings onto the packages' options), runs the
+// packages and maps the outcome to an exit code. The work is done in
+// internal/crawlpass (a crawl pass over the data directory, its derivation
+// in a child process), crawl (the network), sandbox (the confined child
+// processes checks run in), duck (DuckDB and the SQL: snapshots, the
+// derivation, the views and queries, observer add's manual discoveries)
+// and build (the site), with hostname (host names, seed lists and the
+// blocklist), internal/childproc (a child process's error pipe) and
+// lockfile (one writer per directory).
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/fediverse-observer/observer/internal/childproc"
 	"github.com/fediverse-observer/observer/internal/cliflag"
 	"github.com/fediverse-observer/observer/internal/crawlpass"
 )
@@ -71,13 +74,6 @@ func main() {
 	os.Exit(code)
 }
 
-// reportedError marks a failure already reported to a parent process
-// (childproc.Report): the exit code says it failed, stderr stays its log.
-type reportedError struct{ err error }
-
-func (r reportedError) Error() string { return r.err.Error() }
-func (r reportedError) Unwrap() error { return r.err }
-
 func run(ctx context.Context, e env, args []string) int {
 	if len(args) == 0 {
 		printUsage(e.stderr)
@@ -114,7 +110,7 @@ func run(ctx context.Context, e env, args []string) int {
 		case errors.As(err, &cut):
 			fmt.Fprintf(e.stderr, "observer %s: %v\n", c.name, err)
 			return exitCutShort
-		case errors.As(err, new(reportedError)):
+		case errors.As(err, new(*childproc.ReportedError)):
 			return exitFailure
 		case errors.As(err, &usage):
 			if !usage.Reported {

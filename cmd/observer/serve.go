@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/fediverse-observer/observer/build"
+	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/internal/cliflag"
 	"github.com/fediverse-observer/observer/preview"
@@ -56,9 +57,9 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	defer lock.Release()
 
-	watch := build.WatchPaths(siteDir(c.config), configFileInUse(c), c.data)
+	watch := build.WatchPaths(config.SiteDir(c.config), config.InUse(c.config), c.data)
 	if cfg.Crawl.Blocklist != "" {
-		watch = append(watch, relativeToConfig(cfg.Crawl.Blocklist, c.config))
+		watch = append(watch, cfg.Crawl.Blocklist)
 	}
 	return preview.Serve(ctx, preview.Options{
 		Port:   *port,
@@ -67,7 +68,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		// What a rebuild writes itself: the derived state.
 		Ignore: []string{filepath.Join(c.data, duck.DerivedDir), filepath.Join(c.data, duck.TmpDir)},
 		Rebuild: func(ctx context.Context, baseURL string) error {
-			cfg, err := c.loadConfig()
+			cfg, err := config.LoadNamed(c.config)
 			if err != nil {
 				return err
 			}

@@ -99,16 +99,24 @@ func Run(ctx context.Context, exe string, args []string, log io.Writer) error {
 	return fmt.Errorf("exit code %d", exit.ExitCode())
 }
 
+// ReportedError is a child's error that Report wrote to the parent: the
+// child's exit code says it failed, and its log need not say it again.
+type ReportedError struct{ Err error }
+
+func (r *ReportedError) Error() string { return r.Err.Error() }
+func (r *ReportedError) Unwrap() error { return r.Err }
+
 // Report writes err as the error record to the pipe at fd, for the parent
-// that started this process with Run.
+// that started this process with Run. It returns err as a *ReportedError,
+// or, when the record could not be written, err joined with why.
 func Report(fd int, err error) error {
 	f := os.NewFile(uintptr(fd), "error pipe")
 	if f == nil {
-		return fmt.Errorf("error pipe: no file descriptor %d", fd)
+		return errors.Join(err, fmt.Errorf("error pipe: no file descriptor %d", fd))
 	}
 	defer f.Close()
-	if err := json.NewEncoder(f).Encode(record{Error: err.Error()}); err != nil {
-		return fmt.Errorf("error pipe: %w", err)
+	if werr := json.NewEncoder(f).Encode(record{Error: err.Error()}); werr != nil {
+		return errors.Join(err, fmt.Errorf("error pipe: %w", werr))
 	}
-	return nil
+	return &ReportedError{err}
 }

@@ -1,4 +1,4 @@
-package main
+package crawlpass_test
 
 import (
 	"bytes"
@@ -17,10 +17,10 @@ import (
 func TestCancelledDerivationIsAPassCutShort(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var stderr bytes.Buffer
-	err := deriveInChild(ctx, env{stderr: &stderr}, common{data: t.TempDir(), logFormat: "text"})
+	var log bytes.Buffer
+	err := crawlpass.DeriveInChild([]string{"__derive"}, &log)(ctx)
 	var cut *crawlpass.CutShortError
 	if !errors.As(err, &cut) {
-		t.Fatalf("deriveInChild after a signal: %v, want a pass cut short", err)
+		t.Fatalf("DeriveInChild after a signal: %v, want a pass cut short", err)
 	}
 }
