@@ -17,18 +17,28 @@ import (
 // build with a message naming it; it used to recurse until the stack
 // overflowed, which killed the process (observer serve with it).
 func TestRecursivePartialIsAnError(t *testing.T) {
-	for name, partials := range map[string]map[string]string{
-		"itself": {"layouts/_partials/r.html": `{{ partial "r.html" . }}`},
-		"mutual": {"layouts/_partials/r.html": `{{ partial "s.html" . }}`, "layouts/_partials/s.html": `x{{ partial "r.html" . }}`},
+	const page = `
+-- layouts/page.html --
+<p>{{ partial "r.html" . }}</p>
+-- content/a.md --
+---
+title: A
+---
+a
+`
+	for name, partials := range map[string]string{
+		"itself": `
+-- layouts/_partials/r.html --
+{{ partial "r.html" . }}
+`,
+		"mutual": `
+-- layouts/_partials/r.html --
+{{ partial "s.html" . }}
+-- layouts/_partials/s.html --
+x{{ partial "r.html" . }}
+`,
 	} {
-		files := map[string]string{
-			"layouts/page.html": `<p>{{ partial "r.html" . }}</p>`,
-			"content/a.md":      "---\ntitle: A\n---\na\n",
-		}
-		for k, v := range partials {
-			files[k] = v
-		}
-		_, _, err := run(t, buildtest.WriteTree(t, t.TempDir(), files), testConfig(), smallData())
+		_, _, err := run(t, buildtest.WriteArchive(t, t.TempDir(), page+partials), testConfig(), smallData())
 		if err == nil {
 			t.Fatalf("%s: built", name)
 		}
@@ -42,11 +52,17 @@ func TestRecursivePartialIsAnError(t *testing.T) {
 		}
 	}
 	// Nesting that ends is fine.
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/page.html":            `<p>{{ partial "count.html" 50 }}</p>`,
-		"layouts/_partials/count.html": `{{ if gt . 0 }}{{ partial "count.html" (sub . 1) }}{{ else }}bottom{{ end }}`,
-		"content/a.md":                 "---\ntitle: A\n---\na\n",
-	})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- layouts/page.html --
+<p>{{ partial "count.html" 50 }}</p>
+-- layouts/_partials/count.html --
+{{ if gt . 0 }}{{ partial "count.html" (sub . 1) }}{{ else }}bottom{{ end -}}
+-- content/a.md --
+---
+title: A
+---
+a
+`)
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	assertContains(t, "a/index.html", testsupport.ReadFile(t, filepath.Join(out, "a", "index.html")), "<p>bottom</p>")
 }
@@ -95,26 +111,53 @@ func symlink(t *testing.T, target, link string) {
 // build used the theme's files and said nothing.
 func TestInputDirectoriesThatAreNotDirectories(t *testing.T) {
 	// A complete theme "mine", so that only the case's flaw can fail it.
-	mine := map[string]string{
-		"themes/mine/layouts/home.html": "home", "themes/mine/layouts/page.html": "page",
-		"themes/mine/layouts/live.html": "live", "themes/mine/layouts/404.html": "404",
-	}
+	const mine = `
+-- themes/mine/layouts/home.html --
+home
+-- themes/mine/layouts/page.html --
+page
+-- themes/mine/layouts/live.html --
+live
+-- themes/mine/layouts/404.html --
+404
+`
 	for _, c := range []struct {
 		name, theme string
 		setup       func(t *testing.T, site string)
 		want        string
 	}{
-		{"layouts file", "default", func(t *testing.T, site string) { buildtest.WriteTree(t, site, map[string]string{"layouts": "x"}) }, "layouts: not a directory"},
-		{"static file", "default", func(t *testing.T, site string) { buildtest.WriteTree(t, site, map[string]string{"static": "x"}) }, "static: not a directory"},
+		{"layouts file", "default", func(t *testing.T, site string) {
+			buildtest.WriteArchive(t, site, `
+-- layouts --
+x
+`)
+		}, "layouts: not a directory"},
+		{"static file", "default", func(t *testing.T, site string) {
+			buildtest.WriteArchive(t, site, `
+-- static --
+x
+`)
+		}, "static: not a directory"},
 		{"theme layouts file", "default", func(t *testing.T, site string) {
-			buildtest.WriteTree(t, site, map[string]string{"themes/default/static/x.css": "x", "themes/default/layouts": "x"})
+			buildtest.WriteArchive(t, site, `
+-- themes/default/static/x.css --
+x
+-- themes/default/layouts --
+x
+`)
 		}, "themes/default/layouts: not a directory"},
 		{"theme static file", "mine", func(t *testing.T, site string) {
-			buildtest.WriteTree(t, site, mine)
-			buildtest.WriteTree(t, site, map[string]string{"themes/mine/static": "x"})
+			buildtest.WriteArchive(t, site, mine)
+			buildtest.WriteArchive(t, site, `
+-- themes/mine/static --
+x
+`)
 		}, "themes/mine/static: not a directory"},
 		{"theme file", "default", func(t *testing.T, site string) {
-			buildtest.WriteTree(t, site, map[string]string{"themes/default": "x"})
+			buildtest.WriteArchive(t, site, `
+-- themes/default --
+x
+`)
 		}, "themes/default: not a directory"},
 		{"dangling layouts link", "default", func(t *testing.T, site string) {
 			symlink(t, filepath.Join(site, "nowhere"), filepath.Join(site, "layouts"))
@@ -146,11 +189,22 @@ func TestLinksInsideInputsAreRefused(t *testing.T) {
 		{"themes/default/layouts/page.html", "other/page.html"},
 		{"themes/default/static/x.css", "other/page.html"},
 	} {
-		site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-			"other/page.html": "<p>linked</p>", "other/about.md": "about",
-			"content/a.md": "a", "layouts/404.html": "404", "static/s.txt": "s",
-			"themes/default/layouts/live.html": "live", "themes/default/static/y.css": "y",
-		})
+		site := buildtest.WriteArchive(t, t.TempDir(), `
+-- other/page.html --
+<p>linked</p>
+-- other/about.md --
+about
+-- content/a.md --
+a
+-- layouts/404.html --
+404
+-- static/s.txt --
+s
+-- themes/default/layouts/live.html --
+live
+-- themes/default/static/y.css --
+y
+`)
 		target := c.target
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(site, target)
@@ -163,7 +217,10 @@ func TestLinksInsideInputsAreRefused(t *testing.T) {
 	}
 	// Hidden entries stay ignored, links among them: editors leave lock
 	// files such as .#page.html that are links to nowhere.
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{"content/a.md": "a"})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- content/a.md --
+a
+`)
 	symlink(t, "user@host.1234", filepath.Join(site, "layouts", ".#page.html"))
 	symlink(t, "user@host.1234", filepath.Join(site, "content", ".#a.md"))
 	mustBuild(t, site, testConfig(), smallData())
@@ -186,13 +243,30 @@ func TestPageLayoutErrors(t *testing.T) {
 	// case-insensitive like the other keys. A layout that is not there
 	// is passed over for the next candidate, as in Hugo: the page still
 	// renders, with page.html.
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/wide.html": "<p>wide {{ .Title }}</p>",
-		"layouts/page.html": "<p>page {{ .Title }}</p>",
-		"content/a.md":      "---\ntitle: A\nlayout: wide\n---\na\n",
-		"content/b.md":      "---\ntitle: B\nLayout: wide.html\n---\nb\n",
-		"content/c.md":      "---\ntitle: C\nlayout: nonexistent\n---\nc\n",
-	})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- layouts/wide.html --
+<p>wide {{ .Title }}</p>
+-- layouts/page.html --
+<p>page {{ .Title }}</p>
+-- content/a.md --
+---
+title: A
+layout: wide
+---
+a
+-- content/b.md --
+---
+title: B
+Layout: wide.html
+---
+b
+-- content/c.md --
+---
+title: C
+layout: nonexistent
+---
+c
+`)
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	assertContains(t, "a/index.html", testsupport.ReadFile(t, filepath.Join(out, "a", "index.html")), "<p>wide A</p>")
 	assertContains(t, "b/index.html", testsupport.ReadFile(t, filepath.Join(out, "b", "index.html")), "<p>wide B</p>")
@@ -202,10 +276,16 @@ func TestPageLayoutErrors(t *testing.T) {
 // The home page's layout can be named in content/_index.md like any
 // page's.
 func TestHomePageLayout(t *testing.T) {
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/landing.html": "<p>landing {{ .Title }}</p>",
-		"content/_index.md":    "---\ntitle: Hello\nlayout: landing\n---\nintro\n",
-	})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- layouts/landing.html --
+<p>landing {{ .Title }}</p>
+-- content/_index.md --
+---
+title: Hello
+layout: landing
+---
+intro
+`)
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	assertContains(t, "index.html", testsupport.ReadFile(t, filepath.Join(out, "index.html")), "<p>landing Hello</p>")
 }
@@ -219,7 +299,12 @@ func TestContentThatIsNotADirectory(t *testing.T) {
 		setup func(t *testing.T, site string)
 		want  string
 	}{
-		{"file", func(t *testing.T, site string) { buildtest.WriteTree(t, site, map[string]string{"content": "x"}) }, "content: not a directory"},
+		{"file", func(t *testing.T, site string) {
+			buildtest.WriteArchive(t, site, `
+-- content --
+x
+`)
+		}, "content: not a directory"},
 		{"dangling link", func(t *testing.T, site string) {
 			symlink(t, filepath.Join(site, "nowhere"), filepath.Join(site, "content"))
 		}, "content: a symbolic link to something that does not exist"},
@@ -295,10 +380,12 @@ func TestMainWithoutBaseofIsAnError(t *testing.T) {
 // A theme directory without layouts/ (a theme of static files) builds
 // with the built-in default theme's layouts, framed by the site's own.
 func TestThemeWithoutLayoutsFolder(t *testing.T) {
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"themes/mine/static/style.css": "body{}",
-		"layouts/baseof.html":          `<body class="mine">{{ block "main" . }}{{ end }}</body>`,
-	})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- themes/mine/static/style.css --
+body{}
+-- layouts/baseof.html --
+<body class="mine">{{ block "main" . }}{{ end }}</body>
+`)
 	cfg := testConfig()
 	cfg.Site.Theme = "mine"
 	out, _ := mustBuild(t, site, cfg, smallData())

@@ -89,16 +89,50 @@ func smallData() *buildtest.Fake {
 }
 
 func smallSite(t *testing.T) string {
-	return buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"content/_index.md": "---\ntitle: Welcome home\n---\nIntro text for **everyone**.\n",
-		"content/about.md": "+++\ntitle = \"About us\"\nweight = 2\nmenu = \"main\"\ncolour = \"blue\"\ndate = 2024-05-01\n+++\n" +
-			"# Big heading\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nSee https://example.org and ~~old~~.[^n]\n\n[^n]: A note.\n\n<div class=\"raw\">raw html</div>\n",
-		"content/draft.md":                       "---\ntitle: Secret\ndraft: true\n---\nnot yet\n",
-		"content/docs/guide.md":                  "---\ntitle: Guide\ndescription: How to\n---\nGuide body\n",
-		"content/docs/image.txt":                 "an asset",
-		"layouts/_partials/observer/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`,
-		"static/extra.txt":                       "static file\n",
-	})
+	return buildtest.WriteArchive(t, t.TempDir(), `
+-- content/_index.md --
+---
+title: Welcome home
+---
+Intro text for **everyone**.
+-- content/about.md --
++++
+title = "About us"
+weight = 2
+menu = "main"
+colour = "blue"
+date = 2024-05-01
++++
+# Big heading
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+See https://example.org and ~~old~~.[^n]
+
+[^n]: A note.
+
+<div class="raw">raw html</div>
+-- content/draft.md --
+---
+title: Secret
+draft: true
+---
+not yet
+-- content/docs/guide.md --
+---
+title: Guide
+description: How to
+---
+Guide body
+-- content/docs/image.txt --
+an asset
+-- layouts/_partials/observer/footer.html --
+<footer class="overridden">Footer override {{ .Site.Title }}</footer>
+-- static/extra.txt --
+static file
+`)
 }
 
 func TestBuildSmallSite(t *testing.T) {
@@ -126,7 +160,7 @@ func TestBuildSmallSite(t *testing.T) {
 	assertNotContains(t, "about/index.html", about, `<div class="raw">`)
 
 	assertContains(t, "docs/guide/index.html", testsupport.ReadFile(t, filepath.Join(out, "docs", "guide", "index.html")), "Guide body", `content="How to"`)
-	if got := testsupport.ReadFile(t, filepath.Join(out, "docs", "image.txt")); got != "an asset" {
+	if got := testsupport.ReadFile(t, filepath.Join(out, "docs", "image.txt")); got != "an asset\n" {
 		t.Errorf("content asset: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(out, "draft")); !errors.Is(err, fs.ErrNotExist) {
@@ -192,7 +226,10 @@ func readCSV(t *testing.T, path string) [][]string {
 }
 
 func TestUnsafeHTMLAllowed(t *testing.T) {
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{"content/raw.md": "<div class=\"raw\">raw html</div>\n"})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- content/raw.md --
+<div class="raw">raw html</div>
+`)
 	cfg := testConfig()
 	cfg.Site.UnsafeHTML = true
 	out, _ := mustBuild(t, site, cfg, smallData())
@@ -678,25 +715,47 @@ func TestFailedBuildLeavesSiteUntouched(t *testing.T) {
 	}{{
 		name: "execution error in a layout",
 		setup: func() func() {
-			buildtest.WriteTree(t, site, map[string]string{"layouts/home.html": "{{ define \"main\" }}\n<p>ok</p>\n<p>{{ .Page.Nope }}</p>\n{{ end }}\n"})
+			buildtest.WriteArchive(t, site, `
+-- layouts/home.html --
+{{ define "main" }}
+<p>ok</p>
+<p>{{ .Page.Nope }}</p>
+{{ end }}
+`)
 			return func() { os.Remove(filepath.Join(site, "layouts", "home.html")) }
 		},
 		want: []string{"layouts/home.html:3:", "<.Page.Nope>"},
 	}, {
 		name: "parse error in a partial",
 		setup: func() func() {
-			buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/observer/footer.html": "<footer>\n{{ if }}\n</footer>"})
+			buildtest.WriteArchive(t, site, `
+-- layouts/_partials/observer/footer.html --
+<footer>
+{{ if }}
+</footer>
+`)
 			return func() {
-				buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/observer/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`})
+				buildtest.WriteArchive(t, site, `
+-- layouts/_partials/observer/footer.html --
+<footer class="overridden">Footer override {{ .Site.Title }}</footer>
+`)
 			}
 		},
 		want: []string{"layouts/_partials/observer/footer.html:2", "missing value for if"},
 	}, {
 		name: "error inside a partial",
 		setup: func() func() {
-			buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/observer/footer.html": "<footer>\n\n{{ index .Site.Pages 99 }}</footer>"})
+			buildtest.WriteArchive(t, site, `
+-- layouts/_partials/observer/footer.html --
+<footer>
+
+{{ index .Site.Pages 99 }}</footer>
+`)
 			return func() {
-				buildtest.WriteTree(t, site, map[string]string{"layouts/_partials/observer/footer.html": `<footer class="overridden">Footer override {{ .Site.Title }}</footer>`})
+				buildtest.WriteArchive(t, site, `
+-- layouts/_partials/observer/footer.html --
+<footer class="overridden">Footer override {{ .Site.Title }}</footer>
+`)
 			}
 		},
 		want: []string{"layouts/_partials/observer/footer.html:3:", "<index .Site.Pages 99>", "index out of range", "baseof.html:"},
@@ -710,14 +769,23 @@ func TestFailedBuildLeavesSiteUntouched(t *testing.T) {
 	}, {
 		name: "bad front matter",
 		setup: func() func() {
-			buildtest.WriteTree(t, site, map[string]string{"content/bad.md": "---\ntitle: [unclosed\n---\nbody"})
+			buildtest.WriteArchive(t, site, `
+-- content/bad.md --
+---
+title: [unclosed
+---
+body
+`)
 			return func() { os.Remove(filepath.Join(site, "content", "bad.md")) }
 		},
 		want: []string{"content/bad.md", "front matter"},
 	}, {
 		name: "two sources for one file",
 		setup: func() func() {
-			buildtest.WriteTree(t, site, map[string]string{"content/live.md": "clash"})
+			buildtest.WriteArchive(t, site, `
+-- content/live.md --
+clash
+`)
 			return func() { os.Remove(filepath.Join(site, "content", "live.md")) }
 		},
 		want: []string{"two sources produce live/index.html: ", "content/live.md"},
@@ -851,7 +919,10 @@ func TestThemes(t *testing.T) {
 	out, _ = mustBuild(t, site, cfg, data)
 	assertContains(t, "live", testsupport.ReadFile(t, filepath.Join(out, "live", "index.html")), "<html><body><nav>site nav</nav><main>", "By software", "</main></body></html>")
 	data.QueryFunc = func(string, ...any) ([]map[string]any, error) { return nil, errors.New("no such table counts") }
-	buildtest.WriteTree(t, site, map[string]string{"themes/plain/layouts/live.html": `{{ define "main" }}{{ end }}`})
+	buildtest.WriteArchive(t, site, `
+-- themes/plain/layouts/live.html --
+{{ define "main" }}{{ end }}
+`)
 	if _, _, err := run(t, site, cfg, data); err == nil || !strings.Contains(err.Error(), "no such table counts") ||
 		!strings.Contains(err.Error(), "themes/plain/layouts/stats.html:1") {
 		t.Errorf("sql error: err = %v", err)
@@ -860,9 +931,10 @@ func TestThemes(t *testing.T) {
 
 func TestDefaultThemeOverride(t *testing.T) {
 	// A project-level layout replaces one file of the embedded default theme.
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/_partials/observer/instance.html": `<li class="mine">{{ .Host }}</li>`,
-	})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- layouts/_partials/observer/instance.html --
+<li class="mine">{{ .Host }}</li>
+`)
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	home := testsupport.ReadFile(t, filepath.Join(out, "index.html"))
 	assertContains(t, "index.html", home, `<li class="mine">alpha.example</li>`, `class="skip-link"`)
@@ -991,21 +1063,32 @@ func TestSoftwareFeedIsNamedByMostHosts(t *testing.T) {
 // add, sub and percent work on the data's numbers (int64) and len's (int)
 // alike.
 func TestArithmeticOnTheData(t *testing.T) {
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/page.html": `<p>{{ $o := site.Data.observer }}{{ add $o.Stats.Live 1 }} {{ sub $o.Stats.Live (len $o.New) }} {{ percent (len $o.New) $o.Stats.Live }} {{ formatInt (add $o.Stats.Live 12344) }}</p>`,
-		"content/a.md":      "---\ntitle: A\n---\na\n",
-	})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- layouts/page.html --
+<p>{{ $o := site.Data.observer }}{{ add $o.Stats.Live 1 }} {{ sub $o.Stats.Live (len $o.New) }} {{ percent (len $o.New) $o.Stats.Live }} {{ formatInt (add $o.Stats.Live 12344) }}</p>
+-- content/a.md --
+---
+title: A
+---
+a
+`)
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	assertContains(t, "a/index.html", testsupport.ReadFile(t, filepath.Join(out, "a", "index.html")), "<p>4 1 66.6 12\u202f347</p>")
 
 	// With a float, add gives a float, as Hugo's does; what is no
 	// number fails the build at the template's line.
-	buildtest.WriteTree(t, site, map[string]string{"layouts/page.html": `{{ add site.Data.observer.Stats.Live 0.5 }}`})
+	buildtest.WriteArchive(t, site, `
+-- layouts/page.html --
+{{ add site.Data.observer.Stats.Live 0.5 -}}
+`)
 	out, _ = mustBuild(t, site, testConfig(), smallData())
 	if got := testsupport.ReadFile(t, filepath.Join(out, "a", "index.html")); got != "3.5" {
 		t.Errorf("add 3 0.5 = %q", got)
 	}
-	buildtest.WriteTree(t, site, map[string]string{"layouts/page.html": `{{ add site.Data.observer.Stats.Live site }}`})
+	buildtest.WriteArchive(t, site, `
+-- layouts/page.html --
+{{ add site.Data.observer.Stats.Live site }}
+`)
 	if _, _, err := run(t, site, testConfig(), smallData()); err == nil || !strings.Contains(err.Error(), "layouts/page.html:1") || !strings.Contains(err.Error(), "add") {
 		t.Errorf("add of the site: %v", err)
 	}
@@ -1016,20 +1099,68 @@ func TestArithmeticOnTheData(t *testing.T) {
 // TOML's [menu.main] left it out without a word. The key is
 // case-insensitive like the other known keys.
 func TestMenuForms(t *testing.T) {
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/home.html": `{{ range .Site.Menus.main }}[{{ .Name }}]{{ end }}`,
-		"content/string.md": "---\ntitle: a-string\nmenu: main\n---\n",
-		"content/list.md":   "---\ntitle: b-list\nmenu: [footer, main]\n---\n",
-		"content/map.md":    "---\ntitle: c-map\nmenu:\n  main:\n    weight: 1\n---\n",
-		"content/empty.md":  "---\ntitle: d-empty\nmenu: {main: }\n---\n",
-		"content/toml.md":   "+++\ntitle = \"e-toml\"\n[menu.main]\nweight = 1\n+++\n",
-		"content/upper.md":  "---\ntitle: f-upper\nMenu: main\n---\n",
-		"content/footer.md": "---\ntitle: x-footer\nmenu: footer\n---\n",
-		"content/flist.md":  "---\ntitle: x-footer-list\nmenu: [footer]\n---\n",
-		"content/fmap.md":   "+++\ntitle = \"x-footer-map\"\n[menu.footer]\n+++\n",
-		"content/nomenu.md": "---\ntitle: x-none\n---\n",
-		"content/params.md": "---\ntitle: x-params\nparams:\n  menu: main\n---\n",
-	})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- layouts/home.html --
+{{ range .Site.Menus.main }}[{{ .Name }}]{{ end -}}
+-- content/string.md --
+---
+title: a-string
+menu: main
+---
+-- content/list.md --
+---
+title: b-list
+menu: [footer, main]
+---
+-- content/map.md --
+---
+title: c-map
+menu:
+  main:
+    weight: 1
+---
+-- content/empty.md --
+---
+title: d-empty
+menu: {main: }
+---
+-- content/toml.md --
++++
+title = "e-toml"
+[menu.main]
+weight = 1
++++
+-- content/upper.md --
+---
+title: f-upper
+Menu: main
+---
+-- content/footer.md --
+---
+title: x-footer
+menu: footer
+---
+-- content/flist.md --
+---
+title: x-footer-list
+menu: [footer]
+---
+-- content/fmap.md --
++++
+title = "x-footer-map"
+[menu.footer]
++++
+-- content/nomenu.md --
+---
+title: x-none
+---
+-- content/params.md --
+---
+title: x-params
+params:
+  menu: main
+---
+`)
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	if got, want := testsupport.ReadFile(t, filepath.Join(out, "index.html")), "[c-map][e-toml][a-string][b-list][d-empty][f-upper]"; got != want {
 		t.Errorf("menu = %s, want %s", got, want)
@@ -1049,14 +1180,18 @@ func TestMenuForms(t *testing.T) {
 // site.Data.observer.Live:
 // one range variable, a counter and {{ break }}.
 func TestFirstLiveInstances(t *testing.T) {
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/home.html": `{{ $n := 0 }}{{ range $x := site.Data.observer.Live }}{{ if ge $n 2 }}{{ break }}{{ end }}{{ $n = add $n 1 }}[{{ $x.Host }}]{{ end }}`,
-	})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- layouts/home.html --
+{{ $n := 0 }}{{ range $x := site.Data.observer.Live }}{{ if ge $n 2 }}{{ break }}{{ end }}{{ $n = add $n 1 }}[{{ $x.Host }}]{{ end -}}
+`)
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	if got, want := testsupport.ReadFile(t, filepath.Join(out, "index.html")), "[alpha.example][beta.example]"; got != want {
 		t.Errorf("index.html = %q, want %q", got, want)
 	}
-	buildtest.WriteTree(t, site, map[string]string{"layouts/home.html": `{{ range $i, $x := site.Data.observer.Live }}{{ end }}`})
+	buildtest.WriteArchive(t, site, `
+-- layouts/home.html --
+{{ range $i, $x := site.Data.observer.Live }}{{ end }}
+`)
 	if _, _, err := run(t, site, testConfig(), smallData()); err == nil || !strings.Contains(err.Error(), "iterate over more than one variable") {
 		t.Errorf("two range variables: %v, want the error the docs describe", err)
 	}

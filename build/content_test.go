@@ -14,11 +14,20 @@ import (
 // A content/ that is a link (to a checkout elsewhere, say) builds like the
 // directory it points at; it used to build a site without pages.
 func TestLinkedContentDirectoryBuilds(t *testing.T) {
-	real := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"about.md":       "---\ntitle: About\n---\nabout\n",
-		"docs/guide.md":  "---\ntitle: Guide\n---\nguide\n",
-		"docs/image.txt": "an asset",
-	})
+	real := buildtest.WriteArchive(t, t.TempDir(), `
+-- about.md --
+---
+title: About
+---
+about
+-- docs/guide.md --
+---
+title: Guide
+---
+guide
+-- docs/image.txt --
+an asset
+`)
 	site := t.TempDir()
 	if err := os.Symlink(real, filepath.Join(site, "content")); err != nil {
 		t.Fatal(err)
@@ -34,10 +43,20 @@ func TestLinkedContentDirectoryBuilds(t *testing.T) {
 // A page's links are escaped as its address is: content/what?.md is at
 // /what%3F/, which a link to /what?/ would miss (it names /what).
 func TestPageLinksAreEscaped(t *testing.T) {
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"content/what?.md":   "---\ntitle: What\nmenu: main\n---\nwhat\n",
-		"content/c#sharp.md": "---\ntitle: Sharp\nmenu: main\n---\nsharp\n",
-	})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- content/what?.md --
+---
+title: What
+menu: main
+---
+what
+-- content/c#sharp.md --
+---
+title: Sharp
+menu: main
+---
+sharp
+`)
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	home := testsupport.ReadFile(t, filepath.Join(out, "index.html"))
 	assertContains(t, "index.html", home, `href="/what%3F/"`, `href="/c%23sharp/"`)
@@ -88,15 +107,25 @@ func TestSiteBaseURLEndsInASlash(t *testing.T) {
 // (docs/index.md) after its folder, and a section without one after its
 // folder, capitalised as in Hugo.
 func TestUntitledPagesAreNamedAfterTheirPath(t *testing.T) {
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"layouts/home.html":        `{{ range .Site.RegularPages }}[{{ .Title }}]{{ end }}|{{ range .Site.Sections }}[{{ .Title }}]{{ range .Sections }}({{ .Title }}){{ end }}{{ end }}`,
-		"content/blog/_index.md":   "blog\n",
-		"content/docs/index.md":    "docs\n",
-		"content/notes.md":         "notes\n",
-		"content/docs/guide.md":    "guide\n",
-		"content/titled/_index.md": "---\ntitle: Kept\n---\nkept\n",
-		"content/a/b/_index.md":    "nested\n",
-	})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- layouts/home.html --
+{{ range .Site.RegularPages }}[{{ .Title }}]{{ end }}|{{ range .Site.Sections }}[{{ .Title }}]{{ range .Sections }}({{ .Title }}){{ end }}{{ end -}}
+-- content/blog/_index.md --
+blog
+-- content/docs/index.md --
+docs
+-- content/notes.md --
+notes
+-- content/docs/guide.md --
+guide
+-- content/titled/_index.md --
+---
+title: Kept
+---
+kept
+-- content/a/b/_index.md --
+nested
+`)
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	if got, want := testsupport.ReadFile(t, filepath.Join(out, "index.html")), "[docs][guide][notes]|[A](B)[Blog][Kept]"; got != want {
 		t.Errorf("titles %s, want %s", got, want)

@@ -30,12 +30,22 @@ var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 // partial of its own under layouts/ (the test breaks a template there) and a
 // static file.
 func previewSite(t *testing.T) string {
-	return buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"content/_index.md":                      "---\ntitle: Welcome home\n---\nIntro text.\n",
-		"content/docs/guide.md":                  "---\ntitle: Guide\n---\nGuide body\n",
-		"layouts/_partials/observer/footer.html": `<footer>Footer {{ .Site.Title }}</footer>`,
-		"static/extra.txt":                       "static file\n",
-	})
+	return buildtest.WriteArchive(t, t.TempDir(), `
+-- content/_index.md --
+---
+title: Welcome home
+---
+Intro text.
+-- content/docs/guide.md --
+---
+title: Guide
+---
+Guide body
+-- layouts/_partials/observer/footer.html --
+<footer>Footer {{ .Site.Title }}</footer>
+-- static/extra.txt --
+static file
+`)
 }
 
 // previewData is three live instances.
@@ -117,7 +127,11 @@ func TestServeRebuildsAndReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgFile := filepath.Join(site, "observer.toml")
-	buildtest.WriteTree(t, site, map[string]string{"observer.toml": "[site]\ntitle = \"Preview\"\n"})
+	buildtest.WriteArchive(t, site, `
+-- observer.toml --
+[site]
+title = "Preview"
+`)
 	out := filepath.Join(t.TempDir(), "public")
 	data := previewData()
 	dataDir := filepath.Join(t.TempDir(), "data")

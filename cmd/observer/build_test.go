@@ -122,7 +122,11 @@ func bareSite(t *testing.T) *simSite {
 	t.Helper()
 	dir := t.TempDir()
 	s := &simSite{dir: dir, config: filepath.Join(dir, "observer.toml")}
-	buildtest.WriteTree(t, dir, map[string]string{"observer.toml": "[site]\ntitle = \"Bare\"\n"})
+	buildtest.WriteArchive(t, dir, `
+-- observer.toml --
+[site]
+title = "Bare"
+`)
 	os.MkdirAll(s.data(), 0o755)
 	return s
 }

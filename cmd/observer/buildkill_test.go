@@ -28,14 +28,24 @@ import (
 // killed (24 by default), as for the crawl.
 func TestKilledBuildLeavesTheOldSiteOrTheNew(t *testing.T) {
 	s := newSimSite(t, fedisim.Config{})
-	buildtest.WriteTree(t, s.dir, map[string]string{
-		// A short warmup, so that the new list (home page, feeds, new.csv)
-		// is not empty on the first simulated day.
-		// Discoveries wait for the next pass, so that each pass adds hosts.
-		"observer.toml":    "[site]\ntitle = \"Kill Test\"\n[crawl]\nseeds = \"seeds.txt\"\nconcurrency = 8\ndiscovered_checks = 0\n[state]\nwarmup = \"1h\"\n",
-		"content/about.md": "---\ntitle: About\n---\nThe old about page.\n",
-		"static/gone.txt":  "only in the old site\n",
-	})
+	buildtest.WriteArchive(t, s.dir, `
+-- observer.toml --
+[site]
+title = "Kill Test"
+[crawl]
+seeds = "seeds.txt"
+concurrency = 8
+discovered_checks = 0
+[state]
+warmup = "1h"
+-- content/about.md --
+---
+title: About
+---
+The old about page.
+-- static/gone.txt --
+only in the old site
+`)
 	const buildAt = asOf
 	data := s.data()
 	for _, pass := range []struct {
@@ -60,10 +70,15 @@ func TestKilledBuildLeavesTheOldSiteOrTheNew(t *testing.T) {
 	if code, out, errs := s.crawl(t, "2026-01-01T14:00:00Z", "--isolation", "none"); code != exitOK && code != exitCutShort {
 		t.Fatalf("third crawl: exit %d\n%s\n%s", code, out, errs)
 	}
-	buildtest.WriteTree(t, s.dir, map[string]string{
-		"content/about.md": "---\ntitle: About\n---\nThe new about page.\n",
-		"static/added.txt": "only in the new site\n",
-	})
+	buildtest.WriteArchive(t, s.dir, `
+-- content/about.md --
+---
+title: About
+---
+The new about page.
+-- static/added.txt --
+only in the new site
+`)
 	os.Remove(filepath.Join(s.dir, "static", "gone.txt"))
 	pristine := filepath.Join(t.TempDir(), "data")
 	copyTree(t, data, pristine)

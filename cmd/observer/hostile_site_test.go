@@ -39,7 +39,13 @@ func checkHostileSite(t *testing.T, s *simSite, now string) {
 	// crawl's config stays as it was (the warmup also decides when new
 	// hosts are first checked).
 	cfg := filepath.Join(s.dir, "build.toml")
-	buildtest.WriteTree(t, s.dir, map[string]string{"build.toml": "[site]\ntitle = \"Hostile\"\n[state]\nwarmup = \"0s\"\n"})
+	buildtest.WriteArchive(t, s.dir, `
+-- build.toml --
+[site]
+title = "Hostile"
+[state]
+warmup = "0s"
+`)
 	data := s.data()
 
 	// What the crawler recorded, read through the new list: it must still

@@ -14,14 +14,22 @@ import (
 // lock files included.
 func TestOutputOverInputsIsRefused(t *testing.T) {
 	s := bareSite(t)
-	buildtest.WriteTree(t, s.dir, map[string]string{
-		"content/about.md":                      "---\ntitle: About\n---\nText\n",
-		"data/checks/date=2026-11-21/a.parquet": "snapshot",
-	})
+	buildtest.WriteArchive(t, s.dir, `
+-- content/about.md --
+---
+title: About
+---
+Text
+-- data/checks/date=2026-11-21/a.parquet --
+snapshot
+`)
 	// And a directory the build did not write: a mistyped --out (/etc, the
 	// simulated fediverse's folder of seeds and CA) would be deleted.
 	notes := filepath.Join(t.TempDir(), "notes")
-	buildtest.WriteTree(t, notes, map[string]string{"seeds.txt": "a.example\n"})
+	buildtest.WriteArchive(t, notes, `
+-- seeds.txt --
+a.example
+`)
 	for _, out := range []string{s.data(), filepath.Join(s.dir, "content"), s.dir, filepath.Dir(s.dir), s.config, notes} {
 		for _, cmd := range []string{"build", "serve"} {
 			code, _, errs := runObserver(t, cmd, "--config", s.config, "--data", s.data(), "--out", out, "--now", asOf)

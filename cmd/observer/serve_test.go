@@ -94,12 +94,22 @@ func TestServeBuildsServesAndRebuildsOnChanges(t *testing.T) {
 	}
 
 	// A new page and a changed config are rebuilt in.
-	buildtest.WriteTree(t, s.dir, map[string]string{"content/about.md": "---\ntitle: About this preview\n---\nHello.\n"})
+	buildtest.WriteArchive(t, s.dir, `
+-- content/about.md --
+---
+title: About this preview
+---
+Hello.
+`)
 	eventually(t, "the new page", 30*time.Second, func() (bool, string) {
 		code, body := fetch(url + "about/")
 		return code == http.StatusOK && strings.Contains(body, "About this preview"), body
 	})
-	buildtest.WriteTree(t, s.dir, map[string]string{"observer.toml": "[site]\ntitle = \"Renamed\"\n"})
+	buildtest.WriteArchive(t, s.dir, `
+-- observer.toml --
+[site]
+title = "Renamed"
+`)
 	eventually(t, "the new title", 30*time.Second, func() (bool, string) {
 		_, body := fetch(url)
 		return strings.Contains(body, "<title>Renamed"), body
