@@ -2,13 +2,16 @@ package duck_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/hostname"
 )
 
 // recordChecks writes the given checks as one pass's snapshot.
@@ -131,5 +134,29 @@ func TestBlocklistLeavesThePublishedLists(t *testing.T) {
 	}
 	if got := texts(t, s, "SELECT kind || ' ' || entry FROM blocked ORDER BY ALL"); !slices.Equal(got, []string{"domain farm.example", "host spam.example"}) {
 		t.Errorf("blocked view = %v", got)
+	}
+}
+
+// The blocklist is matched in two places, by one rule: in Go
+// (hostname.Blocklist) for the crawl and observer add, and in SQL
+// (is_blocked) for what is published. Both say the same of every host.
+func TestBlocklistMatchesInGoAndSQLAgree(t *testing.T) {
+	ctx := context.Background()
+	entries := "spam.social\n*.farm.social\n*.github.io\n*.co.uk\nxn--bcher-kva.social\n"
+	list, errs := hostname.ReadBlocklist(strings.NewReader(entries))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	s := openStore(t, t.TempDir())
+	if err := s.Reader.CreateViews(ctx, duck.ViewParams{Now: t0, Rules: defaultRules, Blocklist: list.Entries()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []observer.Host{"spam.social", "a.spam.social", "farm.social", "x.farm.social", "y.x.farm.social",
+		"notfarm.social", "farm.social.org", "a.github.io", "github.io.org", "shop.co.uk", "co.uk.org",
+		"xn--bcher-kva.social", "b.xn--bcher-kva.social", "social"} {
+		got := texts(t, s, "SELECT is_blocked('"+string(h)+"')::VARCHAR")
+		if want := fmt.Sprint(list.Blocked(h)); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: SQL says blocked %v, Go %s", h, got, want)
+		}
 	}
 }
