@@ -110,8 +110,8 @@ func (th *theme) lookedIn() string {
 // its absence means "none": a bare site has no layouts/ and the theme
 // supplies everything. Anything else that keeps it from being read as a
 // directory (a regular file in its place, a link to nothing or in a loop,
-// no permission) is an error: it used to be taken for absence, so the
-// theme's files were used without a word. The directory itself may be a
+// no permission) is an error: taken for absence, it would have the
+// theme's files used without a word. The directory itself may be a
 // symbolic link; links inside it are refused (see notFollowed).
 func inputDir(dir, display string) (bool, error) {
 	st, err := os.Stat(dir)

@@ -203,7 +203,7 @@ type State struct {
 	// answers queries (a crawl's derivation before its pass, build, sql,
 	// serve), e.g. "1GB"; past it, DuckDB spills to data/tmp. Empty means
 	// DuckDB's default, 80% of the machine's memory. 1GB is the edge for a
-	// full derivation of a million hosts × 30 days, which once ran out of
+	// full derivation of a million hosts × 30 days, which may run out of
 	// memory at it; the default, 1.5GB, holds it (docs/benchmarks.md).
 	MemoryLimit string `toml:"memory_limit"`
 }

@@ -1,7 +1,9 @@
 // Package duck owns DuckDB: it is the only package that runs SQL. It writes
 // the crawler's facts as Parquet snapshots under the data directory, derives
 // instance states, schedules and lists from them with the embedded .sql files,
-// and answers read-only queries for `observer sql` and the site builder.
+// and answers read-only queries for `observer sql` and the site builder
+// (SiteData). What `observer add` records is decided here too (AddManual):
+// which of the hosts given are new to the snapshots.
 //
 // The DuckDB database itself is in memory and lives only as long as a Store:
 // everything durable is a Parquet file that appeared atomically (written into

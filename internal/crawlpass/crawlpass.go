@@ -2,7 +2,8 @@
 // hosts it knows to the row that records the pass (data/passes). Run locks
 // the data directory, loads the known hosts into the table the checkers
 // share and records the seed list's new hosts, has the state derived
-// (Options.Derive) and reads the due list from it (in a data directory that
+// (Options.Derive; DeriveInChild derives in a child process, where the
+// derivation's memory is returned when it ends) and reads the due list from it (in a data directory that
 // knew no host, the seeds are the due list), runs the checks (crawl.Pass) in
 // sandboxed checker processes or in this one, and writes the snapshots, the
 // summary and the passes row. The caller reads and checks every input (the

@@ -1,5 +1,5 @@
 -- Hosts due for a check at $1 (the pass's now): every host of the derived
--- state whose next_check_at (the schedule, see view_state.sql) is not after
+-- state whose next_check_at (the schedule, see views/state.sql) is not after
 -- now, and every live or reviving host whose peers list earned a shorter
 -- interval than peers_interval and is due (a quiet list waits for its
 -- host's next check); the hosts checked before ahead of those never
