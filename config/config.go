@@ -20,13 +20,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/fediverse-observer/observer/sandbox"
 )
 
 // Config is the whole of observer.toml.
@@ -243,9 +244,8 @@ func Default() Config {
 			// The orchestrator's memory goal is 1 GiB with a million hosts;
 			// DuckDB would otherwise keep far more (docs/benchmarks.md).
 			DuckDBMemoryLimit: "256MB",
-			// The sandbox is Linux's; elsewhere checkers cannot be
-			// confined at all.
-			RequireConfinement: runtime.GOOS == "linux",
+			// Elsewhere than Linux checkers cannot be confined at all.
+			RequireConfinement: sandbox.Confines,
 		},
 		State: State{
 			FailuresToDead:   6,

@@ -18,6 +18,12 @@ import (
 	"github.com/fediverse-observer/observer"
 )
 
+// Confines: Confine applies its layers here (on Linux). Where it does,
+// checks run in sandboxed checker processes by default (observer crawl's
+// --isolation) and a crawl requires confinement by default
+// (crawl.require_confinement).
+const Confines = true
+
 // Confine applies the checker's limits to the calling process, for all its
 // threads. A checker calls it once, after it has loaded its CA certificates
 // and before its first network request. Layers the kernel does not offer

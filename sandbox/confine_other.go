@@ -4,6 +4,9 @@ package sandbox
 
 import "runtime"
 
+// Confines: Confine applies no layer outside Linux (see confine_linux.go).
+const Confines = false
+
 // RequiredLayers are the layers Confine applies on Linux; none is applied
 // here, so requiring confinement refuses to crawl.
 func RequiredLayers() []string {

@@ -2,17 +2,16 @@ package main
 
 import (
 	"context"
-	"runtime"
 
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/internal/cliflag"
 	"github.com/fediverse-observer/observer/sandbox"
 )
 
-// defaultIsolation runs checks in sandboxed processes where the sandbox is
-// built (Linux), in-process elsewhere.
+// defaultIsolation runs checks in sandboxed processes where the sandbox
+// confines them, in-process elsewhere.
 func defaultIsolation() string {
-	if runtime.GOOS == "linux" {
+	if sandbox.Confines {
 		return "process"
 	}
 	return "none"
