@@ -4,7 +4,8 @@
 // The orchestrator side is Pool, a crawl.Checker whose checks run in
 // checker processes started by re-executing the running binary with a
 // hidden subcommand. The checker side is RunChecker (or Confine followed by
-// Serve): the child limits itself (rlimits, memory limit, no_new_privs,
+// Serve), after ReadConnectTo when the pool passes --connect-to rules: the
+// child limits itself (rlimits, memory limit, no_new_privs,
 // Landlock, a seccomp filter) before its first network request and answers
 // check requests over stdin and stdout.
 //
