@@ -178,17 +178,17 @@ func within(p, dir string) bool {
 }
 
 // WatchPaths lists what `observer serve` watches for a site: its content,
-// layouts, static files and themes, the config file and the data directory.
-func WatchPaths(siteDir, configFile, dataDir string) []string {
+// layouts, static files and themes, the data directory, and the files it is
+// built with (the config file, the blocklist; "" for none).
+func WatchPaths(siteDir, dataDir string, files ...string) []string {
 	var p []string
 	for _, s := range siteSources {
 		p = append(p, filepath.Join(siteDir, s))
 	}
-	if configFile != "" {
-		p = append(p, configFile)
-	}
-	if dataDir != "" {
-		p = append(p, dataDir)
+	for _, f := range append([]string{dataDir}, files...) {
+		if f != "" {
+			p = append(p, f)
+		}
 	}
 	return p
 }

@@ -151,3 +151,14 @@ func TestOutputThatIsASymbolicLinkIsRefusedNamingItsTarget(t *testing.T) {
 		t.Errorf("CheckOutDir(%s) = %v", target, err)
 	}
 }
+
+// The preview watches the site's sources, the data directory and the files
+// the site is built with, leaving out those it has none of.
+func TestWatchPaths(t *testing.T) {
+	got := build.WatchPaths("site", "data", "site/observer.toml", "", "site/blocklist.txt")
+	want := []string{filepath.Join("site", "content"), filepath.Join("site", "layouts"), filepath.Join("site", "static"), filepath.Join("site", "themes"),
+		"data", "site/observer.toml", "site/blocklist.txt"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("WatchPaths = %q, want %q", got, want)
+	}
+}

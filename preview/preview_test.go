@@ -154,7 +154,7 @@ title = "Preview"
 		done <- preview.Serve(ctx, preview.Options{
 			Port:   0,
 			OutDir: out,
-			Watch:  build.WatchPaths(site, cfgFile, dataDir),
+			Watch:  build.WatchPaths(site, dataDir, cfgFile),
 			Ignore: []string{derived},
 			Rebuild: func(ctx context.Context, baseURL string) error {
 				// Like a data source that refreshes a derived database: an

@@ -57,14 +57,10 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	defer lock.Release()
 
-	watch := build.WatchPaths(config.SiteDir(c.config), config.InUse(c.config), c.data)
-	if cfg.Crawl.Blocklist != "" {
-		watch = append(watch, cfg.Crawl.Blocklist)
-	}
 	return preview.Serve(ctx, preview.Options{
 		Port:   *port,
 		OutDir: dir,
-		Watch:  watch,
+		Watch:  build.WatchPaths(config.SiteDir(c.config), c.data, config.InUse(c.config), cfg.Crawl.Blocklist),
 		// What a rebuild writes itself: the derived state.
 		Ignore: []string{filepath.Join(c.data, duck.DerivedDir), filepath.Join(c.data, duck.TmpDir)},
 		Rebuild: func(ctx context.Context, baseURL string) error {
