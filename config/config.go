@@ -233,7 +233,7 @@ func Default() Config {
 			Concurrency:      64,
 			Duration:         Duration(90 * time.Minute),
 			CheckTimeout:     Duration(60 * time.Second),
-			PeersInterval:    Duration(7 * 24 * time.Hour),
+			PeersInterval:    Duration(14 * 24 * time.Hour),
 			PeersMinInterval: Duration(time.Hour),
 			DomainBudget:     10,
 			DiscoveredChecks: 20_000,

@@ -49,7 +49,7 @@ func TestPassesArePoliteAboutPeersListsAndTheBlocklist(t *testing.T) {
 		}
 	}
 	// 31 hours on, the seeds are due again (every 29 h ± 2 h) but their
-	// peers lists are not (peers_interval: 7 days).
+	// peers lists are not (peers_interval: 14 days).
 	s.sim.ResetRequests()
 	pass("2026-01-02T07:00:00Z")
 	for _, h := range watched {
@@ -60,10 +60,10 @@ func TestPassesArePoliteAboutPeersListsAndTheBlocklist(t *testing.T) {
 			t.Errorf("%s: peers list asked for again within peers_interval", h)
 		}
 	}
-	// Eight days on, the lists are due again and asked conditionally.
+	// Fifteen days on, the lists are due again and asked conditionally.
 	s.sim.ResetRequests()
 	before := s.sim.Stats().NotModified
-	pass("2026-01-09T07:00:00Z")
+	pass("2026-01-16T07:00:00Z")
 	for _, h := range watched {
 		if n := peersRequests(s.sim, h); n != 1 {
 			t.Errorf("%s: %d peers requests after peers_interval, want 1", h, n)

@@ -9,16 +9,16 @@
 --
 -- A peers list earns its rate: it is due once the interval it earned has
 -- passed since it was last fetched (never fetched: at once). What earns
--- is naming hosts first discovered through it after its first reading: a
--- first reading names every host the observer did not know yet, which says
--- nothing of how fast the list grows (at the observer's start nearly every
--- list's first reading yields, and reading them all daily for a week was
--- waste). A list read once (last fetched at its
--- host's first alive check) is read again after a day, or $2 if shorter,
--- whatever it named, to learn its rate. One that named no host first
--- discovered through it within the last $2 (peers_interval, µs) waits $2.
--- One that did is due after $3
--- (peers_min_interval) when its server gives validators: a conditional
+-- is naming hosts first discovered through it, within the last $2
+-- (peers_interval, µs), after its first reading: a first reading names
+-- every host the observer did not know yet, which says little of how fast
+-- the list grows (at the observer's start nearly every list's first
+-- reading names some, and reading each of them at every cache renewal for
+-- a week was waste). A list read once (last fetched at its host's first
+-- alive check) is read again after $2 / (1 + hosts its reading named), not
+-- below a day nor $3 (peers_min_interval), to learn its rate. One that
+-- named no host after its first reading waits $2. One that did is due
+-- after $3 when its server gives validators: a conditional
 -- fetch of an unchanged list costs a 304, and Mastodon's list changes at
 -- most daily (it caches it for a day; see fedisim/spread_serve.go), so
 -- reading it often costs about one list a day and finds a new host soon
@@ -31,16 +31,17 @@
 -- never checked; peers_etag and peers_last_modified are the validators to
 -- ask for the peers list with (If-None-Match, If-Modified-Since).
 WITH yield AS (
-    SELECT d.via AS host, count(*) AS yielded
+    SELECT d.via AS host, count(*) AS named,
+        count(*) FILTER (WHERE d.discovered_at > l.first_alive_at) AS yielded
     FROM state d
     JOIN state l ON l.host = d.via
     WHERE d.discovered_at > $1::TIMESTAMP - to_microseconds($2::BIGINT)
-        AND d.discovered_at > l.first_alive_at
     GROUP BY d.via
 ), earned AS (
     SELECT s.host, s.state, s.next_check_at, s.checks, s.last_peers_at, s.peers_etag, s.peers_last_modified,
-        CASE WHEN y.yielded IS NULL AND s.last_peers_at = s.first_alive_at THEN least($2::BIGINT, 86400000000)
-             WHEN y.yielded IS NULL THEN $2::BIGINT
+        CASE WHEN s.last_peers_at = s.first_alive_at
+                THEN least($2::BIGINT, greatest($2::BIGINT // (1 + coalesce(y.named, 0)), $3::BIGINT, 86400000000))
+             WHEN coalesce(y.yielded, 0) = 0 THEN $2::BIGINT
              WHEN coalesce(s.peers_etag, s.peers_last_modified, '') <> '' THEN $3::BIGINT
              ELSE least($2::BIGINT, greatest($2::BIGINT // (1 + y.yielded), $3::BIGINT, 86400000000))
         END AS peers_every
