@@ -416,21 +416,27 @@ func foldHugoKeys(s *Site, before Site) error {
 // would recheck a host in every pass, breaking the politeness promised in
 // docs/security.md.
 func (c Config) Validate() error {
+	for _, s := range []struct {
+		key string
+		err error
+		got any
+	}{
+		{"crawl.concurrency", CheckConcurrency(c.Crawl.Concurrency), c.Crawl.Concurrency},
+		{"crawl.max_checks", CheckMaxChecks(c.Crawl.MaxChecks), c.Crawl.MaxChecks},
+		{"crawl.duration", CheckDuration(c.Crawl.Duration.D()), c.Crawl.Duration.D()},
+		{"serve.port", CheckPort(c.Serve.Port), c.Serve.Port},
+	} {
+		if s.err != nil {
+			return fmt.Errorf("%s %v, got %v", s.key, s.err, s.got)
+		}
+	}
 	switch {
-	case c.Crawl.Concurrency < 1 || c.Crawl.Concurrency > MaxConcurrency:
-		return fmt.Errorf("crawl.concurrency must be between 1 and %d, got %d", MaxConcurrency, c.Crawl.Concurrency)
 	case c.Site.Pagination.PagerSize < 0 || c.Site.Paginate < 0:
 		return fmt.Errorf("site.pagination.pagerSize must not be negative, got %d", min(c.Site.Pagination.PagerSize, c.Site.Paginate))
 	case c.Site.SummaryLength < 0:
 		return fmt.Errorf("site.summaryLength must not be negative, got %d", c.Site.SummaryLength)
 	case strings.Contains(c.Site.Pagination.Path, "/") || c.Site.Pagination.Path == "." || c.Site.Pagination.Path == "..":
 		return fmt.Errorf("site.pagination.path must be one path element such as page, got %q", c.Site.Pagination.Path)
-	case c.Crawl.MaxChecks < 0:
-		return fmt.Errorf("crawl.max_checks must not be negative, got %d", c.Crawl.MaxChecks)
-	case c.Crawl.Duration <= 0:
-		// crawl.Pass reads zero as no time budget: a pass that outlasts
-		// the interval between passes.
-		return fmt.Errorf("crawl.duration must be positive, got %s", c.Crawl.Duration.D())
 	case c.Crawl.CheckTimeout <= 0:
 		return fmt.Errorf("crawl.check_timeout must be positive, got %s", c.Crawl.CheckTimeout.D())
 	case c.Crawl.PeersInterval <= 0:
@@ -483,8 +489,6 @@ func (c Config) Validate() error {
 	case c.Crawl.PeersMinInterval <= 0 || c.Crawl.PeersMinInterval > c.Crawl.PeersInterval:
 		return fmt.Errorf("crawl.peers_min_interval must be positive and at most crawl.peers_interval (%s), got %s",
 			c.Crawl.PeersInterval.D(), c.Crawl.PeersMinInterval.D())
-	case c.Serve.Port < 0 || c.Serve.Port > 65535:
-		return fmt.Errorf("serve.port must be between 0 and 65535, got %d", c.Serve.Port)
 	case c.Site.Theme == "" || strings.ContainsAny(c.Site.Theme, `/\`) || c.Site.Theme == "." || c.Site.Theme == "..":
 		return fmt.Errorf("site.theme must be a directory name, got %q", c.Site.Theme)
 	case c.Crawl.CheckerCgroup != "" && !filepath.IsAbs(c.Crawl.CheckerCgroup):
@@ -507,6 +511,44 @@ func badPrefix(ss []string) string {
 		}
 	}
 	return ""
+}
+
+// The rules of the settings a command's flag can stand in for (observer
+// crawl's -concurrency, -max-checks and -duration, observer serve's -port):
+// each says what is wrong with a value, nil when nothing is, for the config
+// file's error and the flag's alike.
+
+// CheckConcurrency is crawl.concurrency's rule.
+func CheckConcurrency(n int) error {
+	if n < 1 || n > MaxConcurrency {
+		return fmt.Errorf("must be between 1 and %d", MaxConcurrency)
+	}
+	return nil
+}
+
+// CheckMaxChecks is crawl.max_checks's rule (0 is no limit).
+func CheckMaxChecks(n int) error {
+	if n < 0 {
+		return errors.New("must not be negative")
+	}
+	return nil
+}
+
+// CheckDuration is crawl.duration's rule: crawl.Pass reads zero as no time
+// budget, and a pass without one would outlast the interval between passes.
+func CheckDuration(d time.Duration) error {
+	if d <= 0 {
+		return errors.New("must be positive")
+	}
+	return nil
+}
+
+// CheckPort is serve.port's rule (0 picks a free port).
+func CheckPort(n int) error {
+	if n < 0 || n > 65535 {
+		return errors.New("must be between 0 and 65535")
+	}
+	return nil
 }
 
 // MaxNewPerListLimit bounds crawl.max_new_per_list: the most discoveries a

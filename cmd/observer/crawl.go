@@ -61,14 +61,20 @@ func parseCrawlFlags(e env, args []string) (crawlFlags, error) {
 		return crawlFlags{}, cliflag.Usagef("invalid -isolation %q: want process or none", f.isolation)
 	case f.flushChecks < 1:
 		return crawlFlags{}, cliflag.Usagef("invalid -flush-checks %d: must be at least 1", f.flushChecks)
-	case f.maxChecks < 0:
-		return crawlFlags{}, cliflag.Usagef("invalid -max-checks %d: must not be negative (0 = no limit)", f.maxChecks)
-	case f.given["duration"] && f.duration.Value == 0:
-		// As crawl.duration: a pass without a budget would outlast the
-		// interval between passes.
-		return crawlFlags{}, cliflag.Usagef("invalid -duration 0: must be positive")
-	case f.given["concurrency"] && (f.concurrency < 1 || f.concurrency > config.MaxConcurrency):
-		return crawlFlags{}, cliflag.Usagef("invalid -concurrency %d: must be between 1 and %d", f.concurrency, config.MaxConcurrency)
+	}
+	// The flags that stand in for config settings follow their rules.
+	for _, s := range []struct {
+		flag string
+		err  error
+		got  any
+	}{
+		{"max-checks", config.CheckMaxChecks(f.maxChecks), f.maxChecks},
+		{"duration", config.CheckDuration(f.duration.Value), f.duration.Value},
+		{"concurrency", config.CheckConcurrency(f.concurrency), f.concurrency},
+	} {
+		if f.given[s.flag] && s.err != nil {
+			return crawlFlags{}, cliflag.Usagef("invalid -%s %v: %v", s.flag, s.got, s.err)
+		}
 	}
 	return f, nil
 }

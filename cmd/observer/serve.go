@@ -26,8 +26,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err := cliflag.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if *port < 0 || *port > 65535 {
-		return cliflag.Usagef("invalid -port %d: want 0 to 65535", *port)
+	if err := config.CheckPort(*port); err != nil {
+		return cliflag.Usagef("invalid -port %d: %v", *port, err)
 	}
 	cfg, log, err := c.setup(e)
 	if err != nil {
