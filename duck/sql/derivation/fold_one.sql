@@ -54,7 +54,7 @@ WITH joined AS (
     FROM run
 ), stepped AS (
     SELECT *,
-        run_state(o_pre, o_class, o_crossed, prev_alive IS NOT NULL) AS o_state
+        next_state(o_pre, o_class, o_crossed, prev_alive IS NOT NULL) AS o_state
     FROM crossed
 )
 SELECT host,
