@@ -61,7 +61,6 @@ type DeriveReport struct {
 	Hosts       int64  // hosts in the derived state
 	Transitions int64  // transitions found by this step
 	Windowed    int64  // hosts with new checks folded with windows (fold_runs)
-	Sparse      int64  // of those, hosts folded from a few of their checks (fold_window_hosts)
 	Windowless  int64  // hosts with new checks folded without (fold_windowless)
 	OneCheck    int64  // hosts whose one new check was folded onto their carried state (fold_one)
 	Duration    time.Duration
@@ -244,7 +243,7 @@ func (s *Deriver) Derive(ctx context.Context, opts DeriveOptions) (DeriveReport,
 	}
 	rep.Duration = time.Since(start)
 	s.log.Info("derived", "generation", rep.Generation, "full", rep.Full, "files", rep.Files,
-		"hosts", rep.Hosts, "transitions", rep.Transitions, "windowed", rep.Windowed, "sparse", rep.Sparse, "windowless", rep.Windowless, "one_check", rep.OneCheck,
+		"hosts", rep.Hosts, "transitions", rep.Transitions, "windowed", rep.Windowed, "windowless", rep.Windowless, "one_check", rep.OneCheck,
 		"duration", rep.Duration)
 	return rep, nil
 }
@@ -830,8 +829,8 @@ func edgeFactsFiles(ctx context.Context, conn *sql.Conn) (string, error) {
 	return files, nil
 }
 
-// hostParams adds to d.params the values fold_hosts, fold_windowless and
-// window_checks take beyond the thresholds: the first day of the step's
+// hostParams adds to d.params the values fold_hosts and fold_windowless
+// take beyond the thresholds: the first day of the step's
 // checks and the days bits, sized by the span of days of those checks (one
 // query over their times), and whether the windowless fold runs at all.
 func hostParams(d *derivation, opts DeriveOptions) error {
@@ -847,17 +846,16 @@ func hostParams(d *derivation, opts DeriveOptions) error {
 		windowless = "false"
 	}
 	// Day i of the span (step_day, from its first midnight, so never
-	// negative for a check) is bit i. dayBit tests day d of check_days.
-	dayBits, aliveBits, dayBit := "bit_or(1::BIGINT << step_day(checked_at))", "bin(alive_days)", "((check_days >> d) & 1) = 1"
+	// negative for a check) is bit i.
+	dayBits, aliveBits := "bit_or(1::BIGINT << step_day(checked_at))", "bin(alive_days)"
 	switch {
 	case days > maxAliveDays:
-		dayBits, aliveBits, dayBit = "NULL::BITSTRING", "NULL::VARCHAR", "false"
+		dayBits, aliveBits = "NULL::BITSTRING", "NULL::VARCHAR"
 	case opts.aliveDaysBitstring || days > maxAliveDaysInt:
 		dayBits, aliveBits = fmt.Sprintf("bitstring_agg(step_day(checked_at)::INTEGER, 0, %d)", days-1), "alive_days::VARCHAR"
-		dayBit = "get_bit(check_days, d::INTEGER) = 1"
 	}
-	maps.Copy(d.params, sqlParams{"first_day_us": strconv.FormatInt(firstDayUs, 10), "span_days": strconv.FormatInt(days, 10),
-		"day_bits": dayBits, "alive_bits": aliveBits, "day_bit": dayBit, "windowless": windowless})
+	maps.Copy(d.params, sqlParams{"first_day_us": strconv.FormatInt(firstDayUs, 10),
+		"day_bits": dayBits, "alive_bits": aliveBits, "windowless": windowless})
 	return nil
 }
 
@@ -898,13 +896,11 @@ func (s *Deriver) foldWindowed(d *derivation, opts DeriveOptions, rep *DeriveRep
 	}
 	var windowChecks int64
 	// fold_hosts knows each host's count of new checks, so counting the
-	// windowed fold's checks needs no pass over them (for a sparse host at
-	// most its picked_days, which may fall on days without a check).
+	// windowed fold's checks needs no pass over them.
 	if err := d.conn.QueryRowContext(d.ctx, `SELECT
-		(SELECT coalesce(sum(CASE WHEN w.sparse THEN w.picked_days ELSE h.checks END), 0) FROM fold_hosts h JOIN fold_window_hosts w ON w.host = h.host),
-		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_window_hosts WHERE sparse),
-		(SELECT count(*) FROM fold_windowless_runs)`).Scan(
-		&windowChecks, &rep.Windowed, &rep.Sparse, &rep.Windowless); err != nil {
+		(SELECT coalesce(sum(h.checks), 0) FROM fold_hosts h JOIN fold_window_hosts w ON w.host = h.host),
+		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_windowless_runs)`).Scan(
+		&windowChecks, &rep.Windowed, &rep.Windowless); err != nil {
 		return files, fmt.Errorf("derive: count checks to fold with windows: %w", err)
 	}
 	// foldBucket folds the checks view selects into fold_window_states.

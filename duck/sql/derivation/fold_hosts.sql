@@ -10,13 +10,11 @@
 --
 -- alive_days has a bit per day of the step's checks (step_day), set on the
 -- days with an alive check, so a gap of more than live_days days between two
--- alive checks shows as a run of zeros without ordering the checks;
--- check_days has the days with any check, which place a run's threshold
--- crossing for window_checks.sql when no two checks share a day. They are
--- a BIGINT's bits when the checks span at most 63 days, a bitstring up to a
--- few years (hostParams), and NULL beyond (a bit per day per host would not
--- fit in memory), which sends every such host to the windowed fold with all
--- its checks instead.
+-- alive checks shows as a run of zeros without ordering the checks. They
+-- are a BIGINT's bits when the checks span at most 63 days, a bitstring up
+-- to a few years (hostParams), and NULL beyond (a bit per day per host would
+-- not fit in memory), which sends every such alive host to the windowed
+-- fold instead.
 --
 -- The checks are aggregated by host and outcome first, with plain
 -- aggregates, and those few rows per host by host: over every check of the
@@ -53,7 +51,6 @@ SELECT host,
     min(first_at) FILTER (WHERE outcome = 'alive') AS first_alive_at,
     max(last_at) FILTER (WHERE outcome = 'alive') AS last_alive_at,
     max(last_at) FILTER (WHERE outcome IN ('moving', 'moved')) AS last_redirect_at,
-    any_value(days) FILTER (WHERE outcome = 'alive') AS alive_days,
-    bit_or(days) AS check_days
+    any_value(days) FILTER (WHERE outcome = 'alive') AS alive_days
 FROM by_outcome
 GROUP BY host

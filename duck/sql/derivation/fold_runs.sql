@@ -34,22 +34,18 @@ CREATE OR REPLACE TEMP VIEW fold_runs AS
 WITH src AS (
     SELECT host, {{host_key}} AS window_key, last_checked_at AS ts, last_pass_id AS pass_id, run_class AS class,
            last_outcome AS outcome, NULL::VARCHAR AS moved_to,
-           true AS is_carry, run_n AS base_n, run_start AS base_start, last_alive_at AS alive_ts,
-           NULL::BIGINT AS given_rn
+           true AS is_carry, run_n AS base_n, run_start AS base_start, last_alive_at AS alive_ts
     FROM carry_all
     WHERE checks > 0 AND host IN (SELECT host FROM bucket_checks)
     UNION ALL
     SELECT host, {{host_key}}, checked_at, pass_id,
            check_class(outcome),
            outcome, moved_to,
-           false, 1, checked_at, CASE WHEN outcome = 'alive' THEN checked_at END,
-           given_rn
+           false, 1, checked_at, CASE WHEN outcome = 'alive' THEN checked_at END
     FROM bucket_checks
 ), marked AS (
     SELECT *,
-        -- A sparse host's checks come with their place among all its
-        -- checks (window_checks.sql), the rows between them left out.
-        coalesce(given_rn, row_number() OVER w) AS rn,
+        row_number() OVER w AS rn,
         coalesce(lag(class) OVER w <> class, true) AS brk,
         -- The last alive check before this one: alive times grow with the
         -- order (the carry's last alive time is before its last check).

@@ -25,7 +25,7 @@
 CREATE OR REPLACE TEMP TABLE fold_host_runs AS
 WITH classed AS (
     SELECT e.host, e.checks, e.first_checked_at, e.last_checked_at, e.first_alive_at, e.last_alive_at,
-        e.alive_days, e.check_days, e.first_new,
+        e.alive_days, e.first_new,
         CASE WHEN e.alive_checks = e.checks THEN 'A'
              WHEN e.opted_out_checks = e.checks THEN 'O'
              WHEN e.moved_checks = e.checks THEN 'M'
@@ -65,7 +65,7 @@ WITH classed AS (
 -- Only the columns the two statements below read are kept: the table of
 -- every column took 0.05-0.1 s more to write for a million hosts.
 -- (gap_inside is NULL when the step spans too many days for alive_days.)
-SELECT host, checks, first_checked_at, check_days, first_new, class,
+SELECT host, checks, first_checked_at, first_new, class,
     carry_run, carry_ts, carry_pass_id, carry_alive_at, carry_pre,
     one_run, base_n, run_start, prev_alive, crossed_at, first_breaks,
     coalesce(one_run AND crossed_at IS NOT NULL AND NOT gap_inside, false) AND {{windowless}} AS windowless
@@ -98,49 +98,8 @@ SELECT host,
     CASE WHEN carry_run THEN carry_pre END AS carry_pre
 FROM r;
 
--- fold_window_hosts: the hosts left to the windowed fold. A host whose run
--- is one class of failure (F or T) crossing its threshold after its first
--- new check, with no two new checks on one day (check_days has a bit for
--- each), is folded there from five of its checks alone (sparse), by day of
--- the step (day1 to day5; window_checks.sql fetches them, each with its
--- place among the host's new checks, pos1 to pos5): its first and last,
--- the cross_pos-th (the first whose n is past failures_to_dead), and the
--- first at or after dead_after since the run began, on that day
--- (cross_day) or the next with a check. The crossing is the first of these
--- past both thresholds, as it is the first of all the checks: the
--- cross_pos-th if it is late enough, else the first late enough. Most
--- hosts ever discovered never answer, and a month of their checks was half
--- of the windowed fold's rows. The days are columns, not a list, as every
--- check of these hosts carries them out of the join: lists took 0.1 s more
--- for a million hosts' month.
+-- fold_window_hosts: the hosts left to the windowed fold.
 CREATE OR REPLACE TEMP TABLE fold_window_hosts AS
-WITH left_hosts AS (
-    SELECT host, carry_run, check_days, base_n, run_start,
-        coalesce(one_run AND class IN ('F', 'T') AND crossed_at IS NULL AND bit_count(check_days) = checks, false)
-            AND {{windowless}} AS is_sparse
-    FROM fold_host_runs
-    WHERE NOT windowless
-), sparse AS (
-    SELECT host, carry_run,
-        -- The days with a check, in order (only for a sparse host: a day
-        -- at a time over the step's span).
-        CASE WHEN is_sparse THEN list_filter(range(0, {{span_days}}), d -> {{day_bit}}) END AS set_days,
-        greatest({{failures_to_dead}} + 1 - base_n, 1) AS cross_pos,
-        greatest(step_day(run_start + to_microseconds({{dead_after_us}})), 0) AS cross_day
-    FROM left_hosts
-), picked AS (
-    SELECT host, carry_run::BIGINT AS rn_offset, set_days,
-        -- A day may be picked twice, and cross_day may have no check.
-        CASE WHEN set_days IS NOT NULL THEN [set_days[1], set_days[-1], set_days[cross_pos], cross_day,
-            list_filter(set_days, d -> d > cross_day)[1]] END AS days
-    FROM sparse
-)
-SELECT host, rn_offset, set_days IS NOT NULL AS sparse,
-    len(list_distinct(days)) AS picked_days,
-    days[1] AS day1, days[2] AS day2, days[3] AS day3, days[4] AS day4, days[5] AS day5,
-    list_position(set_days, days[1]) AS pos1, list_position(set_days, days[2]) AS pos2,
-    list_position(set_days, days[3]) AS pos3, list_position(set_days, days[4]) AS pos4,
-    list_position(set_days, days[5]) AS pos5
-FROM picked;
+SELECT host FROM fold_host_runs WHERE NOT windowless;
 
 DROP TABLE fold_host_runs
