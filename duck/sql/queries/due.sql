@@ -8,17 +8,10 @@
 -- the known hosts out of a pass.
 --
 -- A peers list earns its rate: it is due once the interval it earned has
--- passed since it was last fetched (never fetched: at once). What earns
--- is naming hosts first discovered through it, within the last $2
--- (peers_interval, µs), after its first reading: a first reading names
--- every host the observer did not know yet, which says little of how fast
--- the list grows (at the observer's start nearly every list's first
--- reading names some, and reading each of them at every cache renewal for
--- a week was waste). A list read once (last fetched at its host's first
--- alive check) is read again after $2 / (1 + hosts its reading named), not
--- below a day nor $3 (peers_min_interval), to learn its rate. One that
--- named no host after its first reading waits $2. One that did is due
--- after $3 when its server gives validators: a conditional
+-- passed since it was last fetched (never fetched: at once). A list that
+-- named no host first discovered through it within the last $2
+-- (peers_interval, µs) waits $2. One that did is due after $3
+-- (peers_min_interval) when its server gives validators: a conditional
 -- fetch of an unchanged list costs a 304, and Mastodon's list changes at
 -- most daily (it caches it for a day; see fedisim/spread_serve.go), so
 -- reading it often costs about one list a day and finds a new host soon
@@ -26,22 +19,22 @@
 -- in full: the interval falls with each host the list named, $2 / (1 +
 -- yielded), but not below a day (the shortest cache lifetime of the
 -- common servers) nor $3. "First discovered through it" is the state's
--- via, so a host named by several lists is credited to the one read first.
+-- via, so a host named by several lists is credited to the one read first;
+-- a list's first reading counts too. Without it a hub whose second reading
+-- named nothing first (another hub's renewed list had named it) waited $2
+-- unread, and so could not earn again: on the spread model at 10 000
+-- instances, new instances named only by such hubs were found days late.
 -- fetch_peers says whether the host's peers list is due; new says it was
 -- never checked; peers_etag and peers_last_modified are the validators to
 -- ask for the peers list with (If-None-Match, If-Modified-Since).
 WITH yield AS (
-    SELECT d.via AS host, count(*) AS named,
-        count(*) FILTER (WHERE d.discovered_at > l.first_alive_at) AS yielded
-    FROM state d
-    JOIN state l ON l.host = d.via
-    WHERE d.discovered_at > $1::TIMESTAMP - to_microseconds($2::BIGINT)
-    GROUP BY d.via
+    SELECT via AS host, count(*) AS yielded
+    FROM state
+    WHERE discovered_at > $1::TIMESTAMP - to_microseconds($2::BIGINT)
+    GROUP BY via
 ), earned AS (
     SELECT s.host, s.state, s.next_check_at, s.checks, s.last_peers_at, s.peers_etag, s.peers_last_modified,
-        CASE WHEN s.last_peers_at = s.first_alive_at
-                THEN least($2::BIGINT, greatest($2::BIGINT // (1 + coalesce(y.named, 0)), $3::BIGINT, 86400000000))
-             WHEN coalesce(y.yielded, 0) = 0 THEN $2::BIGINT
+        CASE WHEN y.yielded IS NULL THEN $2::BIGINT
              WHEN coalesce(s.peers_etag, s.peers_last_modified, '') <> '' THEN $3::BIGINT
              ELSE least($2::BIGINT, greatest($2::BIGINT // (1 + y.yielded), $3::BIGINT, 86400000000))
         END AS peers_every
