@@ -77,10 +77,10 @@ bench:
 # each) over fedisim's spread model for 60 simulated days: latency from an
 # instance's birth to new.atom, peers-list bytes and checks per day by host
 # state (cmd/observer/latency_bench_test.go). It says each simulated day's
-# progress on stderr as it goes; a day takes 1.5 to 4 minutes at 2,000
-# instances on 2 shared cores. LATENCY_INSTANCES=10000 is the larger world
-# (docs/benchmarks.md says what a day of it takes); LATENCY_TIMEOUT bounds
-# the run.
+# progress on stderr as it goes, and the figures so far every ten days.
+# LATENCY_INSTANCES=10000 is the larger world: a simulated day of it costs
+# about 36 s of CPU (60 days: about 36 CPU-minutes), 2 to 2.5 minutes of
+# wall time on 2 cores under load 20-25; LATENCY_TIMEOUT bounds the run.
 LATENCY_INSTANCES ?= 2000
 LATENCY_DAYS ?= 60
 LATENCY_TIMEOUT ?= 24h
