@@ -92,8 +92,10 @@ bench-latency:
 # The same measure without the network, for a million instances: the
 # scheduling code of observer crawl with the spread model answering the
 # crawler in-process, and the new list read after each pass instead of a
-# site build (cmd/observer/latency_model_bench_test.go; docs/benchmarks.md
-# says what a day of it takes). MODEL_INSTANCES, MODEL_DAYS set the world.
+# site build (cmd/observer/latency_model_bench_test.go). MODEL_INSTANCES,
+# MODEL_DAYS set the world. Not in make bench: at a million instances a
+# simulated day takes about half an hour on 2 shared cores
+# (docs/benchmarks.md), 60 of them more than a day.
 MODEL_INSTANCES ?= 1000000
 MODEL_DAYS ?= 60
 .PHONY: bench-latency-model
