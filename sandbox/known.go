@@ -39,47 +39,31 @@ const knownSeals = unix.F_SEAL_WRITE | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | u
 func BuildSharedKnown(capacity int, fill func(add func(host observer.Host) (bool, error)) error) (*SharedKnown, error) {
 	slots := crawl.KnownTableSlots(capacity)
 	size := slots * 8
-	fd, err := unix.MemfdCreate("observer-known", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	var n int
+	ro, err := sealedFile("observer-known", func(f *os.File) error {
+		if err := f.Truncate(int64(size)); err != nil {
+			return err
+		}
+		// Written through a shared mapping: its pages are the file's, so
+		// the table is never copied.
+		rw, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+		if err != nil {
+			return fmt.Errorf("map for writing: %w", err)
+		}
+		set, err := crawl.BuildKnownTable(asSlots(rw))
+		if err == nil {
+			err = fill(set.TryAdd)
+		}
+		_, n = set.Table()
+		// Sealing against writes needs every writable mapping gone.
+		if merr := unix.Munmap(rw); err == nil && merr != nil {
+			err = fmt.Errorf("unmap: %w", merr)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("known table: memfd_create: %w", err)
-	}
-	f := os.NewFile(uintptr(fd), "observer-known")
-	fail := func(err error) (*SharedKnown, error) {
-		f.Close()
 		return nil, fmt.Errorf("known table: %w", err)
 	}
-	if err := f.Truncate(int64(size)); err != nil {
-		return fail(err)
-	}
-	// Written through a shared mapping: its pages are the file's, so the
-	// table is never copied.
-	rw, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		return fail(fmt.Errorf("map for writing: %w", err))
-	}
-	set, err := crawl.BuildKnownTable(asSlots(rw))
-	if err == nil {
-		err = fill(set.TryAdd)
-	}
-	_, n := set.Table()
-	// Sealing against writes needs every writable mapping gone.
-	if merr := unix.Munmap(rw); err == nil && merr != nil {
-		err = fmt.Errorf("unmap: %w", merr)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, knownSeals); err != nil {
-		return fail(fmt.Errorf("seal: %w", err))
-	}
-	// Checkers get a read-only descriptor besides the seals: a shared
-	// mapping of it can never be made writable, whatever the kernel's
-	// handling of seals in mprotect.
-	ro, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", fd), os.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fail(fmt.Errorf("reopen read-only: %w", err))
-	}
-	f.Close()
 	k, err := mapTable(ro)
 	if err != nil {
 		ro.Close()

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // A checker's --connect-to rules reach it on an inherited file, not on its
@@ -32,21 +30,12 @@ func rulesFile(rules []string) (*os.File, error) {
 			return nil, fmt.Errorf("connect-to rule %q: a line break or NUL in it", r)
 		}
 	}
-	fd, err := unix.MemfdCreate("observer-connect-to", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	ro, err := sealedFile("observer-connect-to", func(f *os.File) error {
+		_, err := io.WriteString(f, strings.Join(rules, "\n"))
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("connect-to rules: memfd_create: %w", err)
-	}
-	f := os.NewFile(uintptr(fd), "observer-connect-to")
-	defer f.Close()
-	if _, err := io.WriteString(f, strings.Join(rules, "\n")); err != nil {
 		return nil, fmt.Errorf("connect-to rules: %w", err)
-	}
-	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, knownSeals); err != nil {
-		return nil, fmt.Errorf("connect-to rules: seal: %w", err)
-	}
-	ro, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", fd), os.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("connect-to rules: reopen read-only: %w", err)
 	}
 	return ro, nil
 }
