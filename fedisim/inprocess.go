@@ -57,9 +57,7 @@ func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	s := t.s
 	host := strings.ToLower(strings.TrimSuffix(req.URL.Hostname(), "."))
-	_, hostile := s.hostile[host]
-	_, flooder := s.flood[host]
-	if !hostile && !flooder && !s.isCaptured(host) && !s.reachable(host, s.Day(), s.nowFor(req)) {
+	if !s.handshakes(host, s.nowFor(req)) {
 		return nil, &net.OpError{Op: "remote error", Err: errHandshake}
 	}
 	sr := req.Clone(req.Context())

@@ -102,6 +102,19 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// handshakes reports whether a TLS handshake with name succeeds at offset
+// at from Day0: hostile hosts, flooders and captured documents always
+// answer, the world's hosts when they are reachable today.
+func (s *Sim) handshakes(name string, at time.Duration) bool {
+	if _, ok := s.hostile[name]; ok {
+		return true
+	}
+	if _, ok := s.flood[name]; ok {
+		return true
+	}
+	return s.isCaptured(name) || s.reachable(name, s.Day(), at)
+}
+
 // reachable reports whether a TLS handshake with name succeeds on day, or
 // at offset at from Day0 under the spread model.
 func (s *Sim) reachable(name string, day int, at time.Duration) bool {

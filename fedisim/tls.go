@@ -181,7 +181,7 @@ func (s *Sim) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, erro
 	kind := certGood
 	if h, ok := s.hostile[name]; ok {
 		kind = h.cert
-	} else if _, flooder := s.flood[name]; !flooder && !s.isCaptured(name) && !s.reachable(name, s.Day(), s.now()) {
+	} else if !s.handshakes(name, s.now()) {
 		return nil, fmt.Errorf("fedisim: %s is unreachable today", name)
 	}
 	return s.certs.leaf(name, kind)
