@@ -9,11 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/build"
+	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/fedisim"
 	"github.com/fediverse-observer/observer/internal/crawlpass"
 	"github.com/fediverse-observer/observer/internal/testsupport"
@@ -21,15 +24,16 @@ import (
 
 // The discovery-latency benchmark without the network, for worlds a
 // networked run does not fit (a million instances on 2 cores): the same
-// scheduling code as observer crawl (its config, derivation in a child
-// process, due list, budgets, per-address politeness at the simulator's
-// addresses, snapshots, passes row: crawlpass.Run), with the observer's
-// crawler answered in-process by the spread model
-// (testsupport.ModelChecker, which a test holds to what the crawler reads
-// over the network). After each pass, instead of building the whole site,
-// it derives and reads the new list as observer build does and takes its
-// newest build.FeedLimit entries: what new.atom would hold. The figures are
-// BenchmarkDiscoveryLatency's.
+// scheduling code as observer crawl (its config, due list, budgets,
+// per-address politeness at the simulator's addresses, snapshots, passes
+// row: crawlpass.Run), with the observer's crawler answered in-process by
+// the spread model (testsupport.ModelChecker, which a test holds to what
+// the crawler reads over the network). After each pass, instead of
+// building the whole site, it derives and reads the new list as observer
+// build does and takes its newest build.FeedLimit entries: what new.atom
+// would hold; that derivation is the one the next pass reads its schedule
+// from (see modelPass). The figures are BenchmarkDiscoveryLatency's; each
+// simulated day's line says where its wall time went.
 //
 // Settings (environment):
 //
@@ -85,11 +89,12 @@ func runModelWorld(b *testing.B, n, days int, every time.Duration, reportEvery i
 	ids := map[string]string{}
 	f := latencyFigures{instances: n, days: days, every: every, byState: map[string]float64{}}
 	var passWall, listWall time.Duration
+	var cost passCost
 	start = time.Now()
 	for t := day0; t.Before(end); t = t.Add(every) {
 		now := t.Format(time.RFC3339)
 		crawlStart := time.Now()
-		modelPass(ctx, b, e, sim, []string{"--quiet", "--config", conf, "--data", data, "--now", now, "--isolation", "none"})
+		modelPass(ctx, b, e, sim, []string{"--quiet", "--config", conf, "--data", data, "--now", now, "--isolation", "none"}, &cost)
 		passWall += time.Since(crawlStart)
 		// What observer build after the pass renders into new.atom.
 		built := t.Add(time.Since(crawlStart).Truncate(time.Second) + time.Second)
@@ -109,8 +114,9 @@ func runModelWorld(b *testing.B, n, days int, every time.Duration, reportEvery i
 		f.passes++
 		if next := t.Add(every); next.Sub(day0)/(24*time.Hour) != t.Sub(day0)/(24*time.Hour) {
 			day := int(next.Sub(day0) / (24 * time.Hour))
-			fmt.Fprintf(os.Stderr, "bench-latency-model: day %d of %d done, %s since the start (passes %s, new lists %s)\n",
-				day, days, time.Since(start).Round(time.Second), passWall.Round(time.Second), listWall.Round(time.Second))
+			fmt.Fprintf(os.Stderr, "bench-latency-model: day %d of %d done, %s since the start (passes %s: %d checks in %s, due lists %s; new lists %s)\n",
+				day, days, time.Since(start).Round(time.Second), passWall.Round(time.Second), cost.checks, cost.checking.Round(time.Second),
+				cost.due.Round(time.Second), listWall.Round(time.Second))
 			if reportEvery > 0 && day%reportEvery == 0 && day < days {
 				sofar := f
 				sofar.days, sofar.wall, sofar.byState = day, time.Since(start), map[string]float64{}
@@ -132,10 +138,19 @@ func runObserverB(b *testing.B, args ...string) (code int, stdout, stderr string
 	return code, out.String(), errb.String()
 }
 
+// passCost is where the passes' wall time went: the time to the due list
+// (opening the data directory, loading the known hosts, reading the
+// schedule) and the checks, with how many were made.
+type passCost struct {
+	due, checking time.Duration
+	checks        int64
+}
+
 // modelPass runs one crawl pass as observer crawl with args would, but for
 // its checks, which the spread model answers in-process, and its
-// addresses, which are the simulator's (Sim.AddrOf).
-func modelPass(ctx context.Context, b *testing.B, e env, sim *fedisim.Sim, args []string) {
+// addresses, which are the simulator's (Sim.AddrOf). It adds its costs to
+// cost.
+func modelPass(ctx context.Context, b *testing.B, e env, sim *fedisim.Sim, args []string, cost *passCost) {
 	f, err := parseCrawlFlags(e, args)
 	if err != nil {
 		b.Fatal(err)
@@ -153,16 +168,38 @@ func modelPass(ctx context.Context, b *testing.B, e env, sim *fedisim.Sim, args 
 	if err != nil {
 		b.Fatal(err)
 	}
-	if o.Checker, err = testsupport.ModelChecker(sim, opts); err != nil {
+	checker, err := testsupport.ModelChecker(sim, opts)
+	if err != nil {
 		b.Fatal(err)
 	}
+	start := time.Now()
+	var checking time.Time
+	var first sync.Once
+	firstCheck := func() { checking = time.Now() }
+	o.Checker = crawl.CheckFunc(func(ctx context.Context, host observer.Host, co crawl.CheckOptions) (observer.Result, crawl.Trace) {
+		first.Do(firstCheck)
+		atomic.AddInt64(&cost.checks, 1)
+		return checker.Check(ctx, host, co)
+	})
 	o.Pass.Resolve = func(_ context.Context, h observer.Host) (netip.AddrPort, error) {
 		return netip.ParseAddrPort(sim.AddrOf(string(h)))
 	}
-	o.Derive = crawlpass.DeriveInChild(deriveArgs(f.common), e.stderr)
+	// The derivation the deployment runs at the start of a pass finds
+	// nothing new here: the new list read after the previous pass
+	// (newFeed) derived from every snapshot the data directory holds,
+	// and a pass writes before its derivation only the seed list's new
+	// hosts, which are new in the first pass alone, where a data
+	// directory that knew no host is not derived (crawlpass.dueHosts).
+	// So the schedule is the one a derivation would read, without a
+	// child process started to find that out.
+	o.Derive = func(context.Context) error { return nil }
 	// A pass cut short by its budget counts as done, as the deployment
 	// counts exit status 3.
-	if err := crawlpass.Run(ctx, o); err != nil && !errors.As(err, new(*crawlpass.CutShortError)) {
+	err = crawlpass.Run(ctx, o)
+	first.Do(firstCheck)
+	cost.due += checking.Sub(start)
+	cost.checking += time.Since(checking)
+	if err != nil && !errors.As(err, new(*crawlpass.CutShortError)) {
 		b.Fatalf("crawl pass at %s: %v", f.common.at().Format(time.RFC3339), err)
 	}
 }
