@@ -93,6 +93,48 @@ func TestConfinedCheckerHoldsNoCapability(t *testing.T) {
 	}
 }
 
+// A pool with DropCapabilities starts its checkers holding no capability:
+// unconfined, one started by root holds none (the control above holds them
+// all), and a confined one reports it had none to drop. Started by a user,
+// the bounding set cannot be emptied, and the checker holds none either way.
+func TestCheckerStartsWithoutCapabilities(t *testing.T) {
+	if runtime.GOOS != "linux" || !kernelSeccomp() {
+		t.Skip("needs Linux and seccomp")
+	}
+	root := os.Geteuid() == 0
+	for _, confine := range []bool{false, true} {
+		p, _ := newPool(t, confine, func(o *sandbox.PoolOptions) {
+			o.DropCapabilities = true
+			o.ChecksPerProcess = 1 // every check in a fresh checker
+		})
+		caps := check(t, p, "caps.social").Check.Error
+		for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
+			if !strings.Contains(caps, set+" 0000000000000000") {
+				t.Errorf("confined %v: %s held: %s", confine, set, caps)
+			}
+		}
+		if root && !strings.Contains(caps, "CapBnd 0000000000000000") {
+			t.Errorf("confined %v: a checker started by root kept a bounding set: %s", confine, caps)
+		}
+		if confine {
+			var l sandbox.Layer
+			for _, x := range p.Report().Layers {
+				if x.Name == sandbox.LayerCaps {
+					l = x
+				}
+			}
+			if !l.Applied || (root && !strings.Contains(l.Detail, "from the start")) {
+				t.Errorf("caps layer %+v, want applied, and none held from the start when started by root", l)
+			}
+		}
+		// The next checker starts from the same thread.
+		if r := check(t, p, "caps.social"); r.Check.Error != caps {
+			t.Errorf("a later check: %q, want %q", r.Check.Error, caps)
+		}
+		p.Close()
+	}
+}
+
 // With confinement required, a pool refuses a checker that could not apply
 // a layer (here, one its report says the kernel did not offer), naming it,
 // and one that applied none; it takes one that applied them all.

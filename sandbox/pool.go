@@ -67,6 +67,13 @@ type PoolOptions struct {
 	// which each checker gets its own cgroup with memory.max = MemoryLimit.
 	// Empty: no cgroup, the /proc watchdog and RLIMIT_DATA only.
 	CgroupParent string
+	// DropCapabilities starts the checkers from a thread without
+	// capabilities to pass on (an empty bounding set, no inheritable or
+	// ambient ones), so that one started by root holds none from its
+	// first instruction and Confine has none left to drop; the crawl sets
+	// it. Unset, a checker started by root holds root's capabilities until
+	// it drops them itself (an unconfined test checker keeps them).
+	DropCapabilities bool
 	// RequireConfinement makes NewPool refuse, with a *NotConfinedError,
 	// a checker that did not apply every one of RequiredLayers, instead of
 	// logging what is missing and going on (crawl.require_confinement).
@@ -119,6 +126,7 @@ type Pool struct {
 	known []byte       // the known-table frame every checker is sent
 	owned *SharedKnown // the empty table NewPool made for a nil Known
 	rules *os.File     // the --connect-to rules every checker reads, if any
+	spawn *spawner     // the thread every checker is started from
 	slots chan struct{}
 	idle  chan *proc
 	// starting holds a token while a checker starts: one start at a time.
@@ -164,6 +172,7 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 		starting: make(chan struct{}, 1),
 		procs:    map[*proc]struct{}{},
 		cgroup:   opts.CgroupParent != "",
+		spawn:    newSpawner(opts.DropCapabilities),
 	}
 	if len(opts.ConnectTo) > 0 {
 		f, err := rulesFile(opts.ConnectTo)
@@ -188,7 +197,7 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	p.report = pr.report
 	if opts.RequireConfinement {
 		if l, missing := p.report.firstMissing(RequiredLayers()); missing {
-			pr.kill()
+			p.Close()
 			return nil, &NotConfinedError{Layer: l}
 		}
 	}
@@ -242,6 +251,9 @@ func (p *Pool) Close() error {
 		wg.Go(pr.kill)
 	}
 	wg.Wait()
+	// A checker that started while they were being killed dies with the
+	// spawner's thread (Pdeathsig).
+	p.spawn.close()
 	var err error
 	if p.rules != nil {
 		err = p.rules.Close()

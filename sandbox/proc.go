@@ -101,7 +101,7 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 			cmd.SysProcAttr.CgroupFD = int(fd.Fd())
 		}
 	}
-	err = cmd.Start()
+	err = p.spawn.run(cmd.Start)
 	if err != nil && cgFD != nil {
 		// The kernel may refuse CLONE_INTO_CGROUP (too old, or the
 		// directory is no cgroup): start without it from now on.
@@ -112,7 +112,7 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 		cgFD = nil
 		cmd = p.checkerCmd(inR, outW, errW)
 		pr.cmd = cmd
-		err = cmd.Start()
+		err = p.spawn.run(cmd.Start)
 	}
 	inR.Close()
 	outW.Close()
@@ -233,7 +233,8 @@ func (pr *proc) checkHello(f frameMsg) error {
 // takes it off the orchestrator's controlling terminal, which it could
 // otherwise open as /dev/tty wherever Landlock does not stop it, to read
 // what the operator types or push input with TIOCSTI. It dies with the
-// orchestrator.
+// thread that started it, the pool's spawner, which lives until the pool
+// closes or the orchestrator dies.
 func checkerAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }

@@ -132,7 +132,7 @@ func (f crawlFlags) passOptions(e env) (crawlpass.Options, error) {
 		Progress:   e.stderr, Quiet: f.common.quiet, Summary: e.stdout, Logger: log,
 	}
 	if f.isolation == "process" {
-		o.Pool = &sandbox.PoolOptions{Args: checkerArgs(f.common, f.network), ConnectTo: f.network.connectTo, Size: cc.Concurrency,
+		o.Pool = &sandbox.PoolOptions{Args: checkerArgs(f.common, f.network), ConnectTo: f.network.connectTo, Size: cc.Concurrency, DropCapabilities: true,
 			CheckTimeout: opts.CheckTimeout, CgroupParent: cc.CheckerCgroup, RequireConfinement: cc.RequireConfinement}
 	}
 	return o, nil
