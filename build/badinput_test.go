@@ -56,7 +56,7 @@ x{{ partial "r.html" . }}
 -- layouts/page.html --
 <p>{{ partial "count.html" 50 }}</p>
 -- layouts/_partials/count.html --
-{{ if gt . 0 }}{{ partial "count.html" (sub . 1) }}{{ else }}bottom{{ end -}}
+{{ if gt . 0 }}{{ partial "count.html" (sub . 1) }}{{ else }}bottom{{ end }}
 -- content/a.md --
 ---
 title: A
@@ -359,19 +359,24 @@ func TestCheckOutDirTellsSourceErrorsApart(t *testing.T) {
 // A theme whose layouts start with a define but that has no baseof.html
 // is an error naming the layout: its pages used to build blank.
 func TestMainWithoutBaseofIsAnError(t *testing.T) {
-	files := map[string]string{
-		"themes/mine/layouts/home.html": `{{ define "main" }}home{{ end }}`,
-		"themes/mine/layouts/page.html": `page`,
-	}
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- themes/mine/layouts/home.html --
+{{ define "main" }}home{{ end }}
+-- themes/mine/layouts/page.html --
+page
+`)
 	cfg := testConfig()
 	cfg.Site.Theme = "mine"
 	want := `themes/mine/layouts/home.html starts with a define, but there is no baseof.html to frame it (looked in themes/mine/layouts)`
-	if _, _, err := run(t, buildtest.WriteTree(t, t.TempDir(), files), cfg, smallData()); err == nil || err.Error() != want {
+	if _, _, err := run(t, site, cfg, smallData()); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
 	}
 	// A baseof.html in the site's layouts/ does frame it.
-	files["layouts/baseof.html"] = `<main>{{ block "main" . }}{{ end }}</main>`
-	out, _ := mustBuild(t, buildtest.WriteTree(t, t.TempDir(), files), cfg, smallData())
+	buildtest.WriteArchive(t, site, `
+-- layouts/baseof.html --
+<main>{{ block "main" . }}{{ end }}</main>
+`)
+	out, _ := mustBuild(t, site, cfg, smallData())
 	if got := testsupport.ReadFile(t, filepath.Join(out, "index.html")); got != "<main>home</main>" {
 		t.Errorf("index.html = %q", got)
 	}
@@ -399,19 +404,42 @@ body{}
 // _default/, and section and type folders, a file of the site's
 // layouts/ over the theme's.
 func TestLayoutFolders(t *testing.T) {
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{
-		"themes/mine/layouts/_default/baseof.html": `<html>{{ partial "head.html" . }}{{ block "main" . }}{{ end }}</html>`,
-		"themes/mine/layouts/_default/single.html": `{{ define "main" }}single {{ .Title }}{{ end }}`,
-		"themes/mine/layouts/_default/list.html":   `{{ define "main" }}list {{ .Title }}{{ end }}`,
-		"themes/mine/layouts/partials/head.html":   `<head>theme head</head>`,
-		"themes/mine/layouts/posts/single.html":    `{{ define "main" }}post {{ .Title }}{{ end }}`,
-		"layouts/partials/head.html":               `<head>site head</head>`,
-		"layouts/_partials/sub/x.html":             `sub {{ .Title }}`,
-		"layouts/notes/single.html":                `{{ define "main" }}note {{ partial "partials/sub/x.html" . }}{{ end }}`,
-		"content/posts/p.md":                       "---\ntitle: P\n---\np\n",
-		"content/notes/n.md":                       "---\ntitle: N\n---\nn\n",
-		"content/about.md":                         "---\ntitle: About\n---\na\n",
-	})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- themes/mine/layouts/_default/baseof.html --
+<html>{{ partial "head.html" . }}{{ block "main" . }}{{ end }}</html>
+-- themes/mine/layouts/_default/single.html --
+{{ define "main" }}single {{ .Title }}{{ end }}
+-- themes/mine/layouts/_default/list.html --
+{{ define "main" }}list {{ .Title }}{{ end }}
+-- themes/mine/layouts/partials/head.html --
+<head>theme head</head>
+-- themes/mine/layouts/posts/single.html --
+{{ define "main" }}post {{ .Title }}{{ end }}
+-- layouts/partials/head.html --
+<head>site head</head>
+-- layouts/_partials/sub/x.html --
+sub {{ .Title }}
+-- layouts/notes/single.html --
+{{ define "main" }}note {{ partial "partials/sub/x.html" . }}{{ end }}
+-- content/posts/p.md --
+---
+title: P
+---
+p
+
+-- content/notes/n.md --
+---
+title: N
+---
+n
+
+-- content/about.md --
+---
+title: About
+---
+a
+
+`)
 	cfg := testConfig()
 	cfg.Site.Theme = "mine"
 	out, _ := mustBuild(t, site, cfg, smallData())

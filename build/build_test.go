@@ -132,6 +132,7 @@ an asset
 <footer class="overridden">Footer override {{ .Site.Title }}</footer>
 -- static/extra.txt --
 static file
+
 `)
 }
 
@@ -160,7 +161,7 @@ func TestBuildSmallSite(t *testing.T) {
 	assertNotContains(t, "about/index.html", about, `<div class="raw">`)
 
 	assertContains(t, "docs/guide/index.html", testsupport.ReadFile(t, filepath.Join(out, "docs", "guide", "index.html")), "Guide body", `content="How to"`)
-	if got := testsupport.ReadFile(t, filepath.Join(out, "docs", "image.txt")); got != "an asset\n" {
+	if got := testsupport.ReadFile(t, filepath.Join(out, "docs", "image.txt")); got != "an asset" {
 		t.Errorf("content asset: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(out, "draft")); !errors.Is(err, fs.ErrNotExist) {
@@ -858,22 +859,42 @@ func TestMisorderedNewListIsSorted(t *testing.T) {
 }
 
 func TestThemes(t *testing.T) {
-	theme := map[string]string{
-		"themes/plain/layouts/baseof.html":        `<html><body>{{ partial "nav.html" . }}<main>{{ block "main" . }}{{ end }}</main></body></html>`,
-		"themes/plain/layouts/_partials/nav.html": `<nav>theme nav</nav>`,
-		"themes/plain/layouts/home.html":          `{{ define "main" }}HOME {{ len .Site.Data.observer.New }} new{{ range site.Data.observer.Live }} [{{ .Host }}]{{ end }}{{ end }}`,
-		"themes/plain/layouts/page.html":          `{{ define "main" }}PAGE {{ .Title }} {{ .Params.colour }}{{ end }}`,
-		"themes/plain/layouts/live.html":          `{{ define "main" }}LIVE {{ .Site.Data.observer.Stats.Live }}{{ end }}`,
-		"themes/plain/layouts/404.html":           `standalone 404 {{ .Site.Title }}`,
-		"themes/plain/layouts/stats.html":         `{{ define "main" }}{{ range sql "select software, n from counts where n > ?" 1 }}<i>{{ .software }}={{ .n }}</i>{{ end }}{{ end }}`,
-		"themes/plain/static/plain.css":           "body{}",
-		"themes/plain/static/shared.txt":          "from theme",
-		"static/shared.txt":                       "from site",
-		"layouts/_partials/nav.html":              `<nav>site nav</nav>`,
-		"content/about.md":                        "---\ntitle: About\ncolour: green\n---\n",
-		"content/stats.md":                        "---\ntitle: Stats\nlayout: stats.html\n---\n",
-	}
-	site := buildtest.WriteTree(t, t.TempDir(), theme)
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- themes/plain/layouts/baseof.html --
+<html><body>{{ partial "nav.html" . }}<main>{{ block "main" . }}{{ end }}</main></body></html>
+-- themes/plain/layouts/_partials/nav.html --
+<nav>theme nav</nav>
+-- themes/plain/layouts/home.html --
+{{ define "main" }}HOME {{ len .Site.Data.observer.New }} new{{ range site.Data.observer.Live }} [{{ .Host }}]{{ end }}{{ end }}
+-- themes/plain/layouts/page.html --
+{{ define "main" }}PAGE {{ .Title }} {{ .Params.colour }}{{ end }}
+-- themes/plain/layouts/live.html --
+{{ define "main" }}LIVE {{ .Site.Data.observer.Stats.Live }}{{ end }}
+-- themes/plain/layouts/404.html --
+standalone 404 {{ .Site.Title }}
+-- themes/plain/layouts/stats.html --
+{{ define "main" }}{{ range sql "select software, n from counts where n > ?" 1 }}<i>{{ .software }}={{ .n }}</i>{{ end }}{{ end }}
+-- themes/plain/static/plain.css --
+body{}
+-- themes/plain/static/shared.txt --
+from theme
+-- static/shared.txt --
+from site
+-- layouts/_partials/nav.html --
+<nav>site nav</nav>
+-- content/about.md --
+---
+title: About
+colour: green
+---
+
+-- content/stats.md --
+---
+title: Stats
+layout: stats.html
+---
+
+`)
 	data := smallData()
 	var gotQuery string
 	var gotArgs []any
@@ -1079,7 +1100,7 @@ a
 	// number fails the build at the template's line.
 	buildtest.WriteArchive(t, site, `
 -- layouts/page.html --
-{{ add site.Data.observer.Stats.Live 0.5 -}}
+{{ add site.Data.observer.Stats.Live 0.5 }}
 `)
 	out, _ = mustBuild(t, site, testConfig(), smallData())
 	if got := testsupport.ReadFile(t, filepath.Join(out, "a", "index.html")); got != "3.5" {
@@ -1101,7 +1122,7 @@ a
 func TestMenuForms(t *testing.T) {
 	site := buildtest.WriteArchive(t, t.TempDir(), `
 -- layouts/home.html --
-{{ range .Site.Menus.main }}[{{ .Name }}]{{ end -}}
+{{ range .Site.Menus.main }}[{{ .Name }}]{{ end }}
 -- content/string.md --
 ---
 title: a-string
@@ -1182,7 +1203,7 @@ params:
 func TestFirstLiveInstances(t *testing.T) {
 	site := buildtest.WriteArchive(t, t.TempDir(), `
 -- layouts/home.html --
-{{ $n := 0 }}{{ range $x := site.Data.observer.Live }}{{ if ge $n 2 }}{{ break }}{{ end }}{{ $n = add $n 1 }}[{{ $x.Host }}]{{ end -}}
+{{ $n := 0 }}{{ range $x := site.Data.observer.Live }}{{ if ge $n 2 }}{{ break }}{{ end }}{{ $n = add $n 1 }}[{{ $x.Host }}]{{ end }}
 `)
 	out, _ := mustBuild(t, site, testConfig(), smallData())
 	if got, want := testsupport.ReadFile(t, filepath.Join(out, "index.html")), "[alpha.example][beta.example]"; got != want {

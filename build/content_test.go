@@ -86,7 +86,10 @@ func TestBadBaseURLIsRefused(t *testing.T) {
 // can append paths to it; without the slash, "{{ .Site.BaseURL }}style.css"
 // made https://example.org/obsstyle.css.
 func TestSiteBaseURLEndsInASlash(t *testing.T) {
-	site := buildtest.WriteTree(t, t.TempDir(), map[string]string{"layouts/home.html": `{{ .Site.BaseURL }}style.css`})
+	site := buildtest.WriteArchive(t, t.TempDir(), `
+-- layouts/home.html --
+{{ .Site.BaseURL }}style.css
+`)
 	for base, want := range map[string]string{
 		"https://example.org/obs":   "https://example.org/obs/style.css",
 		"https://example.org/obs/":  "https://example.org/obs/style.css",
@@ -109,7 +112,7 @@ func TestSiteBaseURLEndsInASlash(t *testing.T) {
 func TestUntitledPagesAreNamedAfterTheirPath(t *testing.T) {
 	site := buildtest.WriteArchive(t, t.TempDir(), `
 -- layouts/home.html --
-{{ range .Site.RegularPages }}[{{ .Title }}]{{ end }}|{{ range .Site.Sections }}[{{ .Title }}]{{ range .Sections }}({{ .Title }}){{ end }}{{ end -}}
+{{ range .Site.RegularPages }}[{{ .Title }}]{{ end }}|{{ range .Site.Sections }}[{{ .Title }}]{{ range .Sections }}({{ .Title }}){{ end }}{{ end }}
 -- content/blog/_index.md --
 blog
 -- content/docs/index.md --

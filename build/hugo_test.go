@@ -160,6 +160,7 @@ theme greet
 {{ define "main" }}memo {{ .Title }}{{ end }}
 -- layouts/_partials/greet.html --
 site greet
+
 -- layouts/section.html --
 {{ define "main" }}current section {{ .Title }}{{ end }}
 -- layouts/posts/baseof.html --
@@ -199,6 +200,7 @@ title: A
 {{ define "main" }}section {{ .Title }}{{ end }}
 -- layouts/_partials/x.html --
 x of {{ .Title }}
+
 `)
 	assertFile(t, out, "index.html", "<frame>home x of Test Observer\n</frame>")
 	assertFile(t, out, "posts/a/index.html", "<frame>page A</frame>")

@@ -270,7 +270,10 @@ func WriteTree(t testing.TB, dir string, files map[string]string) string {
 
 // WriteArchive writes a site given as one text in the txtar form Hugo's
 // integration tests use: each file starts with a line "-- PATH --", and
-// its content is the lines up to the next such line.
+// its content is the lines up to the next such line. As in Hugo's tests,
+// the newline that ends a file's last line is not part of the file, so a
+// page compared to the byte reads as its layout is written; a file that
+// must end in a newline ends with an empty line.
 func WriteArchive(t testing.TB, dir, archive string) string {
 	t.Helper()
 	files := map[string]string{}
@@ -278,7 +281,7 @@ func WriteArchive(t testing.TB, dir, archive string) string {
 	var body strings.Builder
 	flush := func() {
 		if name != "" {
-			files[name] = body.String()
+			files[name] = strings.TrimSuffix(body.String(), "\n")
 		}
 		body.Reset()
 	}
