@@ -18,4 +18,10 @@ const (
 	// report with anything longer.
 	MaxETagBytes         = 256
 	MaxLastModifiedBytes = 64
+	// MaxUsageCount is the largest NodeInfo usage number (users, active
+	// users, local posts) kept: beyond 2^53 JSON numbers stop being exact
+	// in most implementations, and no instance is that big. The crawler
+	// keeps nothing larger; the sandbox refuses a report with anything
+	// larger.
+	MaxUsageCount = 1 << 53
 )

@@ -57,8 +57,7 @@ const (
 	frameChunk = 64 << 10
 
 	maxTraceSteps  = 256
-	maxStepText    = 1024    // runes
-	maxCount       = 1 << 53 // as the NodeInfo parser: beyond, JSON numbers lose precision
+	maxStepText    = 1024 // runes
 	maxPeersCount  = 1 << 40
 	maxBytes       = 1 << 50
 	maxPassIDBytes = 128
@@ -422,7 +421,7 @@ func (w wireResult) validate(e expect) (observer.Result, crawl.Trace, error) {
 		p    *int64
 	}{{"users", c.Users}, {"active_month", c.ActiveMonth}, {"active_halfyear", c.ActiveHalfyear}, {"local_posts", c.LocalPosts}}
 	for _, n := range counts {
-		if n.p != nil && (*n.p < 0 || *n.p > maxCount) {
+		if n.p != nil && (*n.p < 0 || *n.p > observer.MaxUsageCount) {
 			return fail("%s %d out of range", n.name, *n.p)
 		}
 	}

@@ -128,7 +128,7 @@ func TestValidateRejects(t *testing.T) {
 		"error":            func(r *observer.Result) { r.Check.Error = strings.Repeat("e", observer.MaxErrorRunes+1) },
 		"moved_to":         func(r *observer.Result) { r.Check.MovedTo = "UPPER.social" },
 		"users":            func(r *observer.Result) { n := int64(-1); r.Check.Users = &n },
-		"local_posts":      func(r *observer.Result) { n := int64(maxCount + 1); r.Check.LocalPosts = &n },
+		"local_posts":      func(r *observer.Result) { n := int64(observer.MaxUsageCount + 1); r.Check.LocalPosts = &n },
 		"peers counts":     func(r *observer.Result) { r.Check.NewPeersCount = r.Check.PeersCount + 1 },
 		"duration_ms":      func(r *observer.Result) { r.Check.DurationMS = 3_600_000 },
 		"not a normalised": func(r *observer.Result) { r.Discoveries[0].Host = "10.0.0.1" },
@@ -626,7 +626,7 @@ func TestValidateBoundaries(t *testing.T) {
 			r.Check.Users, r.Check.ActiveMonth, r.Check.ActiveHalfyear, r.Check.LocalPosts = &users, &month, &halfyear, &posts
 		}, ""},
 		{"counts at their cap", func(r *observer.Result, _ *crawl.Trace) {
-			users, month, halfyear, posts := int64(maxCount), int64(maxCount), int64(maxCount), int64(maxCount)
+			users, month, halfyear, posts := int64(observer.MaxUsageCount), int64(observer.MaxUsageCount), int64(observer.MaxUsageCount), int64(observer.MaxUsageCount)
 			r.Check.Users, r.Check.ActiveMonth, r.Check.ActiveHalfyear, r.Check.LocalPosts = &users, &month, &halfyear, &posts
 		}, ""},
 		{"moved, redirect discovery", func(r *observer.Result, _ *crawl.Trace) { moved(r, observer.OutcomeMoved) }, ""},

@@ -17,10 +17,6 @@ import (
 // so on), which the sandbox's orchestrator and the site builder hold them
 // to as well.
 
-// maxCount is the largest usage number accepted: beyond 2^53 JSON numbers
-// stop being exact in most implementations, and no instance is that big.
-const maxCount = 1 << 53
-
 // MaxDocumentVersionRunes caps the document's own version text as kept:
 // schema versions are three characters, and anything much longer is not
 // one.
@@ -260,13 +256,13 @@ func parseCount(raw json.RawMessage, digits bool) (*int64, bool) {
 		return nil, false
 	}
 	if n, err := strconv.ParseInt(text, 10, 64); err == nil {
-		if n < 0 || n > maxCount {
+		if n < 0 || n > observer.MaxUsageCount {
 			return nil, false
 		}
 		return &n, true
 	}
 	f, err := strconv.ParseFloat(text, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > maxCount || f != math.Trunc(f) {
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > observer.MaxUsageCount || f != math.Trunc(f) {
 		return nil, false
 	}
 	n := int64(f)
