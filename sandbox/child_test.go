@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -30,6 +31,7 @@ const (
 	envSleep     = "SANDBOX_TEST_SLEEP"      // the grandchild of spawn.social
 	envBadHello  = "SANDBOX_TEST_BAD_HELLO"  // the hello's report has an unclean layer name
 	envDropLayer = "SANDBOX_TEST_DROP_LAYER" // the layer the report says was not applied
+	envRoots     = "SANDBOX_TEST_ROOTS"      // read the inherited root certificates, which roots.social reports
 )
 
 func TestMain(m *testing.M) {
@@ -68,6 +70,14 @@ func child() int {
 			copts.MemoryLimit = 64 << 30
 		}
 	}
+	if os.Getenv(envRoots) != "" {
+		der, err := sandbox.ReadRoots()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "roots:", err)
+			return 1
+		}
+		inheritedRoots = fmt.Sprintf("%d bytes, sha256 %x", len(der), sha256.Sum256(der))
+	}
 	var known *sandbox.SharedKnown
 	if os.Getenv(envConfine) != "" {
 		k, err := sandbox.MapKnownTable()
@@ -102,6 +112,9 @@ func child() int {
 
 // hogged keeps hog.social's allocations reachable.
 var hogged [][]byte
+
+// inheritedRoots describes the root certificates the checker read.
+var inheritedRoots string
 
 // fake behaves as its host name says.
 type fake struct{}
@@ -310,6 +323,8 @@ func (fake) Check(ctx context.Context, host observer.Host, opts crawl.CheckOptio
 			unix.Close(fd)
 		}
 		report(err)
+	case "roots.social":
+		r.Check.Error = inheritedRoots
 	case "caps.social":
 		// The capability sets of the thread running the check (Landlock
 		// hides /proc; the confinement applied to every thread alike).

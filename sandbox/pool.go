@@ -30,6 +30,11 @@ type PoolOptions struct {
 	// tens of thousands of them come near the limit on a process's
 	// arguments, and would show in ps. Empty: no file.
 	ConnectTo []string
+	// Roots are the root certificates a checker trusts, as concatenated
+	// DER (crawl.SystemRootsDER), read by the orchestrator once for every
+	// checker. They reach it on an inherited file (ReadRoots), and its
+	// Args must tell it to read them. Empty: no file.
+	Roots []byte
 	// Env is added to the checker's environment, which otherwise holds
 	// only SSL_CERT_FILE, SSL_CERT_DIR and TZ from ours, and
 	// GODEBUG=netdns=go (the pure-Go resolver needs no libc plugins,
@@ -126,6 +131,7 @@ type Pool struct {
 	known []byte       // the known-table frame every checker is sent
 	owned *SharedKnown // the empty table NewPool made for a nil Known
 	rules *os.File     // the --connect-to rules every checker reads, if any
+	roots *os.File     // the root certificates every checker reads, if any
 	spawn *spawner     // the thread every checker is started from
 	slots chan struct{}
 	idle  chan *proc
@@ -181,6 +187,14 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 			return nil, err
 		}
 		p.rules = f
+	}
+	if len(opts.Roots) > 0 {
+		f, err := rootsFile(opts.Roots)
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
+		p.roots = f
 	}
 	if p.cgroup {
 		if why := notCgroup2(opts.CgroupParent); why != "" {
@@ -255,8 +269,10 @@ func (p *Pool) Close() error {
 	// spawner's thread (Pdeathsig).
 	p.spawn.close()
 	var err error
-	if p.rules != nil {
-		err = p.rules.Close()
+	for _, f := range []*os.File{p.rules, p.roots} {
+		if f != nil {
+			err = errors.Join(err, f.Close())
+		}
 	}
 	if p.owned != nil {
 		err = errors.Join(err, p.owned.Close())

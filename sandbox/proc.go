@@ -148,12 +148,7 @@ func (p *Pool) checkerCmd(stdin, stdout, stderr *os.File) *exec.Cmd {
 	cmd := exec.Command(p.opts.Path, p.opts.Args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.Env = childEnv(p.opts.Env)
-	// The known table, read-only by its seals, as descriptor knownFD, and
-	// the --connect-to rules, if any, as connectToFD.
-	cmd.ExtraFiles = []*os.File{p.opts.Known.file}
-	if p.rules != nil {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, p.rules)
-	}
+	cmd.ExtraFiles = p.checkerFiles()
 	cmd.SysProcAttr = checkerAttr()
 	return cmd
 }

@@ -45,23 +45,30 @@ func rulesFile(rules []string) (*os.File, error) {
 // with rules calls it before it builds its crawler, and so before Confine,
 // which closes every descriptor it inherited.
 func ReadConnectTo() ([]string, error) {
-	f := os.NewFile(connectToFD, "connect-to rules")
+	buf, err := readInherited(connectToFD, "connect-to rules", maxRulesBytes)
+	if err != nil || len(buf) == 0 {
+		return nil, err
+	}
+	return strings.Split(string(buf), "\n"), nil
+}
+
+// readInherited reads the whole of a sealed memory file inherited as
+// descriptor fd, at most max bytes, and closes the descriptor.
+func readInherited(fd uintptr, what string, max int64) ([]byte, error) {
+	f := os.NewFile(fd, what)
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("connect-to rules on descriptor %d: %w", connectToFD, err)
+		return nil, fmt.Errorf("%s on descriptor %d: %w", what, fd, err)
 	}
-	if st.Size() > maxRulesBytes {
-		return nil, fmt.Errorf("connect-to rules: %d bytes, over %d", st.Size(), maxRulesBytes)
+	if st.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes, over %d", what, st.Size(), max)
 	}
 	// Every checker of the pool shares the file's offset: read at
 	// offsets, never moving it.
 	buf := make([]byte, st.Size())
 	if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("connect-to rules: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if len(buf) == 0 {
-		return nil, nil
-	}
-	return strings.Split(string(buf), "\n"), nil
+	return buf, nil
 }

@@ -28,6 +28,7 @@ func runChecker(ctx context.Context, e env, args []string) error {
 	c.registerNoData(fs)
 	n.register(fs)
 	inherited := fs.Bool("connect-to-inherited", false, "read the --connect-to rules from the file the orchestrator passes")
+	rootsInherited := fs.Bool("roots-inherited", false, "read the root certificates from the file the orchestrator passes, instead of the system's")
 	if err := cliflag.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -37,6 +38,15 @@ func runChecker(ctx context.Context, e env, args []string) error {
 			return err
 		}
 		n.connectTo = append(n.connectTo, rules...)
+	}
+	if *rootsInherited {
+		der, err := sandbox.ReadRoots()
+		if err != nil {
+			return err
+		}
+		if n.roots, err = crawl.RootPool(der); err != nil {
+			return err
+		}
 	}
 	cfg, log, err := c.setup(e)
 	if err != nil {
@@ -50,12 +60,16 @@ func runChecker(ctx context.Context, e env, args []string) error {
 }
 
 // checkerArgs are the __checker arguments that rebuild this crawl's crawler
-// in the child, but for the --connect-to rules, which reach it on a file
-// (sandbox.PoolOptions.ConnectTo).
-func checkerArgs(c common, n network) []string {
+// in the child, but for the --connect-to rules and, with roots, the root
+// certificates, which reach it on files (sandbox.PoolOptions.ConnectTo,
+// Roots).
+func checkerArgs(c common, n network, roots bool) []string {
 	args := c.childArgs("__checker")
 	if len(n.connectTo) > 0 {
 		args = append(args, "-connect-to-inherited")
+	}
+	if roots {
+		args = append(args, "-roots-inherited")
 	}
 	for _, v := range n.allowAddr {
 		args = append(args, "-allow-addr", v)

@@ -132,7 +132,14 @@ func (f crawlFlags) passOptions(e env) (crawlpass.Options, error) {
 		Progress:   e.stderr, Quiet: f.common.quiet, Summary: e.stdout, Logger: log,
 	}
 	if f.isolation == "process" {
-		o.Pool = &sandbox.PoolOptions{Args: checkerArgs(f.common, f.network), ConnectTo: f.network.connectTo, Size: cc.Concurrency, DropCapabilities: true,
+		// Read once here rather than in every checker; where they cannot
+		// be read as crypto/x509 reads them, each checker loads its own.
+		roots, err := crawl.SystemRootsDER()
+		if err != nil {
+			log.Debug("checkers load the system roots themselves", "why", err)
+		}
+		o.Pool = &sandbox.PoolOptions{Args: checkerArgs(f.common, f.network, len(roots) > 0), Roots: roots,
+			ConnectTo: f.network.connectTo, Size: cc.Concurrency, DropCapabilities: true,
 			CheckTimeout: opts.CheckTimeout, CgroupParent: cc.CheckerCgroup, RequireConfinement: cc.RequireConfinement}
 	}
 	return o, nil

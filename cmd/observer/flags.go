@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/x509"
 	"flag"
 	"io"
 	"log/slog"
@@ -80,6 +81,9 @@ type network struct {
 	connectTo cliflag.List
 	allowAddr cliflag.List
 	caCert    cliflag.List
+	// roots replace the system's root certificates: a checker's, read
+	// once by its orchestrator.
+	roots *x509.CertPool
 }
 
 func (n *network) register(fs *flag.FlagSet) {
@@ -93,6 +97,7 @@ func (n *network) options(cfg config.Config, log *slog.Logger) (crawl.Options, e
 	opts := crawl.Options{
 		UserAgent:    cfg.Crawl.UserAgent(version()),
 		ProductToken: cfg.Crawl.ProductToken,
+		RootCAs:      n.roots,
 		CAFiles:      n.caCert,
 		CheckTimeout: cfg.Crawl.CheckTimeout.D(),
 		DenyAddrs:    cfg.Crawl.DenyPrefixes(),
