@@ -320,6 +320,7 @@ func (p *Pool) Check(ctx context.Context, host observer.Host, opts crawl.CheckOp
 	if err != nil {
 		return fail(observer.OutcomeCheckerFailed, "start checker: %v", err)
 	}
+	sent := time.Now()
 	r, t, err := pr.check(ctx, p.nextID.Add(1), req, p.opts.CheckTimeout+grace(p.opts.CheckTimeout))
 	if err != nil {
 		pr.kill()
@@ -327,7 +328,7 @@ func (p *Pool) Check(ctx context.Context, host observer.Host, opts crawl.CheckOp
 		p.log.Warn("checker failed", "host", host, "pid", pr.pid, "err", why)
 		return fail(observer.OutcomeCheckerFailed, "%s", why)
 	}
-	p.put(pr)
+	p.put(pr, time.Since(sent))
 	return r, t
 }
 
@@ -381,13 +382,27 @@ func (p *Pool) usable(pr *proc) bool {
 // Started is the number of checker processes the pool has started.
 func (p *Pool) Started() int { return int(p.started.Load()) }
 
-// put returns a checker for reuse, or retires it.
-func (p *Pool) put(pr *proc) {
+// cpuReadEvery is how much of its checks' time passes between readings of
+// a checker's CPU time: at most what its CPU time may pass RetireCPUSeconds
+// by (times its threads), far inside RLIMIT_CPU.
+const cpuReadEvery = 50 * time.Millisecond
+
+// put returns a checker for reuse after a check that took wall, or retires
+// it. Its CPU time is read once per cpuReadEvery of checks: generating
+// /proc/PID/stat walks the process's threads, and reading it after every
+// quick check cost the crawl as much as decoding the results.
+func (p *Pool) put(pr *proc, wall time.Duration) {
 	pr.checks++
+	pr.unread += wall
+	retire := pr.checks >= p.opts.ChecksPerProcess
+	if pr.unread >= cpuReadEvery {
+		pr.unread = 0
+		retire = retire || pr.cpuSeconds() >= p.opts.RetireCPUSeconds
+	}
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
-	if closed || pr.checks >= p.opts.ChecksPerProcess || pr.cpuSeconds() >= p.opts.RetireCPUSeconds {
+	if closed || retire {
 		pr.kill()
 		return
 	}

@@ -32,6 +32,7 @@ type proc struct {
 	zombie chan struct{} // closed when the process has exited (not yet reaped)
 	report Report
 	checks int
+	unread time.Duration // its checks' time since its CPU time was last read
 	cgroup string
 
 	killOnce sync.Once
