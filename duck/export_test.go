@@ -69,7 +69,7 @@ func AliveDaysAsBitstring(o DeriveOptions) DeriveOptions {
 }
 
 // KnownHostsInBatches is Reader.KnownHosts reading about batch hosts per
-// query instead of a million.
+// query instead of knownBatch.
 func KnownHostsInBatches(ctx context.Context, s *Store, batch int, fn func(host observer.Host)) error {
 	return s.Reader.knownHosts(ctx, batch, fn)
 }

@@ -3,52 +3,99 @@ package duck
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/fediverse-observer/observer"
 )
 
-// KnownHostsBound is an upper bound on the number of known hosts, cheap to
-// read (the discoveries' row count, which Parquet keeps in each file's
-// metadata): a host is recorded as a discovery once, seldom a few times, so
-// a table sized by it holds every host KnownHosts returns. Views must have
-// been created.
-func (s *Reader) KnownHostsBound(ctx context.Context) (int, error) {
+// KnowsAnyHost says whether the snapshots record any host: a data
+// directory that knows none has only its seed list to start from. It reads
+// the snapshots alone (CreateSnapshotViews), so it holds before the first
+// derivation.
+func (s *Reader) KnowsAnyHost(ctx context.Context) (bool, error) {
+	var found bool
+	err := s.db.QueryRowContext(ctx, "SELECT true FROM discoveries LIMIT 1").Scan(&found)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("known hosts: %w", err)
+	}
+	return found, nil
+}
+
+// KnownAmong is the set of hosts, of those given, that the snapshots record
+// (queries/known_among.sql): what a seed list or observer add must not
+// record again. It reads the snapshots alone (CreateSnapshotViews): it runs
+// before the derivation, which the hosts it leaves out must reach.
+func (s *Reader) KnownAmong(ctx context.Context, hosts []observer.Host) (map[observer.Host]bool, error) {
+	known := map[observer.Host]bool{}
+	if len(hosts) == 0 {
+		return known, nil
+	}
+	names := make([]string, len(hosts))
+	for i, h := range hosts {
+		names[i] = string(h)
+	}
+	rows, err := s.db.QueryContext(ctx, sqlFile("queries/known_among.sql"), names)
+	if err != nil {
+		return nil, fmt.Errorf("known hosts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, fmt.Errorf("known hosts: %w", err)
+		}
+		known[observer.Host(h)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("known hosts: %w", err)
+	}
+	return known, nil
+}
+
+// KnownHostsCount is the number of known hosts, the derived state's rows
+// (which Parquet keeps in the file's metadata), so that a table sized by
+// it holds every host KnownHosts returns. The views must have been
+// created (CreateViews) after the derivation.
+func (s *Reader) KnownHostsCount(ctx context.Context) (int, error) {
 	var n int64
-	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM discoveries").Scan(&n); err != nil {
-		return 0, fmt.Errorf("count known hosts: %w", err)
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM state").Scan(&n); err != nil {
+		return 0, fmt.Errorf("count known hosts: %w", s.blameQuery(ctx, err))
 	}
 	return int(n), nil
 }
 
-// KnownHosts calls fn for every known host, in batches of about two
-// million (knownBatch): the driver holds a query's whole result in memory
-// before the first row is read, which at twenty million hosts was about
-// 940 MB of the crawl process's, outside its DuckDB memory_limit. A host
-// discovered more than once may come more than once. Views must have been
-// created.
+// KnownHosts calls fn for every known host, once each (the derived state
+// has one row per host), in batches of about two million (knownBatch): the
+// driver holds a query's whole result in memory before the first row is
+// read, which at twenty million hosts was about 940 MB of the crawl
+// process's, outside its DuckDB memory_limit. The views must have been
+// created (CreateViews) after the derivation.
 func (s *Reader) KnownHosts(ctx context.Context, fn func(host observer.Host)) error {
 	return s.knownHosts(ctx, knownBatch, fn)
 }
 
 // knownBatch is about how many hosts one of KnownHosts's queries returns:
-// about 90 MB of results held at once, against a scan of the discoveries'
-// host column for each batch.
+// about 90 MB of results held at once, against a scan of the state's host
+// column for each batch.
 const knownBatch = 1 << 21
 
 // knownHosts reads the known hosts in parts of about batch hosts each, by
-// a hash of the name: each part is a scan of the discoveries' host column,
+// a hash of the name: each part is a scan of the state's host column,
 // which costs far less than holding every name at once.
 func (s *Reader) knownHosts(ctx context.Context, batch int, fn func(host observer.Host)) error {
-	bound, err := s.KnownHostsBound(ctx)
+	n, err := s.KnownHostsCount(ctx)
 	if err != nil {
 		return err
 	}
-	parts := max(1, (bound+batch-1)/batch)
+	parts := max(1, (n+batch-1)/batch)
 	for part := range parts {
 		if err := s.knownHostsPart(ctx, parts, part, fn); err != nil {
-			return fmt.Errorf("known hosts: %w", err)
+			return fmt.Errorf("known hosts: %w", s.blameQuery(ctx, err))
 		}
 	}
 	return nil
@@ -65,7 +112,7 @@ func (s *Reader) knownHostsPart(ctx context.Context, parts, part int, fn func(ho
 		if err := rows.Scan(&host); err != nil {
 			return err
 		}
-		// Read back from the snapshots, which hold only valid hosts.
+		// Derived from the snapshots, which hold only valid hosts.
 		fn(observer.Host(host))
 	}
 	return rows.Err()

@@ -2,7 +2,6 @@ package duck
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/fediverse-observer/observer"
@@ -26,25 +25,9 @@ func (s *Store) AddManual(ctx context.Context, hosts []observer.Host, at time.Ti
 	if err := s.Reader.CreateSnapshotViews(ctx); err != nil {
 		return nil, err
 	}
-	names := make([]string, len(hosts))
-	for i, h := range hosts {
-		names[i] = string(h)
-	}
-	known := map[observer.Host]bool{}
-	rows, err := s.db.QueryContext(ctx, sqlFile("queries/known_among.sql"), names)
+	known, err := s.Reader.KnownAmong(ctx, hosts)
 	if err != nil {
-		return nil, fmt.Errorf("known hosts: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
-			return nil, fmt.Errorf("known hosts: %w", err)
-		}
-		known[observer.Host(h)] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("known hosts: %w", err)
+		return nil, err
 	}
 	var out []ManualHost
 	var ds []observer.Discovery

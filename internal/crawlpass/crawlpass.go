@@ -1,14 +1,15 @@
 // Package crawlpass runs one crawl pass over a data directory, from the
 // hosts it knows to the row that records the pass (data/passes). Run locks
-// the data directory, loads the known hosts into the table the checkers
-// share and records the seed list's new hosts, has the state derived
-// (Options.Derive; DeriveInChild derives in a child process, where the
-// derivation's memory is returned when it ends) and reads the due list from it (in a data directory that
-// knew no host, the seeds are the due list), runs the checks (crawl.Pass) in
-// sandboxed checker processes or in this one, and writes the snapshots, the
-// summary and the passes row. The caller reads and checks every input (the
-// config, the crawler, the seed list, the blocklist) first: a first run with
-// a bad one must not create the data directory.
+// the data directory, records the seed list's new hosts, has the state
+// derived (Options.Derive; DeriveInChild derives in a child process, where
+// the derivation's memory is returned when it ends), reads the due list and
+// the known hosts from it (in a data directory that knew no host, the seeds
+// are both), writes the known hosts into the table the checkers share, runs
+// the checks (crawl.Pass) in sandboxed checker processes or in this one, and
+// writes the snapshots, the summary and the passes row. The caller reads and
+// checks every input (the config, the crawler, the seed list, the
+// blocklist) first: a first run with a bad one must not create the data
+// directory.
 package crawlpass
 
 import (
@@ -76,8 +77,9 @@ type Options struct {
 	// crawl ("" is observer.toml).
 	ConfigFile string
 	// Derive folds new snapshots into the derived state, which holds the
-	// schedule, before the due list is read (not in a data directory's
-	// first pass from its seeds: see dueHosts).
+	// schedule and the known hosts, before the due list and the known
+	// hosts are read (not in a data directory's first pass from its
+	// seeds: see dueAndKnownHosts).
 	Derive func(context.Context) error
 	// Progress is where progress is shown (a terminal, or else the log),
 	// unless Quiet; Summary where the pass's summary is printed.
@@ -102,24 +104,24 @@ func Run(ctx context.Context, o Options) error {
 		return beforeChecks(err)
 	}
 	defer r.close(ctx)
-	known, err := r.loadKnownHosts(ctx)
+	seeded, err := r.recordSeeds(ctx)
 	if err != nil {
 		return beforeChecks(err)
 	}
-	defer known.table.Close()
-	due, err := r.dueHosts(ctx, known)
+	due, known, err := r.dueAndKnownHosts(ctx, seeded)
 	if err != nil {
 		return beforeChecks(err)
 	}
+	defer known.Close()
 	r.log.Info("crawl pass starting", "pass", r.passID, "due", len(due.Hosts), "blocklisted", due.Blocklisted, "over_domain_budget", due.OverDomainBudget,
-		"known", known.table.Len(), "known_table_bytes", known.table.Bytes(), "seeded", len(known.seeded), "concurrency", o.Pass.Concurrency, "max_checks", o.Pass.MaxChecks,
+		"known", known.Len(), "known_table_bytes", known.Bytes(), "seeded", len(seeded.added), "concurrency", o.Pass.Concurrency, "max_checks", o.Pass.MaxChecks,
 		"duration", o.Pass.Duration)
-	checker, stopCheckers, err := r.startCheckers(ctx, known.table)
+	checker, stopCheckers, err := r.startCheckers(ctx, known)
 	if err != nil {
 		return beforeChecks(err)
 	}
 	defer stopCheckers()
-	sum, runErr := r.runChecks(ctx, checker, known.table.Set(), due)
+	sum, runErr := r.runChecks(ctx, checker, known.Set(), due)
 	return r.finish(ctx, sum, runErr, due)
 }
 
@@ -180,102 +182,103 @@ func (r *passRun) close(ctx context.Context) {
 	r.store.Close()
 }
 
-// knownHosts are the hosts known before the pass, seeds included.
-type knownHosts struct {
-	// table is the crawl's one copy of them, shared read-only by the pass
-	// and every checker process (docs/security.md, "The known set").
-	table  *sandbox.SharedKnown
-	seeded []observer.Host // those the seed list added
+// seeding is what the pass did with the seed list before deriving.
+type seeding struct {
+	added []observer.Host // the seed list's hosts not known before, now recorded
+	fresh bool            // the data directory knew no host before this pass
 }
 
-// new says the data directory knew no host before this pass: every known
-// host is a seed it has just recorded.
-func (k knownHosts) new() bool { return k.table.Len() == len(k.seeded) }
-
-// loadKnownHosts reads the hosts the data directory knows into the known
-// table and records the seed list's new ones. Knowing none is an error: the
-// pass would have nothing to check. Close the table after the pass.
-func (r *passRun) loadKnownHosts(ctx context.Context) (knownHosts, error) {
+// recordSeeds records the seed list's hosts that the snapshots do not know
+// yet, before the derivation, which makes them due in this pass. Knowing
+// no host at all is an error: the pass would have nothing to check.
+func (r *passRun) recordSeeds(ctx context.Context) (seeding, error) {
 	// The snapshots alone: the derived state is derived after this, and
 	// may be damaged or older than this observer until then.
 	if err := r.store.Reader.CreateSnapshotViews(ctx); err != nil {
-		return knownHosts{}, err
+		return seeding{}, err
 	}
-	bound, err := r.store.Reader.KnownHostsBound(ctx)
+	knowsAny, err := r.store.Reader.KnowsAnyHost(ctx)
 	if err != nil {
-		return knownHosts{}, err
+		return seeding{}, err
 	}
-	var known knownHosts
-	known.table, err = sandbox.BuildSharedKnown(bound+len(r.Seeds), func(add func(observer.Host) (bool, error)) error {
-		var addErr error
-		if err := r.store.Reader.KnownHosts(ctx, func(h observer.Host) {
-			if _, err := add(h); err != nil && addErr == nil {
-				addErr = err
-			}
-		}); err != nil {
-			return err
+	known := map[observer.Host]bool{}
+	if knowsAny {
+		if known, err = r.store.Reader.KnownAmong(ctx, r.Seeds); err != nil {
+			return seeding{}, err
 		}
-		if addErr != nil {
-			return addErr
-		}
-		known.seeded, err = r.addSeeds(ctx, add)
-		return err
-	})
-	if err != nil {
-		return knownHosts{}, err
 	}
-	if known.table.Len() == 0 {
-		known.table.Close()
-		return knownHosts{}, fmt.Errorf("no hosts known in %s, and the seed list %s is missing or empty: add some with observer add HOST", r.store.Dir(), r.SeedList)
-	}
-	return known, nil
-}
-
-// addSeeds records the seed list's hosts that are not yet known, adding
-// them to the known hosts with add, and returns them.
-func (r *passRun) addSeeds(ctx context.Context, add func(observer.Host) (bool, error)) ([]observer.Host, error) {
-	var added []observer.Host
+	s := seeding{fresh: !knowsAny}
 	var ds []observer.Discovery
 	for _, h := range r.Seeds {
-		ok, err := add(h)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			added = append(added, h)
+		if !known[h] {
+			known[h] = true
+			s.added = append(s.added, h)
 			ds = append(ds, observer.Discovery{Host: h, DiscoveredAt: r.Now, Via: observer.ViaSeed})
 		}
 	}
-	return added, r.writer.Discover(ctx, ds...)
+	if s.fresh && len(s.added) == 0 {
+		return seeding{}, fmt.Errorf("no hosts known in %s, and the seed list %s is missing or empty: add some with observer add HOST", r.store.Dir(), r.SeedList)
+	}
+	return s, r.writer.Discover(ctx, ds...)
 }
 
-// dueHosts is the pass's due list: read from the state derived (by
-// Options.Derive) from the snapshots, the seeds just recorded included,
-// except in a data directory that knew no host before this pass. There
-// the state would hold the seeds alone, each never checked and discovered
+// dueAndKnownHosts are the pass's due list and its known hosts, both read
+// from the state derived (by Options.Derive) from the snapshots, the seeds
+// just recorded included; close the known table after the pass. The known
+// hosts are the derived state's, one row per host, written once into the
+// table the pass and every checker process share (docs/security.md, "The
+// known set").
+//
+// A data directory that knew no host before this pass is not derived:
+// its state would hold the seeds alone, each never checked and discovered
 // now, at the observer's earliest discovery, which the schedule has due at
-// once during state.warmup (sql/views/state.sql): the seeds are the due
-// list, by name as the schedule orders hosts due at one time, and the
-// derivation, which costs a first pass more than the checks of its seeds
-// and what they lead to, waits for the next pass.
-func (r *passRun) dueHosts(ctx context.Context, known knownHosts) (*crawl.DueList, error) {
-	if known.new() && r.Views.Rules.Warmup > 0 {
+// once during state.warmup (sql/views/state.sql). The seeds are the due
+// list, by name as the schedule orders hosts due at one time, and the known
+// hosts; the derivation, which costs a first pass more than the checks of
+// its seeds and what they lead to, waits for the next pass.
+func (r *passRun) dueAndKnownHosts(ctx context.Context, s seeding) (*crawl.DueList, *sandbox.SharedKnown, error) {
+	if s.fresh && r.Views.Rules.Warmup > 0 {
 		due := crawl.NewDueList(r.Blocklist.Blocked, r.DomainBudget)
-		for _, h := range slices.Sorted(slices.Values(known.seeded)) {
+		for _, h := range slices.Sorted(slices.Values(s.added)) {
 			due.Offer(h, true, crawl.PeersDue{Fetch: true})
 		}
-		return due, nil
+		known, err := sandbox.BuildSharedKnown(len(s.added), func(add func(observer.Host) (bool, error)) error {
+			for _, h := range s.added {
+				if _, err := add(h); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		return due, known, err
 	}
-	if len(known.seeded) > 0 {
+	if len(s.added) > 0 {
 		// The seeds must be on disk before the schedule is derived.
 		if err := r.writer.Flush(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := r.Derive(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return r.readDueHosts(ctx)
+	due, err := r.readDueHosts(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := r.store.Reader.KnownHostsCount(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	known, err := sandbox.BuildSharedKnown(n, func(add func(observer.Host) (bool, error)) error {
+		var addErr error
+		err := r.store.Reader.KnownHosts(ctx, func(h observer.Host) {
+			if _, err := add(h); err != nil && addErr == nil {
+				addErr = err
+			}
+		})
+		return cmp.Or(err, addErr)
+	})
+	return due, known, err
 }
 
 // readDueHosts defines the views over the derived state and reads the due

@@ -12,12 +12,13 @@ import (
 	"github.com/fediverse-observer/observer/hostname"
 )
 
-// TestFirstPassDueListIsTheDerivedOne holds dueHosts's shortcut to the rule
-// it stands in for. A data directory's first pass takes its seeds as the due
-// list without deriving; the derivation (views/state.sql's schedule) and the
-// due query (queries/due.sql) must give the same list, in the same order,
-// with the same hosts left out and the same peers lists due, or the shortcut
-// has drifted from the schedule.
+// TestFirstPassDueListIsTheDerivedOne holds dueAndKnownHosts's shortcut to
+// the rules it stands in for. A data directory's first pass takes its seeds
+// as the due list and the known hosts without deriving; the derivation
+// (views/state.sql's schedule) and the due query (queries/due.sql) must give
+// the same list, in the same order, with the same hosts left out and the
+// same peers lists due, and the derived state the same known hosts, or the
+// shortcut has drifted from them.
 func TestFirstPassDueListIsTheDerivedOne(t *testing.T) {
 	ctx := context.Background()
 	var seeds []observer.Host
@@ -58,22 +59,22 @@ func TestFirstPassDueListIsTheDerivedOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.close(ctx)
-	known, err := r.loadKnownHosts(ctx)
+	seeded, err := r.recordSeeds(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer known.table.Close()
-	if !known.new() {
-		t.Fatalf("a fresh data directory's known hosts are not all seeds (%d known, %d seeded)", known.table.Len(), len(known.seeded))
+	if !seeded.fresh || len(seeded.added) != len(seeds) {
+		t.Fatalf("a fresh data directory: fresh %v, %d of %d seeds recorded", seeded.fresh, len(seeded.added), len(seeds))
 	}
 	r.Derive = func(context.Context) error {
 		t.Error("the first pass derived")
 		return nil
 	}
-	shortcut, err := r.dueHosts(ctx, known)
+	shortcut, known, err := r.dueAndKnownHosts(ctx, seeded)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer known.Close()
 
 	if err := r.writer.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -99,6 +100,19 @@ func TestFirstPassDueListIsTheDerivedOne(t *testing.T) {
 	for _, h := range derived.Hosts {
 		if s, d := shortcut.Peers(h), derived.Peers(h); s != d {
 			t.Errorf("%s: peers %+v by the shortcut, %+v derived", h, s, d)
+		}
+	}
+
+	var derivedKnown []observer.Host
+	if err := r.store.Reader.KnownHosts(ctx, func(h observer.Host) { derivedKnown = append(derivedKnown, h) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(derivedKnown) != known.Len() {
+		t.Errorf("known hosts: %d by the shortcut, %d derived", known.Len(), len(derivedKnown))
+	}
+	for _, h := range derivedKnown {
+		if !known.Set().Has(h) {
+			t.Errorf("known hosts: %s derived, not known by the shortcut", h)
 		}
 	}
 }
