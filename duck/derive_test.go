@@ -12,6 +12,7 @@ import (
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // t0 is the start of every hand-written history.
@@ -113,24 +114,12 @@ func views(t testing.TB, s *duck.Store, now time.Time) {
 	}
 }
 
-// strings runs a query whose single column is text.
+// texts runs a query of one column and returns its values as text.
 func texts(t testing.TB, s *duck.Store, q string) []string {
 	t.Helper()
-	rows, err := s.Reader.Query(context.Background(), q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
 	var out []string
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprint(vals[0]))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+	for _, v := range testsupport.Rows(t, s.Reader, q) {
+		out = append(out, fmt.Sprint(v[0]))
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // randomHistory generates days of checks for hosts: each host is discovered
@@ -91,18 +92,9 @@ func dump(t *testing.T, s *duck.Store, dir string) map[string][]string {
 		"live":        "SELECT * FROM live ORDER BY ALL",
 		"new":         "SELECT * FROM new ORDER BY ALL",
 	} {
-		rows, err := s.Reader.Query(context.Background(), q)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
+		for _, v := range testsupport.Rows(t, s.Reader, q) {
+			out[name] = append(out[name], fmt.Sprint(v))
 		}
-		for rows.Next() {
-			vals, err := rows.Values()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[name] = append(out[name], fmt.Sprint(vals))
-		}
-		rows.Close()
 	}
 	return out
 }

@@ -12,22 +12,14 @@ import (
 
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // nextChecks returns next_check_at per host, as offsets from the given time.
 func nextChecks(t *testing.T, s *duck.Store, from time.Time) map[string]time.Duration {
 	t.Helper()
-	rows, err := s.Reader.Query(context.Background(), "SELECT host, next_check_at FROM state ORDER BY host")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	out := map[string]time.Duration{}
-	for rows.Next() {
-		v, err := rows.Values()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, v := range testsupport.Rows(t, s.Reader, "SELECT host, next_check_at FROM state ORDER BY host") {
 		out[v[0].(string)] = v[1].(time.Time).Sub(from)
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 var day0 = time.Date(2026, 3, 1, 23, 59, 0, 0, time.UTC)
@@ -29,23 +30,12 @@ func openStore(t *testing.T, dir string) *duck.Store {
 
 func users(n int64) *int64 { return &n }
 
+// query runs a query of one column of type T and returns its values.
 func query[T any](t *testing.T, s *duck.Store, q string) []T {
 	t.Helper()
-	rows, err := s.Reader.Query(context.Background(), q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
 	var out []T
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, vals[0].(T))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+	for _, v := range testsupport.Rows(t, s.Reader, q) {
+		out = append(out, v[0].(T))
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/fedisim"
+	"github.com/fediverse-observer/observer/internal/testsupport"
 )
 
 // TestPassesOverSimulatedWeeksFollowTheSchedule runs a crawl pass a day for
@@ -82,17 +83,8 @@ inactive_jitter = "1h"
 	}
 	q := func(query string) []string {
 		t.Helper()
-		rows, err := store.Reader.Query(ctx, query)
-		if err != nil {
-			t.Fatalf("%s: %v", query, err)
-		}
-		defer rows.Close()
 		var out []string
-		for rows.Next() {
-			v, err := rows.Values()
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, v := range testsupport.Rows(t, store.Reader, query) {
 			out = append(out, fmt.Sprint(v...))
 		}
 		return out

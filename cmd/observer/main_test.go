@@ -92,14 +92,8 @@ func (s *simSite) query(t testing.TB, q string) []string {
 	if err := store.Reader.CreateViews(ctx, duck.ViewParams{Now: time.Now(), Rules: config.Default().Rules()}); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := store.Reader.Query(ctx, q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
 	var out []string
-	for rows.Next() {
-		vals, _ := rows.Values()
+	for _, vals := range testsupport.Rows(t, store.Reader, q) {
 		var parts []string
 		for _, v := range vals {
 			parts = append(parts, strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(jsonText(v), "\"", ""), "\n", " ")))

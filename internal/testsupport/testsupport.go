@@ -1,17 +1,21 @@
 // Package testsupport holds the helpers the tests of more than one package
 // need: a buffer a running command writes while the test reads it, reading
 // a file a test expects, a simulated fediverse started on loopback with
-// its CA certificate written out, and the crawler answered by one in this
-// process (ModelChecker). Only tests and benchmarks import it.
+// its CA certificate written out, a query's rows read from a data
+// directory, and the crawler answered by one in this process
+// (ModelChecker). Only tests and benchmarks import it.
 package testsupport
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
+	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/fedisim"
 )
 
@@ -69,4 +73,27 @@ func SimCA(tb testing.TB, sim *fedisim.Sim, dir string) string {
 		tb.Fatal(err)
 	}
 	return ca
+}
+
+// Rows runs a read-only query and returns its rows, each a row's values in
+// column order; a query that fails ends the test.
+func Rows(tb testing.TB, r *duck.Reader, query string, args ...any) [][]any {
+	tb.Helper()
+	rows, err := r.Query(context.Background(), query, args...)
+	if err != nil {
+		tb.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		v, err := rows.Values()
+		if err != nil {
+			tb.Fatalf("%s: %v", query, err)
+		}
+		out = append(out, slices.Clone(v))
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatalf("%s: %v", query, err)
+	}
+	return out
 }
