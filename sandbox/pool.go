@@ -36,9 +36,9 @@ type PoolOptions struct {
 	// Args must tell it to read them. Empty: no file.
 	Roots []byte
 	// Env is added to the checker's environment, which otherwise holds
-	// only SSL_CERT_FILE, SSL_CERT_DIR and TZ from ours, and
+	// only SSL_CERT_FILE, SSL_CERT_DIR and TZ from ours,
 	// GODEBUG=netdns=go (the pure-Go resolver needs no libc plugins,
-	// which Landlock would not let it load).
+	// which Landlock would not let it load) and GOMAXPROCS=1.
 	Env []string
 	// Size is the number of checker processes at most, one check each at
 	// a time: the pass's concurrency. Default 1.
