@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -147,6 +148,11 @@ type Pool struct {
 	closed    bool
 	cgroup    bool   // put each checker in its own cgroup
 	cgroupWhy string // why not, if CgroupParent was set
+	// The checkers' load (noteLoad): decaying sums of their checks' wall
+	// seconds and of the seconds they waited for a CPU meanwhile; and when
+	// the last start began.
+	loadRunq, loadWall float64
+	lastStart          time.Time
 }
 
 var _ crawl.Checker = (*Pool)(nil)
@@ -337,7 +343,8 @@ func (p *Pool) Check(ctx context.Context, host observer.Host, opts crawl.CheckOp
 // idle or its turn to start one. So checkers start as work needs them: a pass
 // of quick checks reuses a few, one of slow checks ramps up to Size one start
 // at a time, and a burst of checks at the start of a pass does not start
-// Size processes at once for work a handful could do.
+// Size processes at once for work a handful could do. Past one checker per
+// CPU, mayStart also asks that the CPUs have room for another.
 func (p *Pool) get(ctx context.Context) (*proc, error) {
 	for {
 		select {
@@ -348,22 +355,80 @@ func (p *Pool) get(ctx context.Context) (*proc, error) {
 			continue
 		default:
 		}
+		// A nil channel never proceeds: with no start allowed, wait for
+		// an idle checker, looking again now and then.
+		starting, recheck := p.starting, (<-chan time.Time)(nil)
+		if !p.mayStart() {
+			starting = nil
+			recheck = time.After(loadRecheck)
+		}
 		select {
 		case pr := <-p.idle:
 			if p.usable(pr) {
 				return pr, nil
 			}
-		case p.starting <- struct{}{}:
+		case starting <- struct{}{}:
+			p.mu.Lock()
+			p.lastStart = time.Now()
+			p.mu.Unlock()
 			pr, err := p.start(ctx)
 			<-p.starting
 			if err == nil {
 				p.started.Add(1)
 			}
 			return pr, err
+		case <-recheck:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("start interrupted: %w", ctx.Err())
 		}
 	}
+}
+
+// The checkers' wait for a CPU: how much of their checks' time their
+// threads spent runnable but waiting on a run queue (rather than running,
+// or waiting for a server), averaged over about the last loadReadings
+// readings. Checks of real servers spend little of it so on a machine with
+// CPU to spare; checks of a simulator on the same machine, or on a machine
+// whose CPUs are full, a quarter or more.
+const (
+	loadReadings = 32
+	maxRunqShare = 0.1
+	// minLoadWall is the checks' time the average needs before it is
+	// trusted.
+	minLoadWall = 0.2
+	// fullStartEvery paces the starts past one checker per CPU while the
+	// CPUs are full (or not yet known to have room).
+	fullStartEvery = time.Second
+	loadRecheck    = 20 * time.Millisecond
+)
+
+// noteLoad adds a checker's checks' wall time since its last reading and
+// the time it spent waiting for a CPU meanwhile to the checkers' load.
+func (p *Pool) noteLoad(runq float64, wall time.Duration) {
+	const keep = 1 - 1.0/loadReadings
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.loadRunq = p.loadRunq*keep + max(runq, 0)
+	p.loadWall = p.loadWall*keep + wall.Seconds()
+}
+
+// mayStart says whether get may start a checker now.
+func (p *Pool) mayStart() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return startMore(len(p.procs), runtime.GOMAXPROCS(0), p.loadRunq, p.loadWall, time.Since(p.lastStart))
+}
+
+// startMore decides whether another checker is worth starting with live
+// checkers on cpus CPUs, whose checks waited runq seconds for a CPU in wall
+// seconds, the last start having begun since ago: always up to one per
+// CPU; past that, whenever the checkers seldom wait for a CPU, as while
+// checks wait for servers; else one start a fullStartEvery. On full CPUs
+// another process adds its start and its runtime's upkeep to the queue
+// and few checks, while a checker soon falls idle when checks are quick;
+// when they are slow, the pool still ramps up, a start at a time.
+func startMore(live, cpus int, runq, wall float64, since time.Duration) bool {
+	return live < cpus || (wall >= minLoadWall && runq < wall*maxRunqShare) || since >= fullStartEvery
 }
 
 // usable reports whether an idle checker is still alive, and kills it if
@@ -382,21 +447,24 @@ func (p *Pool) usable(pr *proc) bool {
 // Started is the number of checker processes the pool has started.
 func (p *Pool) Started() int { return int(p.started.Load()) }
 
-// cpuReadEvery is how much of its checks' time passes between readings of
-// a checker's CPU time: at most what its CPU time may pass RetireCPUSeconds
-// by (times its threads), far inside RLIMIT_CPU.
-const cpuReadEvery = 50 * time.Millisecond
+// procReadEvery is how much of its checks' time passes between readings of
+// a checker's CPU time and wait for a CPU: at most what its CPU time may
+// pass RetireCPUSeconds by (times its threads), far inside RLIMIT_CPU.
+const procReadEvery = 50 * time.Millisecond
 
 // put returns a checker for reuse after a check that took wall, or retires
-// it. Its CPU time is read once per cpuReadEvery of checks: generating
-// /proc/PID/stat walks the process's threads, and reading it after every
-// quick check cost the crawl as much as decoding the results.
+// it. Its CPU time and wait for a CPU are read once per procReadEvery of
+// checks: generating /proc/PID/stat walks the process's threads, and
+// reading it after every quick check cost the crawl as much as decoding
+// the results.
 func (p *Pool) put(pr *proc, wall time.Duration) {
 	pr.checks++
 	pr.unread += wall
 	retire := pr.checks >= p.opts.ChecksPerProcess
-	if pr.unread >= cpuReadEvery {
-		pr.unread = 0
+	if pr.unread >= procReadEvery {
+		runq := pr.runqSeconds()
+		p.noteLoad(runq-pr.runq, pr.unread)
+		pr.runq, pr.unread = runq, 0
 		retire = retire || pr.cpuSeconds() >= p.opts.RetireCPUSeconds
 	}
 	p.mu.Lock()

@@ -32,7 +32,8 @@ type proc struct {
 	zombie chan struct{} // closed when the process has exited (not yet reaped)
 	report Report
 	checks int
-	unread time.Duration // its checks' time since its CPU time was last read
+	unread time.Duration // its checks' time since its CPU time was last read (Pool.put)
+	runq   float64       // seconds it had waited for a CPU by then (or its start)
 	cgroup string
 
 	killOnce sync.Once
@@ -141,6 +142,7 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 	if err := pr.handshake(ctx, inW); err != nil {
 		return nil, err
 	}
+	pr.runq = pr.runqSeconds()
 	return pr, nil
 }
 
@@ -439,6 +441,31 @@ func (pr *proc) cpuSeconds() float64 {
 	u, _ := strconv.ParseFloat(f[11], 64)
 	s, _ := strconv.ParseFloat(f[12], 64)
 	return (u + s) / 100 // USER_HZ is 100 on Linux
+}
+
+// runqSeconds is the time the checker's threads have spent runnable but
+// waiting for a CPU, from each thread's schedstat; 0 where the kernel does
+// not keep it.
+func (pr *proc) runqSeconds() float64 {
+	dir := "/proc/" + strconv.Itoa(pr.pid) + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var ns int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + t.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		// Time on a CPU and time waiting on a run queue, in ns, then
+		// timeslices.
+		if f := strings.Fields(string(b)); len(f) >= 2 {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			ns += n
+		}
+	}
+	return float64(ns) / 1e9
 }
 
 // tail forwards a checker's stderr to the log, bounded, and keeps the lines
