@@ -91,7 +91,7 @@
 //		CheckTimeout: cfg.Crawl.CheckTimeout.D(),
 //	})
 //	known := crawl.NewKnownSet(0) // then known.Add each known host
-//	due := crawl.NewDueList(blocked, cfg.Crawl.DomainBudget) // then due.Offer each due host
+//	due := crawl.NewDueList(cfg.Crawl.DomainBudget) // then due.Offer each due host, saying whether it is blocklisted
 //	pass := &crawl.Pass{Checker: c, Sink: sink, Known: known,
 //		Concurrency: cfg.Crawl.Concurrency, MaxChecks: maxChecks,
 //		Duration: cfg.Crawl.Duration.D(), Now: now, PassID: id,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,4 +163,18 @@ func asHosts(names []string) []observer.Host {
 		hosts[i] = observer.Host(n)
 	}
 	return hosts
+}
+
+// blockedAmong stands for duck's blocklist match (DueList.AdmitDiscovered's
+// blocked): these hosts exactly are blocked.
+func blockedAmong(blocked ...observer.Host) func([]observer.Host) map[observer.Host]bool {
+	return func(hosts []observer.Host) map[observer.Host]bool {
+		out := map[observer.Host]bool{}
+		for _, h := range hosts {
+			if slices.Contains(blocked, h) {
+				out[h] = true
+			}
+		}
+		return out
+	}
 }

@@ -94,14 +94,15 @@ type Pass struct {
 	// memory; the pass holds every checker to it. What is dropped is
 	// counted (Summary.OverListCap, OverPassCap) and heard of again later.
 	MaxNewPerList, MaxNewPerPass int
-	// CheckDiscovered, when set, says whether a host discovered in this
-	// pass is to be checked in this pass too (DueList.AdmitDiscovered: not
-	// blocklisted, within its registrable domain's budget). Admitted
+	// CheckDiscovered, when set, says which of the hosts one check
+	// discovered in this pass are to be checked in this pass too
+	// (DueList.AdmitDiscovered: not blocklisted, within their registrable
+	// domain's budget), in the order given. Admitted
 	// discoveries are checked before the rest of the due list, within the
 	// pass's budgets (MaxChecks counts them), so that a pass from a seed
 	// list reaches the hosts its seeds name instead of leaving every
 	// discovery to the next pass. Nil: discoveries wait for a later pass.
-	CheckDiscovered func(host observer.Host) bool
+	CheckDiscovered func(hosts []observer.Host) []observer.Host
 	Logger          *slog.Logger
 
 	// withBudget, when set, replaces context.WithTimeout in making the
@@ -603,13 +604,15 @@ func (r *passRun) collectOne(ctx context.Context, cancel context.CancelCauseFunc
 	if d.discovered {
 		r.sum.DiscoveredChecked++
 	}
-	if r.p.CheckDiscovered == nil {
+	if r.p.CheckDiscovered == nil || len(res.Discoveries) == 0 {
 		return
 	}
-	for _, disc := range res.Discoveries {
-		if r.p.CheckDiscovered(disc.Host) {
-			r.queue.addDiscovered(disc.Host)
-		}
+	hosts := make([]observer.Host, len(res.Discoveries))
+	for i, disc := range res.Discoveries {
+		hosts[i] = disc.Host
+	}
+	for _, h := range r.p.CheckDiscovered(hosts) {
+		r.queue.addDiscovered(h)
 	}
 }
 

@@ -405,10 +405,10 @@ var _ crawl.Checker = (*crawl.Crawler)(nil)
 // The data/passes row keeps the summary's figures, each in its own column,
 // and the due list's.
 func TestSummaryPassRowKeepsEveryFigure(t *testing.T) {
-	due := crawl.NewDueList(func(h observer.Host) bool { return h == "blocked.example" }, 1)
-	due.Offer("blocked.example", false, crawl.PeersDue{Fetch: true})
-	due.Offer("a.example", true, crawl.PeersDue{Fetch: true})
-	due.Offer("b.a.example", true, crawl.PeersDue{Fetch: true})
+	due := crawl.NewDueList(1)
+	due.Offer("blocked.example", false, true, crawl.PeersDue{Fetch: true})
+	due.Offer("a.example", true, false, crawl.PeersDue{Fetch: true})
+	due.Offer("b.a.example", true, false, crawl.PeersDue{Fetch: true})
 	sum := crawl.Summary{Pass: observer.Pass{PassID: "p", SkippedAddressBudget: 2, Addresses: 3, BusiestAddressRequests: 5, AddressesOverBudget: 7,
 		Abandoned: 11, NotStarted: 13, OverListCap: 17, OverPassCap: 19,
 		Tally: observer.Tally{Checks: 1, ByOutcome: map[observer.Outcome]int64{observer.OutcomeError: 4, observer.OutcomeCheckerFailed: 6, observer.OutcomeAlive: 1}}}}

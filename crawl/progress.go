@@ -36,15 +36,13 @@ func NewProgress(next Sink, due int, budget time.Duration) *Progress {
 // Admitting wraps the pass's admission of the hosts it discovers, so that
 // the hosts to check count those it admits: a first pass from a seed list
 // is mostly them, and done would otherwise run past due.
-func (p *Progress) Admitting(admit func(host observer.Host) bool) func(host observer.Host) bool {
-	return func(host observer.Host) bool {
-		if !admit(host) {
-			return false
-		}
+func (p *Progress) Admitting(admit func(hosts []observer.Host) []observer.Host) func(hosts []observer.Host) []observer.Host {
+	return func(hosts []observer.Host) []observer.Host {
+		admitted := admit(hosts)
 		p.mu.Lock()
-		p.discovered++
+		p.discovered += int64(len(admitted))
 		p.mu.Unlock()
-		return true
+		return admitted
 	}
 }
 

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,10 +30,11 @@ func TestProgressCountsAndPassesOn(t *testing.T) {
 // they count in due, and the refused ones do not.
 func TestProgressDueCountsAdmittedDiscoveries(t *testing.T) {
 	p := NewProgress(&countSink{}, 2, 0)
-	admit := p.Admitting(func(host observer.Host) bool { return host != "refused.example" })
-	for _, h := range []string{"a.example", "refused.example", "b.example"} {
-		admit(observer.Host(h))
-	}
+	admit := p.Admitting(func(hosts []observer.Host) []observer.Host {
+		return slices.DeleteFunc(hosts, func(h observer.Host) bool { return h == "refused.example" })
+	})
+	admit([]observer.Host{"a.example", "refused.example"})
+	admit([]observer.Host{"b.example"})
 	for range 4 {
 		p.Record(context.Background(), observer.Result{Check: observer.Check{Outcome: observer.OutcomeAlive}})
 	}

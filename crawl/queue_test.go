@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/fediverse-observer/observer/crawl"
-
-	"github.com/fediverse-observer/observer"
 )
 
 // A pass checks the hosts it discovers, as far as they are admitted: a
@@ -21,14 +19,14 @@ func TestPassChecksItsDiscoveries(t *testing.T) {
 		f.peers["seed.social"] = []string{"hub.social", "blocked.social", "a.farm.example", "b.farm.example", "c.farm.example"}
 		f.peers["hub.social"] = []string{"new1.social", "new2.social", "seed.social"}
 		f.peers["new2.social"] = []string{"deep.social", "new1.social"}
-		due := crawl.NewDueList(func(h observer.Host) bool { return h == "blocked.social" }, 2)
-		due.Offer("seed.social", true, crawl.PeersDue{Fetch: true})
-		due.Offer("old.social", false, crawl.PeersDue{})
+		due := crawl.NewDueList(2)
+		due.Offer("seed.social", true, false, crawl.PeersDue{Fetch: true})
+		due.Offer("old.social", false, false, crawl.PeersDue{})
 		sink := &memSink{}
 		p := &crawl.Pass{Checker: f, Sink: sink, Known: known("seed.social", "old.social"), Concurrency: 3,
 			Now: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), PassID: "p", Peers: due.Peers, MaxChecks: maxChecks}
 		if checkDiscovered {
-			p.CheckDiscovered = due.AdmitDiscovered(100)
+			p.CheckDiscovered = due.AdmitDiscovered(100, blockedAmong("blocked.social"))
 		}
 		sum, err := p.Run(context.Background(), due.Hosts)
 		if err != nil {

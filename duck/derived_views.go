@@ -18,7 +18,7 @@ const (
 )
 
 // derivedViews lists the views over the materialised derived state: state,
-// transitions, blocked, the macro is_blocked, listable, live, newcomers, new, stats_software,
+// transitions, blocked, the macros blocks and is_blocked, listable, live, newcomers, new, stats_software,
 // stats_daily and stats. They read
 // the Parquet files of the last derivation (never the snapshots), so they
 // show what the last Derive folded; `observer sql` and `observer build`
@@ -40,18 +40,6 @@ func (s *Reader) derivedViews(p ViewParams) ([]view, error) {
 			eventsSource = "read_parquet(" + s.derivedList(m.LiveEvents) + ")"
 		}
 	}
-	blocklistSource := "(SELECT NULL::VARCHAR AS kind, NULL::VARCHAR AS entry WHERE false)"
-	if len(p.Blocklist) > 0 {
-		rows := make([]string, len(p.Blocklist))
-		for i, e := range slices.Sorted(slices.Values(p.Blocklist)) {
-			kind := "host"
-			if d, ok := strings.CutPrefix(e, "*."); ok {
-				kind, e = "domain", d
-			}
-			rows[i] = "(" + sqlString(kind) + ", " + sqlString(e) + ")"
-		}
-		blocklistSource = "(VALUES " + strings.Join(rows, ", ") + ") AS blocklist(kind, entry)"
-	}
 	us := micros
 	params := sqlParams{
 		"now":                "TIMESTAMP " + sqlString(p.Now.UTC().Format("2006-01-02 15:04:05.999999")),
@@ -70,21 +58,58 @@ func (s *Reader) derivedViews(p ViewParams) ([]view, error) {
 		"state_source":       stateSource,
 		"transitions_source": transitionsSource,
 		"live_events_source": eventsSource,
-		"blocklist_source":   blocklistSource,
 	}
-	var out []view
-	for _, name := range []string{"state", "transitions", "blocked", "is_blocked", "listable", "live", "newcomers", "new", "stats_software", "stats_daily", "stats"} {
-		text, err := renderSQL("views/"+name+".sql", params)
-		if err != nil {
-			return nil, err
+	render := func(names ...string) ([]view, error) {
+		var out []view
+		for _, name := range names {
+			text, err := renderSQL("views/"+name+".sql", params)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, view{name: name, sql: strings.TrimSpace(text)})
 		}
-		v := view{name: name, sql: strings.TrimSpace(text)}
-		if name == "is_blocked" {
-			v.params = "h"
-		}
-		out = append(out, v)
+		return out, nil
 	}
-	return out, nil
+	derived, err := render("state", "transitions")
+	if err != nil {
+		return nil, err
+	}
+	blocklist, err := blocklistViews(p.Blocklist)
+	if err != nil {
+		return nil, err
+	}
+	lists, err := render("listable", "live", "newcomers", "new", "stats_software", "stats_daily", "stats")
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(derived, blocklist, lists), nil
+}
+
+// blocklistViews are the operator's blocklist, entries in its file's form
+// ("host" or "*.domain"), as the view blocked, and its one rule, the macro
+// blocks, with is_blocked over both.
+func blocklistViews(entries []string) ([]view, error) {
+	source := "(SELECT NULL::VARCHAR AS kind, NULL::VARCHAR AS entry WHERE false)"
+	if len(entries) > 0 {
+		rows := make([]string, len(entries))
+		for i, e := range slices.Sorted(slices.Values(entries)) {
+			kind := "host"
+			if d, ok := strings.CutPrefix(e, "*."); ok {
+				kind, e = "domain", d
+			}
+			rows[i] = "(" + sqlString(kind) + ", " + sqlString(e) + ")"
+		}
+		source = "(VALUES " + strings.Join(rows, ", ") + ") AS blocklist(kind, entry)"
+	}
+	blocked, err := renderSQL("views/blocked.sql", sqlParams{"blocklist_source": source})
+	if err != nil {
+		return nil, err
+	}
+	return []view{
+		{name: "blocked", sql: strings.TrimSpace(blocked)},
+		{name: "blocks", sql: strings.TrimSpace(sqlFile("views/blocks.sql")), params: "kind, entry, h"},
+		{name: "is_blocked", sql: strings.TrimSpace(sqlFile("views/is_blocked.sql")), params: "h"},
+	}, nil
 }
 
 // derivedList is a SQL list literal of files named relative to data/derived.

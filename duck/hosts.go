@@ -127,6 +127,9 @@ type DueHost struct {
 	// New: the host was never checked (a discovery waiting for its first
 	// check), for per-domain budgets of new hosts.
 	New bool
+	// Blocked: the operator's blocklist names the host (is_blocked), so
+	// the pass leaves it out.
+	Blocked bool
 	// The validators the peers list was last served with (empty for
 	// none), for a conditional request.
 	observer.PeersValidators
@@ -153,7 +156,7 @@ func (s *Reader) DueHosts(ctx context.Context, now time.Time, peers PeersSchedul
 	defer rows.Close()
 	for rows.Next() {
 		var d DueHost
-		if err := rows.Scan(&d.Host, &d.FetchPeers, &d.New, &d.PeersETag, &d.PeersLastModified); err != nil {
+		if err := rows.Scan(&d.Host, &d.FetchPeers, &d.New, &d.Blocked, &d.PeersETag, &d.PeersLastModified); err != nil {
 			return fmt.Errorf("due hosts: %w", err)
 		}
 		fn(d)

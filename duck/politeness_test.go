@@ -3,6 +3,7 @@ package duck_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -135,28 +136,75 @@ func TestBlocklistLeavesThePublishedLists(t *testing.T) {
 	if got := texts(t, s, "SELECT kind || ' ' || entry FROM blocked ORDER BY ALL"); !slices.Equal(got, []string{"domain farm.example", "host spam.example"}) {
 		t.Errorf("blocked view = %v", got)
 	}
+	// The due list marks the same hosts blocked, for the crawl to leave
+	// out.
+	var blocked []string
+	for _, d := range due(t, s, t0.Add(400*day)) {
+		if d.Blocked {
+			blocked = append(blocked, string(d.Host))
+		}
+	}
+	slices.Sort(blocked)
+	if want := []string{"a.farm.example", "farm.example", "spam.example"}; !slices.Equal(blocked, want) {
+		t.Errorf("due hosts marked blocked = %v, want %v", blocked, want)
+	}
 }
 
-// The blocklist is matched in two places, by one rule: in Go
-// (hostname.Blocklist) for the crawl and observer add, and in SQL
-// (is_blocked) for what is published. Both say the same of every host.
-func TestBlocklistMatchesInGoAndSQLAgree(t *testing.T) {
+// TestBlocklistMatching holds the blocklist's one rule (the macro blocks):
+// an exact entry blocks that host alone, a "*.domain" entry the domain and
+// every host below it, the domain a public suffix or not; is_blocked and
+// BlockedAmong, which the crawl and observer add ask, say the same of
+// every host, and BlockedAmong names the entry in the file's form, an
+// exact one first, then the nearest domain's.
+func TestBlocklistMatching(t *testing.T) {
 	ctx := context.Background()
-	entries := "spam.social\n*.farm.social\n*.github.io\n*.co.uk\nxn--bcher-kva.social\n"
-	list, errs := hostname.ReadBlocklist(strings.NewReader(entries))
+	list, errs := hostname.ReadBlocklist(strings.NewReader(`# an admin asked to be removed
+Asked.Example.Social.
+*.spam-farm.online   # every host below it
+*.duckdns.org
+*.GitHub.io.
+*.tk
+*.co.uk
+xn--bcher-kva.social
+a.x.farm.social
+*.x.farm.social
+*.farm.social
+`))
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	s := openStore(t, t.TempDir())
-	if err := s.Reader.CreateViews(ctx, duck.ViewParams{Now: t0, Rules: defaultRules, Blocklist: list.Entries()}); err != nil {
+	if err := s.Reader.CreateBlocklistViews(ctx, list.Entries()); err != nil {
 		t.Fatal(err)
 	}
-	for _, h := range []observer.Host{"spam.social", "a.spam.social", "farm.social", "x.farm.social", "y.x.farm.social",
-		"notfarm.social", "farm.social.org", "a.github.io", "github.io.org", "shop.co.uk", "co.uk.org",
-		"xn--bcher-kva.social", "b.xn--bcher-kva.social", "social"} {
-		got := texts(t, s, "SELECT is_blocked('"+string(h)+"')::VARCHAR")
-		if want := fmt.Sprint(list.Blocked(h)); len(got) != 1 || got[0] != want {
-			t.Errorf("%s: SQL says blocked %v, Go %s", h, got, want)
+	want := map[observer.Host]string{
+		"asked.example.social": "asked.example.social", "other.example.social": "", "example.social": "", "a.asked.example.social": "",
+		"spam-farm.online": "*.spam-farm.online", "node1.spam-farm.online": "*.spam-farm.online", "a.b.spam-farm.online": "*.spam-farm.online",
+		"notspam-farm.online": "", "spam-farm.online.evil.de": "",
+		"spam1.duckdns.org": "*.duckdns.org", "a.b.github.io": "*.github.io", "free-spam.tk": "*.tk",
+		"duckdns.org.example.com": "", "github.com": "", "shop.co.uk": "*.co.uk", "co.uk.org": "",
+		"xn--bcher-kva.social": "xn--bcher-kva.social", "b.xn--bcher-kva.social": "", "social": "",
+		"a.x.farm.social": "a.x.farm.social", "y.x.farm.social": "*.x.farm.social", "x.farm.social": "*.x.farm.social",
+		"farm.social": "*.farm.social", "z.farm.social": "*.farm.social", "notfarm.social": "", "farm.social.org": "",
+	}
+	hosts := slices.Sorted(maps.Keys(want))
+	got, err := s.Reader.BlockedAmong(ctx, hosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hosts {
+		if got[h] != want[h] {
+			t.Errorf("BlockedAmong: %s is blocked by %q, want %q", h, got[h], want[h])
 		}
+		if is := texts(t, s, "SELECT is_blocked('"+string(h)+"')::VARCHAR"); len(is) != 1 || is[0] != fmt.Sprint(want[h] != "") {
+			t.Errorf("is_blocked(%s) = %v, want %v", h, is, want[h] != "")
+		}
+	}
+	// An empty blocklist blocks nothing.
+	if err := s.Reader.CreateBlocklistViews(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Reader.BlockedAmong(ctx, hosts); err != nil || len(got) != 0 {
+		t.Errorf("an empty blocklist blocks %v (%v)", got, err)
 	}
 }

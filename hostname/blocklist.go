@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/fediverse-observer/observer"
 )
 
 // Blocklist is the operator's list of hosts never to crawl or publish
 // (data/blocklist.txt): exact hosts, and "*.domain" entries that block a
-// domain and every host below it.
+// domain and every host below it. It is read and checked here; it is
+// matched in one place, in SQL (duck's blocks macro), for every use.
 type Blocklist struct {
 	exact    map[string]bool
 	suffixes map[string]bool // "domain" for an entry "*.domain"
@@ -74,32 +73,6 @@ func wildcardDomain(domain string) (string, bool) {
 	return strings.TrimPrefix(string(h), label), true
 }
 
-// Blocked reports whether a host is on the list.
-func (b *Blocklist) Blocked(host observer.Host) bool {
-	return b.Match(host) != ""
-}
-
-// Match is the entry that blocks a host, in the file's form ("host" or
-// "*.domain"), or "" when none does.
-func (b *Blocklist) Match(host observer.Host) string {
-	if b == nil {
-		return ""
-	}
-	if b.exact[string(host)] {
-		return string(host)
-	}
-	for h := string(host); ; {
-		if b.suffixes[h] {
-			return "*." + h
-		}
-		i := strings.IndexByte(h, '.')
-		if i < 0 {
-			return ""
-		}
-		h = h[i+1:]
-	}
-}
-
 // Len is the number of entries.
 func (b *Blocklist) Len() int {
 	if b == nil {
@@ -108,8 +81,8 @@ func (b *Blocklist) Len() int {
 	return len(b.exact) + len(b.suffixes)
 }
 
-// Entries lists the entries as written in the file's form ("host" or
-// "*.domain"), for handing to SQL.
+// Entries lists the entries in the file's form ("host" or "*.domain"),
+// normalised, for handing to SQL, which matches them (duck.ViewParams).
 func (b *Blocklist) Entries() []string {
 	if b == nil {
 		return nil

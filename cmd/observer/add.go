@@ -36,18 +36,9 @@ func runAdd(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	blocked, err := hostname.ReadBlocklistFile(cfg.Crawl.Blocklist)
+	blocklist, err := hostname.ReadBlocklistFile(cfg.Crawl.Blocklist)
 	if err != nil {
 		return err
-	}
-	var refused []string
-	for _, h := range hosts {
-		if entry := blocked.Match(h); entry != "" {
-			refused = append(refused, fmt.Sprintf("%s (entry %q)", h, entry))
-		}
-	}
-	if len(refused) > 0 {
-		return fmt.Errorf("on the blocklist %s: %s; nothing was added", cfg.Crawl.Blocklist, strings.Join(refused, ", "))
 	}
 	// The data directory must exist, as for build and sql (Open without
 	// Create refuses it): a mistyped --data must not start a new one
@@ -57,6 +48,22 @@ func runAdd(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer store.Close()
+	if err := store.Reader.CreateBlocklistViews(ctx, blocklist.Entries()); err != nil {
+		return err
+	}
+	blocked, err := store.Reader.BlockedAmong(ctx, hosts)
+	if err != nil {
+		return fmt.Errorf("%w; nothing was added", err)
+	}
+	var refused []string
+	for _, h := range hosts {
+		if entry, ok := blocked[h]; ok {
+			refused = append(refused, fmt.Sprintf("%s (entry %q)", h, entry))
+		}
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("on the blocklist %s: %s; nothing was added", cfg.Crawl.Blocklist, strings.Join(refused, ", "))
+	}
 	added, err := store.AddManual(ctx, hosts, c.at())
 	if err != nil {
 		return fmt.Errorf("%w; nothing was added", err)

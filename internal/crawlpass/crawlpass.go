@@ -238,9 +238,17 @@ func (r *passRun) recordSeeds(ctx context.Context) (seeding, error) {
 // its seeds and what they lead to, waits for the next pass.
 func (r *passRun) dueAndKnownHosts(ctx context.Context, s seeding) (*crawl.DueList, *sandbox.SharedKnown, error) {
 	if s.fresh && r.Views.Rules.Warmup > 0 {
-		due := crawl.NewDueList(r.Blocklist.Blocked, r.DomainBudget)
+		if err := r.store.Reader.CreateBlocklistViews(ctx, r.Blocklist.Entries()); err != nil {
+			return nil, nil, err
+		}
+		blocked, err := r.store.Reader.BlockedAmong(ctx, s.added)
+		if err != nil {
+			return nil, nil, err
+		}
+		due := crawl.NewDueList(r.DomainBudget)
 		for _, h := range slices.Sorted(slices.Values(s.added)) {
-			due.Offer(h, true, crawl.PeersDue{Fetch: true})
+			_, isBlocked := blocked[h]
+			due.Offer(h, true, isBlocked, crawl.PeersDue{Fetch: true})
 		}
 		known, err := sandbox.BuildSharedKnown(len(s.added), func(add func(observer.Host) (bool, error)) error {
 			for _, h := range s.added {
@@ -301,9 +309,9 @@ func (r *passRun) readDueHosts(ctx context.Context) (*crawl.DueList, error) {
 				"now", r.Now.UTC().Format(time.RFC3339), "latest_check", latest.UTC().Format(time.RFC3339))
 		}
 	}
-	due := crawl.NewDueList(r.Blocklist.Blocked, r.DomainBudget)
+	due := crawl.NewDueList(r.DomainBudget)
 	if err := r.store.Reader.DueHosts(ctx, r.Now, r.Options.Peers, func(d duck.DueHost) {
-		due.Offer(d.Host, d.New, crawl.PeersDue{Fetch: d.FetchPeers, PeersValidators: d.PeersValidators})
+		due.Offer(d.Host, d.New, d.Blocked, crawl.PeersDue{Fetch: d.FetchPeers, PeersValidators: d.PeersValidators})
 	}); err != nil {
 		return nil, err
 	}
@@ -360,11 +368,31 @@ func (r *passRun) runChecks(ctx context.Context, checker crawl.Checker, known *c
 		pass.Now = r.Now
 	}
 	// Hosts found in this pass are checked in it, within its budgets.
-	pass.CheckDiscovered = prog.Admitting(due.AdmitDiscovered(r.DiscoveredChecks))
+	pass.CheckDiscovered = prog.Admitting(due.AdmitDiscovered(r.DiscoveredChecks, r.blockedAmong(ctx)))
 	sum, err := pass.Run(ctx, due.Hosts)
 	stopReport()
 	<-reported
 	return sum, err
+}
+
+// blockedAmong says which of the hosts a check discovered the blocklist
+// names, matched by the views the due list was read with. When it cannot
+// say, it counts them all as named: they stay recorded discoveries, which
+// the next pass's due list matches again.
+func (r *passRun) blockedAmong(ctx context.Context) func([]observer.Host) map[observer.Host]bool {
+	return func(hosts []observer.Host) map[observer.Host]bool {
+		blocked := map[observer.Host]bool{}
+		named, err := r.store.Reader.BlockedAmong(ctx, hosts)
+		if err != nil && ctx.Err() == nil {
+			r.log.Warn("match discovered hosts against the blocklist; they are left to a later pass", "hosts", len(hosts), "err", err)
+		}
+		for _, h := range hosts {
+			if _, ok := named[h]; ok || err != nil {
+				blocked[h] = true
+			}
+		}
+		return blocked
+	}
 }
 
 // finish writes what the pass recorded to disk, prints its summary and

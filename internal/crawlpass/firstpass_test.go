@@ -37,14 +37,7 @@ func TestFirstPassDueListIsTheDerivedOne(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	day := 24 * time.Hour
-	rules := duck.Rules{
-		FailuresToDead: 3, DeadAfter: 7 * day, ReviveAfter: 7 * day,
-		LiveWindow: 7 * day, NewWindow: 7 * day, Warmup: 14 * day,
-		ActiveInterval: 29 * time.Hour, ActiveJitter: 2 * time.Hour,
-		InactiveInterval: 167 * time.Hour, InactiveJitter: 12 * time.Hour,
-		BackoffMax: 90 * day, DiscoveryDelay: 4 * time.Hour,
-	}
+	rules := testRules
 	r, err := open(ctx, Options{
 		Data:         t.TempDir(),
 		Now:          time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),

@@ -25,8 +25,10 @@
 -- unread, and so could not earn again: on the spread model at 10 000
 -- instances, new instances named only by such hubs were found days late.
 -- fetch_peers says whether the host's peers list is due; new says it was
--- never checked; peers_etag and peers_last_modified are the validators to
--- ask for the peers list with (If-None-Match, If-Modified-Since).
+-- never checked; blocked that the operator's blocklist names it
+-- (is_blocked), so the pass leaves it out and counts it; peers_etag and
+-- peers_last_modified are the validators to ask for the peers list with
+-- (If-None-Match, If-Modified-Since).
 WITH yield AS (
     SELECT via AS host, count(*) AS yielded
     FROM state
@@ -49,6 +51,7 @@ WITH yield AS (
 SELECT host,
     peers_due_at IS NULL OR peers_due_at <= $1::TIMESTAMP AS fetch_peers,
     checks = 0 AS new,
+    is_blocked(host) AS blocked,
     coalesce(peers_etag, '') AS peers_etag,
     coalesce(peers_last_modified, '') AS peers_last_modified
 FROM due
