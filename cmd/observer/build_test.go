@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +80,22 @@ func TestBuildRendersTheSiteFromACrawl(t *testing.T) {
 	want := slices.DeleteFunc(slices.Clone(live), func(h string) bool { return h == blocked })
 	if got := strings.Fields(string(b)); !slices.Equal(got, want) {
 		t.Errorf("live.txt has %d hosts, want the %d live ones less %s", len(got), len(want), blocked)
+	}
+	// Nor does any other published file (the other lists, the pages, the
+	// feeds) name it.
+	named := regexp.MustCompile(`(^|[^a-z0-9.-])` + regexp.QuoteMeta(blocked) + `([^a-z0-9-]|$)`)
+	err = filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err == nil && named.Match(b) {
+			t.Errorf("%s names the blocklisted %s", path, blocked)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	// The templates' sql function reads the same views.
 	top, err := os.ReadFile(filepath.Join(out, "top", "index.html"))
