@@ -93,9 +93,11 @@ bench-latency:
 # scheduling code of observer crawl with the spread model answering the
 # crawler in-process, and the new list read after each pass instead of a
 # site build (cmd/observer/latency_model_bench_test.go). MODEL_INSTANCES,
-# MODEL_DAYS set the world. Not in make bench: at a million instances a
-# simulated day takes about half an hour on 2 shared cores
-# (docs/benchmarks.md), 60 of them more than a day.
+# MODEL_DAYS set the world; each simulated day's line gives its wall and
+# CPU time and where they went. Not in make bench: at a million instances
+# each of the first days checks every known name, a million checks or more
+# (35-38 minutes a day on 2 cores shared at load 20-28, docs/benchmarks.md),
+# so 60 days need a machine of their own for hours.
 MODEL_INSTANCES ?= 1000000
 MODEL_DAYS ?= 60
 .PHONY: bench-latency-model
