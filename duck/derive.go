@@ -815,7 +815,7 @@ func foldState(d *derivation) error {
 	if err := d.step("fold_edge_facts", sqlParams{"facts_files": factsFiles}); err != nil {
 		return err
 	}
-	return d.step("state", nil)
+	return d.step("state", sqlParams{"state_empty": sqlFile("derivation/state_empty.sql")})
 }
 
 // edgeFactsFiles lists, for fold_edge_facts.sql, the files (their

@@ -60,36 +60,12 @@ WITH checked AS (
     FULL JOIN checked a USING (host)
     FULL JOIN new_disc d USING (host)
 )
-SELECT
-    host::VARCHAR AS host,
-    state::VARCHAR AS state,
-    coalesce(changed_at, discovered_at)::TIMESTAMP AS since,
-    (CASE WHEN state IN ('moving', 'moved') THEN redirect_to END)::VARCHAR AS moved_to,
-    discovered_at::TIMESTAMP AS discovered_at,
-    via::VARCHAR AS via,
-    via_at::TIMESTAMP AS via_at,
-    first_checked_at::TIMESTAMP AS first_checked_at,
-    last_checked_at::TIMESTAMP AS last_checked_at,
-    last_pass_id::VARCHAR AS last_pass_id,
-    last_outcome::VARCHAR AS last_outcome,
-    checks::BIGINT AS checks,
-    (CASE WHEN run_class = 'F' THEN run_n ELSE 0 END)::BIGINT AS failures,
-    first_alive_at::TIMESTAMP AS first_alive_at,
-    last_alive_at::TIMESTAMP AS last_alive_at,
-    last_peers_at::TIMESTAMP AS last_peers_at,
-    peers_etag::VARCHAR AS peers_etag,
-    peers_last_modified::VARCHAR AS peers_last_modified,
-    software::VARCHAR AS software,
-    version::VARCHAR AS version,
-    users::BIGINT AS users,
-    active_month::BIGINT AS active_month,
-    open_registrations::BOOLEAN AS open_registrations,
-    name::VARCHAR AS name,
-    description::VARCHAR AS description,
-    redirect_to::VARCHAR AS redirect_to,
-    run_class::VARCHAR AS run_class,
-    run_n::BIGINT AS run_n,
-    run_start::TIMESTAMP AS run_start,
-    pre_run_state::VARCHAR AS pre_run_state,
-    changed_at::TIMESTAMP AS changed_at
+-- The columns take their types and order from state_empty.sql, the state's
+-- shape, by a union with it.
+FROM ({{state_empty}})
+UNION ALL BY NAME
+SELECT *,
+    coalesce(changed_at, discovered_at) AS since,
+    CASE WHEN state IN ('moving', 'moved') THEN redirect_to END AS moved_to,
+    CASE WHEN run_class = 'F' THEN run_n ELSE 0 END AS failures
 FROM merged
