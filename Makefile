@@ -79,8 +79,8 @@ bench:
 # state (cmd/observer/latency_bench_test.go). It says each simulated day's
 # progress on stderr as it goes, and the figures so far every ten days.
 # LATENCY_INSTANCES=10000 is the larger world: a simulated day of it costs
-# about 36 s of CPU (60 days: about 36 CPU-minutes), 2 to 2.5 minutes of
-# wall time on 2 cores under load 20-25; LATENCY_TIMEOUT bounds the run.
+# about 36 s of CPU (60 days: about 36 CPU-minutes); 60 days took 2 h 23 min
+# on 2 cores under load 20-45. LATENCY_TIMEOUT bounds the run.
 LATENCY_INSTANCES ?= 2000
 LATENCY_DAYS ?= 60
 LATENCY_TIMEOUT ?= 24h
