@@ -186,21 +186,13 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 		cgroup:   opts.CgroupParent != "",
 		spawn:    newSpawner(opts.DropCapabilities),
 	}
-	if len(opts.ConnectTo) > 0 {
-		f, err := rulesFile(opts.ConnectTo)
-		if err != nil {
-			p.Close()
-			return nil, err
-		}
-		p.rules = f
+	var err error
+	if p.rules, err = rulesFile(opts.ConnectTo); err == nil {
+		p.roots, err = rootsFile(opts.Roots)
 	}
-	if len(opts.Roots) > 0 {
-		f, err := rootsFile(opts.Roots)
-		if err != nil {
-			p.Close()
-			return nil, err
-		}
-		p.roots = f
+	if err != nil {
+		p.Close()
+		return nil, err
 	}
 	if p.cgroup {
 		if why := notCgroup2(opts.CgroupParent); why != "" {

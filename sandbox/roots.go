@@ -17,8 +17,11 @@ const rootsFD = knownFD + 2
 const maxRootsBytes = 64 << 20
 
 // rootsFile writes the DER certificates into a sealed memory file and
-// returns a read-only descriptor of it.
+// returns a read-only descriptor of it; none without certificates.
 func rootsFile(der []byte) (*os.File, error) {
+	if len(der) == 0 {
+		return nil, nil
+	}
 	ro, err := sealedFile("observer-roots", func(f *os.File) error {
 		_, err := f.Write(der)
 		return err

@@ -23,8 +23,11 @@ const connectToFD = knownFD + 1
 const maxRulesBytes = 512 << 20
 
 // rulesFile writes rules, one a line, into a memory file sealed against
-// change, and returns a read-only descriptor of it.
+// change, and returns a read-only descriptor of it; none without rules.
 func rulesFile(rules []string) (*os.File, error) {
+	if len(rules) == 0 {
+		return nil, nil
+	}
 	for _, r := range rules {
 		if strings.ContainsAny(r, "\n\x00") {
 			return nil, fmt.Errorf("connect-to rule %q: a line break or NUL in it", r)
