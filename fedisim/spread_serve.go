@@ -149,16 +149,8 @@ func (s *Sim) FirstNamed(i int, until time.Time) (time.Time, bool) {
 	}
 	sw, k, end := s.spread, uint64(i), until.Sub(s.cfg.Day0)
 	best, found := time.Duration(0), false
-	// named considers the list of instance l naming k from offset at.
 	named := func(l uint64, at time.Duration) {
-		if s.spreadNode(l, s.w.hostFor(l)).inf.PeersStatus != 200 {
-			return
-		}
-		since, cached := sw.peersCachedSince(l, at)
-		if cached && since < at {
-			since += mastodonPeersCache
-		}
-		if since <= end && (!found || since < best) && sw.alive(l, since) {
+		if since, ok := s.servedFrom(l, at, end); ok && (!found || since < best) {
 			best, found = since, true
 		}
 	}
@@ -180,4 +172,43 @@ func (s *Sim) FirstNamed(i int, until time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return s.spread.at(best), true
+}
+
+// NamedBy calls yield with each instance whose peers list names instance i
+// by until, as FirstNamed reads lists, and the moment it first serves the
+// name: where a crawler could have read it first, for telling the
+// observer's share of a latency apart by list.
+func (s *Sim) NamedBy(i int, until time.Time, yield func(l int, from time.Time)) {
+	if s.spread == nil || i < 0 || uint64(i) >= s.spread.n {
+		return
+	}
+	sw, k, end := s.spread, uint64(i), until.Sub(s.cfg.Day0)
+	named := func(l uint64, at time.Duration) {
+		if since, ok := s.servedFrom(l, at, end); ok {
+			yield(int(l), sw.at(since))
+		}
+	}
+	sw.links(k, func(l link) bool {
+		named(l.to, l.at)
+		return true
+	})
+	sw.incoming(k, end, func(l uint64, at time.Duration) bool {
+		named(l, at)
+		return true
+	})
+}
+
+// servedFrom is the offset from which instance l's peers list, as served,
+// names a host it linked with at offset at (its cache renewed since), if
+// that is by end and l is alive and shows its list then.
+func (s *Sim) servedFrom(l uint64, at, end time.Duration) (time.Duration, bool) {
+	sw := s.spread
+	if s.spreadNode(l, s.w.hostFor(l)).inf.PeersStatus != 200 {
+		return 0, false
+	}
+	since, cached := sw.peersCachedSince(l, at)
+	if cached && since < at {
+		since += mastodonPeersCache
+	}
+	return since, since <= end && sw.alive(l, since)
 }

@@ -107,6 +107,9 @@ type latencyFigures struct {
 	// slowest.
 	stages [4]struct{ p50, p95 time.Duration }
 	tail   []string
+	// why breaks the observer's share down for the instances at or past
+	// the p95 (see tailBreakdown).
+	why string
 
 	peersPerDay       float64 // bytes
 	listsPerDay       float64 // peers lists read in full
@@ -126,7 +129,8 @@ func (f latencyFigures) String() string {
 	for k, name := range []string{"birth→named", "named→discovered", "discovered→alive check", "alive check→listed"} {
 		fmt.Fprintf(&b, " %s %.1f/%.1f h;", name, f.stages[k].p50.Hours(), f.stages[k].p95.Hours())
 	}
-	fmt.Fprintf(&b, "\nslowest (birth→named, →discovered, →alive check, →listed, hours):\n")
+	fmt.Fprintf(&b, "\n%s", f.why)
+	fmt.Fprintf(&b, "slowest (birth→named, →discovered, →alive check, →listed, hours):\n")
 	for _, t := range f.tail {
 		fmt.Fprintf(&b, "  %s\n", t)
 	}
@@ -381,8 +385,120 @@ func (f *latencyFigures) stagesOf(b *testing.B, sim *fedisim.Sim, data string, i
 		f.stages[k].p50, f.stages[k].p95 = by[k][len(by[k])/2], by[k][len(by[k])*95/100]
 	}
 	slices.SortFunc(rs, func(a, b row) int { return int(b.total - a.total) })
+	var slow []int
+	for _, r := range rs[:len(rs)-len(rs)*95/100] {
+		inf, _ := sim.Instance(r.host)
+		slow = append(slow, inf.Index)
+	}
+	f.why = tailBreakdown(b, sim, store, slow, discovered, end)
 	for _, r := range rs[:min(len(rs), 12)] {
 		f.tail = append(f.tail, fmt.Sprintf("%s %.1f: %.1f %.1f %.1f %.1f", r.host, r.total.Hours(),
 			r.stage[0].Hours(), r.stage[1].Hours(), r.stage[2].Hours(), r.stage[3].Hours()))
 	}
+}
+
+// tailBreakdown says where the observer's share of the slowest instances'
+// latency goes: which list first served each name (a hub, another list
+// its server caches for a day with validators, Mastodon's; or one served
+// fresh, without validators, by family), how long the hubs took to name
+// it after that first list, and how soon after a hub named it the
+// observer discovered it (the hubs' lists are read every pass); and, for
+// the other lists that named it before the hubs, how soon the observer
+// read them.
+func tailBreakdown(b *testing.B, sim *fedisim.Sim, store *duck.Store, idx []int, discovered map[string]time.Time, end time.Time) string {
+	ctx := context.Background()
+	rows, err := store.Reader.Query(ctx, "SELECT host, list(checked_at ORDER BY checked_at) FROM checks WHERE peers_fetched OR coalesce(peers_not_modified, false) GROUP BY host")
+	if err != nil {
+		b.Fatal(err)
+	}
+	reads := map[string][]time.Time{}
+	for rows.Next() {
+		v, err := rows.Values()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, t := range v[1].([]any) {
+			reads[v[0].(string)] = append(reads[v[0].(string)], t.(time.Time))
+		}
+	}
+	rows.Close()
+	// readAfter is the observer's first reading of host's list at or after t.
+	readAfter := func(host string, t time.Time) (time.Time, bool) {
+		r := reads[host]
+		k, _ := slices.BinarySearchFunc(r, t, func(a, t time.Time) int { return a.Compare(t) })
+		if k == len(r) {
+			return time.Time{}, false
+		}
+		return r[k], true
+	}
+	kind := func(l int) string {
+		tr, _ := sim.Truth(l)
+		inf, _ := sim.Instance(tr.Host)
+		switch {
+		case tr.Hub:
+			return "hub"
+		case inf.Software == "mastodon":
+			return "cached"
+		}
+		return inf.Family
+	}
+	first := map[string]int{}
+	var hubLag, afterHub, earlyRead []time.Duration
+	earlyLists, earlyUnread := 0, 0
+	for _, i := range idx {
+		tr, _ := sim.Truth(i)
+		disc := discovered[tr.Host]
+		var named, hub time.Time
+		firstKind := ""
+		type naming struct {
+			l    int
+			from time.Time
+		}
+		var ns []naming
+		sim.NamedBy(i, end, func(l int, from time.Time) {
+			ns = append(ns, naming{l, from})
+			if named.IsZero() || from.Before(named) {
+				named, firstKind = from, kind(l)
+			}
+			if k, _ := sim.Truth(l); k.Hub && (hub.IsZero() || from.Before(hub)) {
+				hub = from
+			}
+		})
+		first[firstKind]++
+		if hub.IsZero() {
+			continue
+		}
+		hubLag = append(hubLag, hub.Sub(named))
+		afterHub = append(afterHub, disc.Sub(hub))
+		for _, n := range ns {
+			if k, _ := sim.Truth(n.l); k.Hub || !n.from.Before(hub) {
+				continue
+			}
+			earlyLists++
+			if at, ok := readAfter(sim.Host(n.l), n.from); ok && at.Before(disc.Add(time.Second)) {
+				earlyRead = append(earlyRead, at.Sub(n.from))
+			} else {
+				earlyUnread++
+			}
+		}
+	}
+	q := func(d []time.Duration) string {
+		if len(d) == 0 {
+			return "-"
+		}
+		slices.Sort(d)
+		return fmt.Sprintf("%.1f/%.1f", d[len(d)/2].Hours(), d[len(d)*95/100].Hours())
+	}
+	var kinds []string
+	for k := range first {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	var firsts []string
+	for _, k := range kinds {
+		firsts = append(firsts, fmt.Sprintf("%s %d", k, first[k]))
+	}
+	return fmt.Sprintf("the %d slowest (p95 and past): first named by %s; named → first hub naming p50/p95 %s h, that → discovered %s h; "+
+		"%d other lists named them before a hub: %d read before the discovery (after naming: %s h), %d not\n",
+		len(idx), strings.Join(firsts, ", "), q(hubLag), q(afterHub), earlyLists, len(earlyRead), q(earlyRead), earlyUnread)
 }
