@@ -301,14 +301,15 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 	// slow body.
 	ctx, abort := context.WithCancel(ctx)
 	defer abort()
-	step := Step{Method: method, URL: u.String()}
+	us := u.String()
+	step := Step{Method: method, URL: us}
 	defer func() { f.steps = append(f.steps, step) }()
 
 	var rb io.Reader
 	if body != nil {
 		rb = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), rb)
+	req, err := http.NewRequestWithContext(ctx, method, us, rb)
 	if err != nil {
 		step.Error = err.Error()
 		return 0, "", err
@@ -349,7 +350,7 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 		return resp.StatusCode, "", err
 	}
 	r.cond.keep(resp)
-	raw := &capReader{r: resp.Body, max: r.cap, url: u.String()}
+	raw := &capReader{r: resp.Body, max: r.cap, url: us}
 	switch resp.StatusCode {
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
 		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
@@ -368,7 +369,7 @@ func (f *fetcher) once(ctx context.Context, method string, u *url.URL, body []by
 		step.Error = errorText(err)
 		return resp.StatusCode, "", err
 	}
-	cr := &capReader{r: decoded, max: r.cap, url: u.String(), total: &f.bytes}
+	cr := &capReader{r: decoded, max: r.cap, url: us, total: &f.bytes}
 	defer func() { step.Bytes = cr.n }()
 	err = read(cr)
 	if ctx.Err() != nil {

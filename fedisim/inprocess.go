@@ -1,34 +1,56 @@
 package fedisim
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
 // nowKey is the context key of the simulated time an in-process request is
-// answered at (WithNow).
+// answered at, a *servedAt (WithNow).
 type nowKey struct{}
+
+// servedAt is a time requests are answered at, with the spread model's
+// last node served at it: a check's requests all go to one host at one
+// time, and the node (its software, NodeInfo, peers list) is the same for
+// each, so it is made once.
+type servedAt struct {
+	t    time.Time
+	last atomic.Pointer[servedNode]
+}
+
+type servedNode struct {
+	host string
+	n    *node
+}
 
 // WithNow returns ctx carrying t: Transport answers the requests made with
 // it as the spread model serves at t, whatever the simulator's clock
 // (SetNow) says, so checks of one pass, each at its own time, can run at
 // once. The day world answers for its current day regardless.
 func WithNow(ctx context.Context, t time.Time) context.Context {
-	return context.WithValue(ctx, nowKey{}, t)
+	return context.WithValue(ctx, nowKey{}, &servedAt{t: t})
+}
+
+// servedAtOf is r's WithNow, or nil.
+func servedAtOf(r *http.Request) *servedAt {
+	at, _ := r.Context().Value(nowKey{}).(*servedAt)
+	return at
 }
 
 // nowFor is the simulated time, as an offset from Day0, the spread model
 // answers r at: WithNow's, else the simulator's clock.
 func (s *Sim) nowFor(r *http.Request) time.Duration {
-	if t, ok := r.Context().Value(nowKey{}).(time.Time); ok {
-		return t.Sub(s.cfg.Day0)
+	if at := servedAtOf(r); at != nil {
+		return at.t.Sub(s.cfg.Day0)
 	}
 	return s.now()
 }
@@ -60,7 +82,9 @@ func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !s.handshakes(host, s.nowFor(req)) {
 		return nil, &net.OpError{Op: "remote error", Err: errHandshake}
 	}
-	sr := req.Clone(req.Context())
+	// The handlers only read the request: a shallow copy with the fields
+	// a server sets is what they would see.
+	sr := *req
 	if sr.Host == "" {
 		sr.Host = req.URL.Host
 	}
@@ -68,14 +92,56 @@ func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	if sr.Body == nil {
 		sr.Body = http.NoBody
 	}
-	rec := httptest.NewRecorder()
-	if aborted := serveCatching(s, rec, sr); aborted {
+	rec := &recorder{header: http.Header{}}
+	if aborted := serveCatching(s, rec, &sr); aborted {
 		// The server drops the connection without an answer.
 		return nil, fmt.Errorf("fedisim: %s closed the connection: %w", host, io.EOF)
 	}
-	resp := rec.Result()
-	resp.Request = req
+	if rec.status == 0 {
+		rec.WriteHeader(http.StatusOK)
+	}
+	resp := &http.Response{
+		Status:        strconv.Itoa(rec.status) + " " + http.StatusText(rec.status),
+		StatusCode:    rec.status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        rec.sent,
+		Body:          io.NopCloser(bytes.NewReader(rec.body)),
+		ContentLength: int64(len(rec.body)),
+		Request:       req,
+	}
 	return resp, nil
+}
+
+// recorder is the response a handler writes, as a server sends it: the
+// headers as they were at WriteHeader, a Content-Type sniffed from the
+// first bytes when the handler set none, and the body. It does what
+// httptest.ResponseRecorder does for these handlers, without its copies.
+type recorder struct {
+	header, sent http.Header
+	status       int
+	body         []byte
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status != 0 {
+		return
+	}
+	r.status, r.sent = code, r.header.Clone()
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		if _, ok := r.header["Content-Type"]; !ok && r.header.Get("Transfer-Encoding") == "" {
+			r.header.Set("Content-Type", http.DetectContentType(b))
+		}
+		r.WriteHeader(http.StatusOK)
+	}
+	r.body = append(r.body, b...)
+	return len(b), nil
 }
 
 // serveCatching serves r into w and reports whether the handler dropped

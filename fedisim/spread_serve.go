@@ -58,11 +58,8 @@ func (s *Sim) serveSpread(w http.ResponseWriter, r *http.Request, host string) {
 	if !sw.alive(k, d) {
 		abort()
 	}
-	n := s.spreadNode(k, host)
-	since, cached := sw.peersCachedSince(k, d)
-	n.peers = sw.peersAt(k, since)
+	n, cached := s.spreadServed(r, k, host, d)
 	if cached {
-		n.etag = `W/"spread-` + strconv.FormatUint(k, 36) + "-" + strconv.FormatInt(int64(since/time.Second), 36) + `"`
 		if n.servesPeers(r.URL.Path) {
 			w.Header().Set("Cache-Control", "max-age=86400, public")
 		}
@@ -75,6 +72,29 @@ func (s *Sim) serveSpread(w http.ResponseWriter, r *http.Request, host string) {
 		w = cw
 	}
 	s.serveNode(w, r, n)
+}
+
+// spreadServed is instance k as host serves it at offset d, its peers
+// list as of since (cached: as of the start of its cache day, with an
+// ETag). The node is made once for the requests of one WithNow.
+func (s *Sim) spreadServed(r *http.Request, k uint64, host string, d time.Duration) (n *node, cached bool) {
+	sw := s.spread
+	since, cached := sw.peersCachedSince(k, d)
+	at := servedAtOf(r)
+	if at != nil {
+		if last := at.last.Load(); last != nil && last.host == host {
+			return last.n, cached
+		}
+	}
+	n = s.spreadNode(k, host)
+	n.peers = sw.peersAt(k, since)
+	if cached {
+		n.etag = `W/"spread-` + strconv.FormatUint(k, 36) + "-" + strconv.FormatInt(int64(since/time.Second), 36) + `"`
+	}
+	if at != nil {
+		at.last.Store(&servedNode{host: host, n: n})
+	}
+	return n, cached
 }
 
 // countingWriter counts the body bytes written through it.

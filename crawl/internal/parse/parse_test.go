@@ -497,9 +497,11 @@ func FuzzParsePeers(f *testing.F) {
 func FuzzParsePeersObjects(f *testing.F) {
 	for _, s := range []string{`[{"host":"a.social"}]`, `{"federated_instances":{"linked":[{"domain":"a"}],"blocked":[]}}`,
 		`{"total":1,"data":[{"follower":{"host":"a"}}]}`, `{"instances":[{"domain":"a","software":"mbin"}]}`,
-		`{"items":[{"instance":{"domain":"a"}},{"instance":{"domain":"b"},"blocked":{}}],"next_page":"YQ"}`, `[`, `{}`} {
+		`{"items":[{"instance":{"domain":"a"}},{"instance":{"domain":"b"},"blocked":{}}],"next_page":"YQ"}`, `[`, `{}`,
+		`[{"host":"a.social","isBlocked":true},{"HOST":"B.social"},"c",7,null,[{"host":"d"}],{"host":"\u00e9\u0301.social"},{"host":5}]`} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte("[{\"host\":\"e\xff.social\",\"isBlocked\":false}]"))
 	addCorpus(f, "peers")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		check := func(name string, err error) {
@@ -508,8 +510,15 @@ func FuzzParsePeersObjects(f *testing.F) {
 			}
 		}
 		nop := func([]byte) {}
-		_, err := parse.MisskeyPage(bytes.NewReader(data), nop)
+		var hosts [][]byte
+		n, err := parse.MisskeyPage(bytes.NewReader(data), func(h []byte) { hosts = append(hosts, bytes.Clone(h)) })
 		check("misskey", err)
+		if err == nil {
+			wantN, want := misskeyReference(t, data)
+			if n != wantN || !slices.EqualFunc(hosts, want, bytes.Equal) {
+				t.Fatalf("misskey: %d entries %q, reference %d %q", n, hosts, wantN, want)
+			}
+		}
 		check("lemmy", parse.Lemmy(bytes.NewReader(data), nop))
 		check("mbin", parse.Mbin(bytes.NewReader(data), nop))
 		n, next, err := parse.LemmyPage(bytes.NewReader(data), nop)
@@ -523,6 +532,36 @@ func FuzzParsePeersObjects(f *testing.F) {
 			t.Fatalf("peertube n %d total %d", n, total)
 		}
 	})
+}
+
+// misskeyReference reads a Misskey page as plainly as encoding/json
+// allows: every element in full, then its fields, then the host's string.
+func misskeyReference(t *testing.T, data []byte) (int, [][]byte) {
+	var els []json.RawMessage
+	if err := json.Unmarshal(data, &els); err != nil {
+		t.Fatalf("misskey accepted what encoding/json rejects: %v", err)
+	}
+	var hosts [][]byte
+	for _, el := range els {
+		var inst struct {
+			Host      json.RawMessage `json:"host"`
+			IsBlocked json.RawMessage `json:"isBlocked"`
+		}
+		if el := bytes.TrimSpace(el); len(el) == 0 || el[0] != '{' || json.Unmarshal(el, &inst) != nil {
+			hosts = append(hosts, nil)
+			continue
+		}
+		if string(bytes.TrimSpace(inst.IsBlocked)) == "true" {
+			continue
+		}
+		var h string
+		if raw := bytes.TrimSpace(inst.Host); len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &h) != nil {
+			hosts = append(hosts, nil)
+			continue
+		}
+		hosts = append(hosts, []byte(h))
+	}
+	return len(els), hosts
 }
 
 func FuzzParseNodeInfo(f *testing.F) {

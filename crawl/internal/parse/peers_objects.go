@@ -27,16 +27,21 @@ func MisskeyPage(r io.Reader, fn func(host []byte)) (n int, err error) {
 		return 0, fmt.Errorf("misskey instances: %w", err)
 	}
 	for dec.More() {
-		var el json.RawMessage
-		if err := dec.Decode(&el); err != nil {
-			return n, fmt.Errorf("misskey instances: %w", shortJSONError(err))
-		}
-		n++
+		// Decoded in place, not read as a RawMessage and unmarshalled
+		// again: a page's objects are mostly fields nobody reads, and
+		// this is the one scan of them. An element that is not an object
+		// is a type error, after the decoder has consumed it whole.
 		var inst struct {
 			Host      json.RawMessage `json:"host"`
 			IsBlocked json.RawMessage `json:"isBlocked"`
 		}
-		if !isObject(el) || json.Unmarshal(el, &inst) != nil {
+		err := dec.Decode(&inst)
+		var typ *json.UnmarshalTypeError
+		if err != nil && !errors.As(err, &typ) {
+			return n, fmt.Errorf("misskey instances: %w", shortJSONError(err))
+		}
+		n++
+		if err != nil {
 			fn(nil)
 			continue
 		}
@@ -320,15 +325,35 @@ func skipValue(dec *json.Decoder) error {
 	}
 }
 
-// stringBytes returns the decoded value of a JSON string, or nil.
+// stringBytes returns the decoded value of a JSON string, or nil. The
+// value may share raw's memory.
 func stringBytes(raw json.RawMessage) []byte {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '"' {
 		return nil
+	}
+	if s, ok := plainString(raw); ok {
+		return s
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
 		return nil
 	}
 	return []byte(s)
+}
+
+// plainString is the value of a valid JSON string (quotes included) that
+// is printable ASCII without escapes, as host names are: the common case,
+// whose value is its bytes, with nothing to unquote or replace.
+func plainString(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	s := raw[1 : len(raw)-1]
+	for _, c := range s {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return nil, false
+		}
+	}
+	return s, true
 }

@@ -140,8 +140,14 @@ func rank(v string) int {
 
 // jsonString returns raw as a string if it is a JSON string, else "".
 func jsonString(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	if p, ok := plainString(raw); ok {
+		return string(p)
+	}
 	var s string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+	if json.Unmarshal(raw, &s) != nil {
 		return ""
 	}
 	return s
