@@ -87,7 +87,10 @@ func ParseNodeInfo(body []byte) (NodeInfo, error) {
 		return ni, err
 	}
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
+	if trimmed := body[skipSpace(body, 0):]; len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed) {
+		// Valid, so every object in it can be split by members.
+		top = members(trimmed)
+	} else if err := json.Unmarshal(body, &top); err != nil {
 		return ni, fmt.Errorf("not a JSON object: %w", shortJSONError(err))
 	}
 	if top == nil {
@@ -175,8 +178,8 @@ func (r reader) object(field string, raw json.RawMessage) map[string]json.RawMes
 	return m
 }
 
-// object decodes raw as a JSON object, or PHP's [] for an empty one (which
-// gives an empty, non-nil map).
+// object decodes raw, a value of a valid document, as a JSON object, or
+// PHP's [] for an empty one (which gives an empty, non-nil map).
 func object(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -184,11 +187,7 @@ func object(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 	}
 	switch raw[0] {
 	case '{':
-		var m map[string]json.RawMessage
-		if json.Unmarshal(raw, &m) != nil {
-			return nil, false
-		}
-		return m, true
+		return members(raw), true
 	case '[':
 		var a []json.RawMessage
 		if json.Unmarshal(raw, &a) != nil || len(a) != 0 {
