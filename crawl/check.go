@@ -61,7 +61,9 @@ func (c *Crawler) Check(ctx context.Context, host observer.Host, opts CheckOptio
 	defer cancel()
 	wire := &wireMeter{max: c.opts.MaxCheckWireBytes}
 	client, tr := c.newClient(opts.Addr, wire)
-	defer tr.CloseIdleConnections()
+	if tr != nil {
+		defer tr.CloseIdleConnections()
+	}
 	f := &fetcher{c: c, client: client, host: host, wire: wire}
 	defer f.closeOther()
 	ck := &check{c: c, f: f, res: &res, opts: opts}

@@ -289,12 +289,12 @@ func (c *meteredConn) Read(p []byte) (int, error) {
 // newClient returns a client for one check: its own transport, so a check
 // shares no connections with others and at most one connection is open to
 // the host at a time, every connection read through m. Redirects are
-// handled by the fetcher, not the client.
+// handled by the fetcher, not the client. With Options.Transport the
+// transport returned is nil: the check has none of its own to close.
 func (c *Crawler) newClient(pin netip.AddrPort, m *wireMeter) (*http.Client, *http.Transport) {
 	noFollow := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if c.opts.Transport != nil {
-		// An unused transport, for the callers' CloseIdleConnections.
-		return &http.Client{Transport: c.opts.Transport, CheckRedirect: noFollow}, &http.Transport{}
+		return &http.Client{Transport: c.opts.Transport, CheckRedirect: noFollow}, nil
 	}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
