@@ -85,20 +85,31 @@ func (evilChecker) Check(ctx context.Context, host observer.Host, opts crawl.Che
 // was waiting for the checker returned without it.
 func hangingPID(t *testing.T, logs *testsupport.SyncBuffer, returned <-chan struct{}) int {
 	t.Helper()
-	re := regexp.MustCompile(`pid=(\d+) line=hanging`)
+	return saidPIDs(t, logs, "hanging", 1, returned)[0]
+}
+
+// saidPIDs waits until n checkers have written line on their stderr, as the
+// pool's log shows, and returns their pids; it gives up if returned is
+// closed first.
+func saidPIDs(t *testing.T, logs *testsupport.SyncBuffer, line string, n int, returned <-chan struct{}) []int {
+	t.Helper()
+	re := regexp.MustCompile(`pid=(\d+) line=` + regexp.QuoteMeta(line))
 	deadline := time.Now().Add(30 * time.Second) // safety net only
 	for {
-		if m := re.FindStringSubmatch(logs.String()); m != nil {
-			pid, _ := strconv.Atoi(m[1])
-			return pid
+		if m := re.FindAllStringSubmatch(logs.String(), -1); len(m) >= n {
+			pids := make([]int, n)
+			for i := range pids {
+				pids[i], _ = strconv.Atoi(m[i][1])
+			}
+			return pids
 		}
 		select {
 		case <-returned:
-			t.Fatalf("returned before the checker hung; log:\n%s", logs)
+			t.Fatalf("returned before %d checkers said %q; log:\n%s", n, line, logs)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no checker hung; log:\n%s", logs)
+			t.Fatalf("%d checkers did not say %q; log:\n%s", n, line, logs)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -32,6 +32,7 @@ const (
 	envBadHello  = "SANDBOX_TEST_BAD_HELLO"  // the hello's report has an unclean layer name
 	envDropLayer = "SANDBOX_TEST_DROP_LAYER" // the layer the report says was not applied
 	envRoots     = "SANDBOX_TEST_ROOTS"      // read the inherited root certificates, which roots.social reports
+	envReady     = "SANDBOX_TEST_READY"      // say "ready" on stderr once confined, before serving
 )
 
 func TestMain(m *testing.M) {
@@ -78,9 +79,9 @@ func child() int {
 		}
 		inheritedRoots = fmt.Sprintf("%d bytes, sha256 %x", len(der), sha256.Sum256(der))
 	}
-	var known *sandbox.SharedKnown
+	var known *os.File
 	if os.Getenv(envConfine) != "" {
-		k, err := sandbox.MapKnownTable()
+		k, err := sandbox.InheritedKnown()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "known:", err)
 			return 1
@@ -92,6 +93,9 @@ func child() int {
 			return 1
 		}
 		rep = r
+	}
+	if os.Getenv(envReady) != "" {
+		fmt.Fprintln(os.Stderr, "ready")
 	}
 	if drop := os.Getenv(envDropLayer); drop != "" {
 		for i, l := range rep.Layers {

@@ -24,29 +24,72 @@ import (
 // writing, shrinking and growing it) nor make it larger. docs/security.md
 // ("The known set") says why this design and what it costs.
 type SharedKnown struct {
-	file *os.File
-	mem  []byte // the read-only mapping
+	file *os.File // read-only, what checkers inherit
+	rw   *os.File // until Write seals the file
+	mem  []byte   // the read-only mapping
 	set  *crawl.KnownSet
+	// written is closed when Write is done; err is its error.
+	written chan struct{}
+	err     error
 }
 
 // knownSeals are the seals a known table carries before any checker sees
 // it: no writes, no change of size, no further change of seals.
 const knownSeals = unix.F_SEAL_WRITE | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
 
-// BuildSharedKnown writes the table of at most capacity hosts: fill calls
-// add for each host (add reports whether it was new, and an error past
-// capacity). Close it when the pass is over.
+// NewPendingKnown creates a known table's memory file, empty until Write
+// writes it. A pool can be started on it (PoolOptions.Known) before then:
+// its checkers start, confine themselves and wait for the table, so that
+// their start overlaps the pass's reading of its known hosts. Close it
+// when the pass is over.
+func NewPendingKnown() (*SharedKnown, error) {
+	rw, ro, err := memFile("observer-known")
+	if err != nil {
+		return nil, fmt.Errorf("known table: %w", err)
+	}
+	return &SharedKnown{file: ro, rw: rw, written: make(chan struct{})}, nil
+}
+
+// BuildSharedKnown writes the table of at most capacity hosts (Write).
+// Close it when the pass is over.
 func BuildSharedKnown(capacity int, fill func(add func(host observer.Host) (bool, error)) error) (*SharedKnown, error) {
+	k, err := NewPendingKnown()
+	if err != nil {
+		return nil, err
+	}
+	if err := k.Write(capacity, fill); err != nil {
+		k.Close()
+		return nil, err
+	}
+	return k, nil
+}
+
+// Write writes a pending table (NewPendingKnown) of at most capacity
+// hosts, seals it and maps it read-only: fill calls add for each host (add
+// reports whether it was new, and an error past capacity). It may be
+// called once; a pool's checkers waiting for the table then map it, or
+// fail to start if it failed.
+func (k *SharedKnown) Write(capacity int, fill func(add func(host observer.Host) (bool, error)) error) error {
+	if k.rw == nil {
+		return errors.New("known table: written twice")
+	}
+	k.err = k.write(capacity, fill)
+	k.rw = nil
+	close(k.written)
+	return k.err
+}
+
+func (k *SharedKnown) write(capacity int, fill func(add func(host observer.Host) (bool, error)) error) error {
 	slots := crawl.KnownTableSlots(capacity)
 	size := slots * 8
 	var n int
-	ro, err := sealedFile("observer-known", func(f *os.File) error {
-		if err := f.Truncate(int64(size)); err != nil {
+	err := func() error {
+		if err := k.rw.Truncate(int64(size)); err != nil {
 			return err
 		}
 		// Written through a shared mapping: its pages are the file's, so
 		// the table is never copied.
-		rw, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+		rw, err := unix.Mmap(int(k.rw.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 		if err != nil {
 			return fmt.Errorf("map for writing: %w", err)
 		}
@@ -60,24 +103,26 @@ func BuildSharedKnown(capacity int, fill func(add func(host observer.Host) (bool
 			err = fmt.Errorf("unmap: %w", merr)
 		}
 		return err
-	})
+	}()
+	if err == nil {
+		err = seal(k.rw)
+	} else {
+		k.rw.Close()
+	}
+	if err == nil {
+		k.mem, err = mapTable(k.file)
+	}
+	if err == nil {
+		err = k.setCount(n)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("known table: %w", err)
+		return fmt.Errorf("known table: %w", err)
 	}
-	k, err := mapTable(ro)
-	if err != nil {
-		ro.Close()
-		return nil, fmt.Errorf("known table: %w", err)
-	}
-	if err := k.setCount(n); err != nil {
-		k.Close()
-		return nil, fmt.Errorf("known table: %w", err)
-	}
-	return k, nil
+	return nil
 }
 
-// mapTable maps a sealed known table read-only; setCount completes it.
-func mapTable(f *os.File) (*SharedKnown, error) {
+// mapTable maps a sealed known table read-only.
+func mapTable(f *os.File) ([]byte, error) {
 	seals, err := unix.FcntlInt(f.Fd(), unix.F_GET_SEALS, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read seals: %w", err)
@@ -97,7 +142,7 @@ func mapTable(f *os.File) (*SharedKnown, error) {
 	if err != nil {
 		return nil, fmt.Errorf("map: %w", err)
 	}
-	return &SharedKnown{file: f, mem: mem}, nil
+	return mem, nil
 }
 
 // setCount makes the mapped table a set of n hosts.
@@ -125,9 +170,14 @@ func (k *SharedKnown) Bytes() int { return len(k.mem) }
 // Close unmaps the table and closes its file. The set must not be used
 // after.
 func (k *SharedKnown) Close() error {
-	err := unix.Munmap(k.mem)
-	if k.file != nil {
-		err = errors.Join(err, k.file.Close())
+	var err error
+	if k.mem != nil {
+		err = unix.Munmap(k.mem)
+	}
+	for _, f := range []*os.File{k.file, k.rw} {
+		if f != nil {
+			err = errors.Join(err, f.Close())
+		}
 	}
 	return err
 }
@@ -150,18 +200,31 @@ func NewSharedKnown(hosts []observer.Host) (*SharedKnown, error) {
 // after stdin, stdout and stderr (exec.Cmd.ExtraFiles[0]).
 const knownFD = 3
 
-// MapKnownTable maps the known table a checker was started with read-only,
-// and closes its descriptor. A checker calls it before Confine, which
-// closes every descriptor it inherited; Serve learns the table's host count
-// from the orchestrator.
-func MapKnownTable() (*SharedKnown, error) {
-	f := os.NewFile(knownFD, "known table")
+// InheritedKnown is the known table's descriptor a checker inherits,
+// marked close-on-exec so that Confine, which closes the descriptors a
+// checker inherited by accident (those without the mark), keeps it: the
+// table may still be being written when the checker confines itself, and
+// Serve maps it when the orchestrator's first message says it is written.
+func InheritedKnown() (*os.File, error) {
+	if _, err := unix.FcntlInt(knownFD, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("known table on descriptor %d: %w", knownFD, err)
+	}
+	return os.NewFile(knownFD, "known table"), nil
+}
+
+// mapKnown maps the written table on f read-only as a set of n hosts, and
+// closes f.
+func mapKnown(f *os.File, n int) (*SharedKnown, error) {
 	defer f.Close()
-	k, err := mapTable(f)
+	mem, err := mapTable(f)
 	if err != nil {
 		return nil, fmt.Errorf("known table: %w", err)
 	}
-	k.file = nil
+	k := &SharedKnown{mem: mem}
+	if err := k.setCount(n); err != nil {
+		k.Close()
+		return nil, fmt.Errorf("known table: %w", err)
+	}
 	return k, nil
 }
 

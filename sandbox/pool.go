@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -46,15 +45,20 @@ type PoolOptions struct {
 	Size int
 	// Known is the table of the hosts known before the pass, which every
 	// checker maps read-only to drop known peers itself; the caller keeps
-	// it open while the pool runs. Nil: no host is known.
+	// it open while the pool runs. Nil: no host is known. It may still be
+	// pending (NewPendingKnown): the checkers then start at once and wait
+	// for it to be written, and NewPool returns once it is.
 	Known *SharedKnown
+	// Prestart is the number of checkers NewPool starts at once (at most
+	// Size); the others start as checks need them (get). Default 1.
+	Prestart int
 	// CheckTimeout is the crawler's per-check deadline; a checker that has
 	// not answered CheckTimeout + grace (10 s, or half the timeout if
 	// less) after the request is killed.
 	// Default 60 s.
 	CheckTimeout time.Duration
-	// StartTimeout bounds a checker's start: confining itself, mapping
-	// the known hosts, saying hello. Default 60 s.
+	// StartTimeout bounds a checker's start from when the known table is
+	// written: mapping it, saying hello. Default 60 s.
 	StartTimeout time.Duration
 	// MemoryLimit is the resident memory of its own (shared pages, the
 	// known table's among them, aside) above which a checker is killed
@@ -98,6 +102,7 @@ func (o *PoolOptions) setDefaults() error {
 		o.Path = exe
 	}
 	o.Size = max(o.Size, 1)
+	o.Prestart = min(max(o.Prestart, 1), o.Size)
 	if o.CheckTimeout <= 0 {
 		o.CheckTimeout = 60 * time.Second
 	}
@@ -129,7 +134,6 @@ func grace(timeout time.Duration) time.Duration { return min(10*time.Second, tim
 type Pool struct {
 	opts  PoolOptions
 	log   *slog.Logger
-	known []byte       // the known-table frame every checker is sent
 	owned *SharedKnown // the empty table NewPool made for a nil Known
 	rules *os.File     // the --connect-to rules every checker reads, if any
 	roots *os.File     // the root certificates every checker reads, if any
@@ -157,11 +161,11 @@ type Pool struct {
 
 var _ crawl.Checker = (*Pool)(nil)
 
-// NewPool starts one checker (so a broken setup fails here, not on every
-// host), logs what confinement it applied and what it could not, and
-// returns the pool. Close it when the pass is over. If ctx is done before
-// the checker has said hello, the checker is killed and the error wraps
-// ctx.Err().
+// NewPool starts Prestart checkers and waits for the first to say hello
+// (so a broken setup fails here, not on every host), logs what confinement
+// it applied and what it could not, and returns the pool. Close it when the
+// pass is over. If ctx is done before the first checker has said hello, it
+// is killed and the error wraps ctx.Err().
 func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
@@ -177,7 +181,6 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	p := &Pool{
 		opts:     opts,
 		log:      opts.Logger,
-		known:    frame(msgKnown, binary.AppendUvarint(nil, uint64(opts.Known.Len()))),
 		owned:    owned,
 		slots:    make(chan struct{}, opts.Size),
 		idle:     make(chan *proc, opts.Size),
@@ -200,6 +203,12 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 			p.cgroupWhy = why
 		}
 	}
+	// The checks then wait for these before starting more past one per
+	// CPU (mayStart).
+	p.lastStart = time.Now()
+	for range opts.Prestart - 1 {
+		go p.prestart(ctx)
+	}
 	pr, err := p.start(ctx)
 	if err != nil {
 		p.Close()
@@ -220,6 +229,23 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	}
 	p.idle <- pr
 	return p, nil
+}
+
+// prestart starts a checker beside NewPool's first and makes it idle; one
+// that fails to start is left to the checks, which start another as they
+// need it.
+func (p *Pool) prestart(ctx context.Context) {
+	pr, err := p.start(ctx)
+	if err != nil {
+		p.log.Debug("checker started beside the first failed", "err", err)
+		return
+	}
+	p.started.Add(1)
+	select {
+	case p.idle <- pr:
+	default:
+		pr.kill()
+	}
 }
 
 // Report is the confinement the first checker reported, with the pool's

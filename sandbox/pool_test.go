@@ -473,3 +473,89 @@ func TestPoolStartsCheckersAsWorkNeedsThem(t *testing.T) {
 		t.Errorf("%d checkers started for 3 checks at a time", n)
 	}
 }
+
+// A pool started on a known table still to be written starts its checkers
+// at once: they confine themselves, keeping the table's descriptor, before
+// the table is written, and NewPool returns once it is, with checkers that
+// drop the hosts written after they started.
+func TestPoolStartsBeforeTheKnownTableIsWritten(t *testing.T) {
+	known, err := sandbox.NewPendingKnown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer known.Close()
+	logs := &testsupport.SyncBuffer{}
+	pools := make(chan *sandbox.Pool, 1)
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		p, err := sandbox.NewPool(context.Background(), sandbox.PoolOptions{
+			Args: []string{"-test.run=^$"}, Env: []string{envChild + "=1", envConfine + "=1", envReady + "=1"},
+			Size: 2, Prestart: 2, Known: known, StartTimeout: 30 * time.Second, MemoryLimit: 512 << 20,
+			Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		})
+		if err != nil {
+			t.Errorf("NewPool: %v\nlog:\n%s", err, logs)
+		}
+		pools <- p
+	}()
+	saidPIDs(t, logs, "ready", 2, returned)
+	if err := known.Write(2, func(add func(observer.Host) (bool, error)) error {
+		for _, h := range []observer.Host{"known.social", "new2.social"} {
+			if _, err := add(h); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p := <-pools
+	if p == nil {
+		return
+	}
+	defer p.Close()
+	if !p.Report().Applied(sandbox.LayerInherited) {
+		t.Errorf("confinement %s", p.Report())
+	}
+	var got []string
+	for _, d := range check(t, p, "peers.social").Discoveries {
+		got = append(got, string(d.Host))
+	}
+	if strings.Join(got, ",") != "new1.social" {
+		t.Errorf("discoveries %v, want new1.social (known.social and new2.social are in the table)", got)
+	}
+}
+
+// A known table that could not be written fails the start of the pool
+// waiting for it, and its checkers are killed.
+func TestNewPoolFailsWhenTheKnownTableDoes(t *testing.T) {
+	known, err := sandbox.NewPendingKnown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer known.Close()
+	logs := &testsupport.SyncBuffer{}
+	errc := make(chan error, 1)
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		p, err := sandbox.NewPool(context.Background(), sandbox.PoolOptions{
+			Args: []string{"-test.run=^$"}, Env: []string{envChild + "=1", envReady + "=1"},
+			Known: known, StartTimeout: 30 * time.Second, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		})
+		if p != nil {
+			p.Close()
+		}
+		errc <- err
+	}()
+	pid := saidPIDs(t, logs, "ready", 1, returned)[0]
+	boom := errors.New("the known hosts could not be read")
+	if err := known.Write(1, func(func(observer.Host) (bool, error)) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("Write = %v, want %v", err, boom)
+	}
+	if err := <-errc; !errors.Is(err, boom) {
+		t.Errorf("NewPool = %v, want the table's error", err)
+	}
+	waitGone(t, pid)
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -156,16 +157,30 @@ func (p *Pool) checkerCmd(stdin, stdout, stderr *os.File) *exec.Cmd {
 	return cmd
 }
 
-// handshake sends a started checker the known table's frame (on in) and
-// waits for its hello, for StartTimeout at most; on any failure, or when ctx
-// is done first, it kills the checker.
+// handshake sends a started checker the known table's frame (on in) once
+// the table is written, and waits for its hello, for StartTimeout at most;
+// on any failure, or when ctx is done first, it kills the checker.
 func (pr *proc) handshake(ctx context.Context, in *os.File) error {
 	p := pr.pool
+	known := p.opts.Known
+	select {
+	case <-known.written:
+	case <-pr.done: // the pool closed
+		return errors.New("pool closed")
+	case <-ctx.Done():
+		pr.kill()
+		return fmt.Errorf("start interrupted: %w", ctx.Err())
+	}
+	if known.err != nil {
+		pr.kill()
+		return known.err
+	}
+	knownFrame := frame(msgKnown, binary.AppendUvarint(nil, uint64(known.Len())))
 	// Sent while waiting for the hello: a checker that does not read it
 	// must not block the start past its timeout.
 	sent := make(chan error, 1)
 	go func() {
-		if _, err := in.Write(p.known); err != nil {
+		if _, err := in.Write(knownFrame); err != nil {
 			sent <- fmt.Errorf("send known table: %w", err)
 			return
 		}

@@ -15,13 +15,13 @@ import (
 // once confined, the process cannot read most files. Nothing else may
 // write to stdout; log to stderr, which the orchestrator forwards.
 func RunChecker(ctx context.Context, check crawl.Checker, opts ConfineOptions, log *slog.Logger) error {
-	known, err := MapKnownTable()
+	known, err := InheritedKnown()
 	if err != nil {
 		return err
 	}
-	defer known.Close()
 	rep, err := Confine(opts)
 	if err != nil {
+		known.Close()
 		return fmt.Errorf("confine checker: %w", err)
 	}
 	return Serve(ctx, os.Stdin, os.Stdout, check, ServeOptions{Report: rep, Logger: log, Known: known})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/fediverse-observer/observer/crawl"
 )
@@ -20,15 +21,16 @@ type ServeOptions struct {
 	// Logger writes to the checker's stderr, which the orchestrator
 	// forwards to its own log.
 	Logger *slog.Logger
-	// Known is the known table, mapped before confinement
-	// (MapKnownTable); nil: Serve maps it itself, which only an
-	// unconfined checker can.
-	Known *SharedKnown
+	// Known is the known table's descriptor (InheritedKnown), which Serve
+	// maps once the orchestrator says the table is written; nil:
+	// descriptor 3 itself, which only an unconfined checker still has.
+	Known *os.File
 }
 
-// Serve is the checker process's loop: it maps the known table (told its
-// size on in), says hello, then answers check requests one at a time with check until in
-// is closed (it then returns nil) or ctx is done. It does not recover from
+// Serve is the checker process's loop: it maps the known table when told
+// on in that it is written and how many hosts it holds, says hello, then
+// answers check requests one at a time with check until in is closed (it
+// then returns nil) or ctx is done. It does not recover from
 // panics in check: a checker that panics dies, and the orchestrator records
 // checker_failed for its host.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, check crawl.Checker, opts ServeOptions) error {
@@ -39,22 +41,19 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, check crawl.Checker
 	r := bufio.NewReaderSize(in, 64<<10)
 	w := bufio.NewWriterSize(out, 64<<10)
 
-	table := opts.Known
-	if table == nil {
-		t, err := MapKnownTable()
-		if err != nil {
-			return err
-		}
-		defer t.Close()
-		table = t
-	}
 	n, err := readKnownCount(r)
 	if err != nil {
 		return err
 	}
-	if err := table.setCount(n); err != nil {
-		return fmt.Errorf("known table: %w", err)
+	f := opts.Known
+	if f == nil {
+		f = os.NewFile(knownFD, "known table")
 	}
+	table, err := mapKnown(f, n)
+	if err != nil {
+		return err
+	}
+	defer table.Close()
 	known := table.Set()
 	hello, err := json.Marshal(opts.Report)
 	if err != nil {

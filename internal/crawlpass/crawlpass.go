@@ -5,7 +5,8 @@
 // the derivation's memory is returned when it ends), reads the due list and
 // the known hosts from it (in a data directory that knew no host, the seeds
 // are both), writes the known hosts into the table the checkers share, runs
-// the checks (crawl.Pass) in sandboxed checker processes or in this one, and
+// the checks (crawl.Pass) in sandboxed checker processes (started as the
+// pass begins, so that their start overlaps all this) or in this one, and
 // writes the snapshots, the summary and the passes row. The caller reads and
 // checks every input (the config, the crawler, the seed list, the
 // blocklist) first: a first run with a bad one must not create the data
@@ -21,7 +22,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/fediverse-observer/observer"
@@ -99,6 +102,15 @@ func (c *CutShortError) Error() string { return "pass cut short: " + c.Reason }
 // its due list did, including when ctx ended before the first check.
 func Run(ctx context.Context, o Options) error {
 	beforeChecks := func(err error) error { return BeforeChecks(ctx, err) }
+	known, err := sandbox.NewPendingKnown()
+	if err != nil {
+		return beforeChecks(err)
+	}
+	defer known.Close()
+	// The checker processes start now, beside the reading of the due list
+	// and of the known hosts into their table, which they wait for.
+	checkers := o.startCheckers(ctx, known)
+	defer checkers.stop()
 	r, err := open(ctx, o)
 	if err != nil {
 		return beforeChecks(err)
@@ -108,21 +120,27 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return beforeChecks(err)
 	}
-	due, known, err := r.dueAndKnownHosts(ctx, seeded)
+	due, err := r.dueAndKnownHosts(ctx, seeded, known)
 	if err != nil {
 		return beforeChecks(err)
 	}
-	defer known.Close()
 	r.log.Info("crawl pass starting", "pass", r.passID, "due", len(due.Hosts), "blocklisted", due.Blocklisted, "over_domain_budget", due.OverDomainBudget,
 		"known", known.Len(), "known_table_bytes", known.Bytes(), "seeded", len(seeded.added), "concurrency", o.Pass.Concurrency, "max_checks", o.Pass.MaxChecks,
 		"duration", o.Pass.Duration)
-	checker, stopCheckers, err := r.startCheckers(ctx, known)
+	checker, err := checkers.ready()
 	if err != nil {
 		return beforeChecks(err)
 	}
-	defer stopCheckers()
 	sum, runErr := r.runChecks(ctx, checker, known.Set(), due)
-	return r.finish(ctx, sum, runErr, due)
+	// Killed and reaped while the snapshots are written.
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		checkers.stop()
+	}()
+	err = r.finish(ctx, sum, runErr, due)
+	<-stopped
+	return err
 }
 
 // BeforeChecks is err, which ended a pass before its first check, unless
@@ -236,21 +254,21 @@ func (r *passRun) recordSeeds(ctx context.Context) (seeding, error) {
 // list, by name as the schedule orders hosts due at one time, and the known
 // hosts; the derivation, which costs a first pass more than the checks of
 // its seeds and what they lead to, waits for the next pass.
-func (r *passRun) dueAndKnownHosts(ctx context.Context, s seeding) (*crawl.DueList, *sandbox.SharedKnown, error) {
+func (r *passRun) dueAndKnownHosts(ctx context.Context, s seeding, known *sandbox.SharedKnown) (*crawl.DueList, error) {
 	if s.fresh && r.Views.Rules.Warmup > 0 {
 		if err := r.store.Reader.CreateBlocklistViews(ctx, r.Blocklist.Entries()); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		blocked, err := r.store.Reader.BlockedAmong(ctx, s.added)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		due := crawl.NewDueList(r.DomainBudget)
 		for _, h := range slices.Sorted(slices.Values(s.added)) {
 			_, isBlocked := blocked[h]
 			due.Offer(h, true, isBlocked, crawl.PeersDue{Fetch: true})
 		}
-		known, err := sandbox.BuildSharedKnown(len(s.added), func(add func(observer.Host) (bool, error)) error {
+		err = known.Write(len(s.added), func(add func(observer.Host) (bool, error)) error {
 			for _, h := range s.added {
 				if _, err := add(h); err != nil {
 					return err
@@ -258,26 +276,26 @@ func (r *passRun) dueAndKnownHosts(ctx context.Context, s seeding) (*crawl.DueLi
 			}
 			return nil
 		})
-		return due, known, err
+		return due, err
 	}
 	if len(s.added) > 0 {
 		// The seeds must be on disk before the schedule is derived.
 		if err := r.writer.Flush(ctx); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if err := r.Derive(ctx); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	due, err := r.readDueHosts(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	n, err := r.store.Reader.KnownHostsCount(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	known, err := sandbox.BuildSharedKnown(n, func(add func(observer.Host) (bool, error)) error {
+	err = known.Write(n, func(add func(observer.Host) (bool, error)) error {
 		var addErr error
 		err := r.store.Reader.KnownHosts(ctx, func(h observer.Host) {
 			if _, err := add(h); err != nil && addErr == nil {
@@ -286,7 +304,7 @@ func (r *passRun) dueAndKnownHosts(ctx context.Context, s seeding) (*crawl.DueLi
 		})
 		return cmp.Or(err, addErr)
 	})
-	return due, known, err
+	return due, err
 }
 
 // readDueHosts defines the views over the derived state and reads the due
@@ -318,33 +336,76 @@ func (r *passRun) readDueHosts(ctx context.Context) (*crawl.DueList, error) {
 	return due, nil
 }
 
-// startCheckers returns what runs the pass's checks: Checker when set, the
-// crawler itself without a Pool, else a pool of sandboxed checker
-// processes. stop ends them.
-func (r *passRun) startCheckers(ctx context.Context, known *sandbox.SharedKnown) (checker crawl.Checker, stop func(), err error) {
-	if r.Checker != nil {
-		return r.Checker, func() {}, nil
+// checkers is what runs the pass's checks: Options.Checker when set, the
+// crawler itself without a Pool, else a pool of sandboxed checker processes,
+// which start in the background (startCheckers).
+type checkers struct {
+	checker  crawl.Checker
+	cancel   context.CancelFunc
+	started  chan struct{} // closed when the pool's start is over
+	pool     *sandbox.Pool
+	err      error
+	stopOnce sync.Once
+}
+
+// startCheckers starts the pass's checkers: one per CPU at once (at most
+// crawl.concurrency), whose start, from exec to confinement, overlaps the
+// pass's preparation until known, the table they map, is written.
+func (o Options) startCheckers(ctx context.Context, known *sandbox.SharedKnown) *checkers {
+	c := &checkers{checker: o.Checker, cancel: func() {}, started: make(chan struct{})}
+	if c.checker != nil || o.Pool == nil {
+		if c.checker == nil {
+			c.checker = o.Crawler
+		}
+		close(c.started)
+		return c
 	}
-	if r.Pool == nil {
-		return r.Crawler, func() {}, nil
-	}
+	log := cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	if os.Geteuid() == 0 {
-		r.log.Warn("running as root: each checker drops every capability before it confines itself, but it keeps uid 0, " +
+		log.Warn("running as root: each checker drops every capability before it confines itself, but it keeps uid 0, " +
 			"whose files only Landlock then keeps it from, and the orchestrator keeps every privilege; " +
 			"run observer crawl as a user of its own (docs/operations.md)")
 	}
-	po := *r.Pool
-	po.Known, po.Logger = known, r.log
-	pool, err := sandbox.NewPool(ctx, po)
-	var notConfined *sandbox.NotConfinedError
-	if errors.As(err, &notConfined) {
-		return nil, nil, fmt.Errorf("%w: crawl.require_confinement refuses to crawl without it (set it to false in %s to crawl anyway, less confined)",
-			err, cmp.Or(r.ConfigFile, "observer.toml"))
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("start sandboxed checkers (--isolation none runs checks in-process): %w", err)
-	}
-	return pool, func() { pool.Close() }, nil
+	po := *o.Pool
+	po.Known, po.Logger = known, log
+	// The pool starts more as checks need them, up to one per CPU without
+	// asking whether the CPUs have room: a pass with due hosts for more
+	// than one check at once would start them on its first checks.
+	po.Prestart = runtime.GOMAXPROCS(0)
+	var startCtx context.Context
+	startCtx, c.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(c.started)
+		pool, err := sandbox.NewPool(startCtx, po)
+		var notConfined *sandbox.NotConfinedError
+		switch {
+		case errors.As(err, &notConfined):
+			c.err = fmt.Errorf("%w: crawl.require_confinement refuses to crawl without it (set it to false in %s to crawl anyway, less confined)",
+				err, cmp.Or(o.ConfigFile, "observer.toml"))
+		case err != nil:
+			c.err = fmt.Errorf("start sandboxed checkers (--isolation none runs checks in-process): %w", err)
+		default:
+			c.pool, c.checker = pool, pool
+		}
+	}()
+	return c
+}
+
+// ready waits for the checkers' start and returns what runs the checks.
+func (c *checkers) ready() (crawl.Checker, error) {
+	<-c.started
+	return c.checker, c.err
+}
+
+// stop ends the checkers, or their start if it is under way.
+func (c *checkers) stop() {
+	c.stopOnce.Do(func() {
+		c.cancel()
+		<-c.started
+		if c.pool != nil {
+			c.pool.Close()
+		}
+	})
 }
 
 // runChecks checks the due hosts, recording each check through the writer

@@ -10,6 +10,7 @@ import (
 	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/hostname"
+	"github.com/fediverse-observer/observer/sandbox"
 )
 
 // TestFirstPassDueListIsTheDerivedOne holds dueAndKnownHosts's shortcut to
@@ -63,11 +64,15 @@ func TestFirstPassDueListIsTheDerivedOne(t *testing.T) {
 		t.Error("the first pass derived")
 		return nil
 	}
-	shortcut, known, err := r.dueAndKnownHosts(ctx, seeded)
+	known, err := sandbox.NewPendingKnown()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer known.Close()
+	shortcut, err := r.dueAndKnownHosts(ctx, seeded, known)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	if err := r.writer.Flush(ctx); err != nil {
 		t.Fatal(err)
