@@ -285,3 +285,66 @@ func BenchmarkDeriveIncrementalDay(b *testing.B) {
 	b.ReportMetric(peakRSSBytes(b)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(rep.Transitions), "transitions")
 }
+
+// benchBlocklistHosts are 1,000,000 host names of two to four labels under
+// 100,000 domains.
+const benchBlocklistHosts = `SELECT CASE i % 4
+    WHEN 0 THEN 'd' || (i % 100000)::VARCHAR || '.example'
+    WHEN 1 THEN 'h' || i::VARCHAR || '.d' || (i % 100000)::VARCHAR || '.example'
+    WHEN 2 THEN 'a.h' || i::VARCHAR || '.d' || (i % 100000)::VARCHAR || '.social'
+    ELSE 'h' || i::VARCHAR || '.example.co.uk' END AS host
+FROM range(1000000) t(i)`
+
+// BenchmarkBlocklist matches 1,000,000 hosts (is_blocked, as the due list
+// and the published lists do) against blocklists of 20 and 1,000 entries,
+// half "*.domain" entries, each naming a domain that 10 of the hosts are,
+// half exact hosts.
+func BenchmarkBlocklist(b *testing.B) {
+	for _, n := range []int{20, 1000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) { benchBlocklist(b, n) })
+	}
+}
+
+func benchBlocklist(b *testing.B, entries int) {
+	ctx := context.Background()
+	s, err := duck.Open(ctx, b.TempDir(), duck.Options{Create: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var list []string
+	for j := range entries / 2 {
+		// d0.example, d200.example, …: the hosts i with i % 100000 = j*200
+		// (i % 4 = 0, so each is the domain itself).
+		list = append(list, fmt.Sprintf("*.d%d.example", j*200))
+		// One host with i % 4 = 1 each.
+		k := 4*j + 1
+		list = append(list, fmt.Sprintf("h%d.d%d.example", k, k%100000))
+	}
+	if err := s.Reader.CreateBlocklistViews(ctx, list); err != nil {
+		b.Fatal(err)
+	}
+	cpu := cpuSeconds()
+	var blocked int64
+	for b.Loop() {
+		rows, err := s.Reader.Query(ctx, "SELECT count(*) FROM ("+benchBlocklistHosts+") WHERE is_blocked(host)")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+			v, err := rows.Values()
+			if err != nil {
+				b.Fatal(err)
+			}
+			blocked = v[0].(int64)
+		}
+		if err := rows.Err(); err != nil {
+			b.Fatal(err)
+		}
+		rows.Close()
+	}
+	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/op")
+	if want := int64(entries/2*10 + entries/2); blocked != want {
+		b.Fatalf("%d hosts blocked, want %d", blocked, want)
+	}
+}

@@ -31,30 +31,38 @@ func (s *Reader) KnowsAnyHost(ctx context.Context) (bool, error) {
 // record again. It reads the snapshots alone (CreateSnapshotViews): it runs
 // before the derivation, which the hosts it leaves out must reach.
 func (s *Reader) KnownAmong(ctx context.Context, hosts []observer.Host) (map[observer.Host]bool, error) {
-	known := map[observer.Host]bool{}
+	return among[bool](ctx, s, "known hosts", "queries/known_among.sql", hosts)
+}
+
+// among runs query, a file of queries/ whose $1 is a list of host names,
+// for hosts, in one query however many they are: each row it returns is one
+// of them and what the query says of it, a V.
+func among[V any](ctx context.Context, s *Reader, what, query string, hosts []observer.Host) (map[observer.Host]V, error) {
+	found := map[observer.Host]V{}
 	if len(hosts) == 0 {
-		return known, nil
+		return found, nil
 	}
 	names := make([]string, len(hosts))
 	for i, h := range hosts {
 		names[i] = string(h)
 	}
-	rows, err := s.db.QueryContext(ctx, sqlFile("queries/known_among.sql"), names)
+	rows, err := s.db.QueryContext(ctx, sqlFile(query), names)
 	if err != nil {
-		return nil, fmt.Errorf("known hosts: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
-			return nil, fmt.Errorf("known hosts: %w", err)
+		var host string
+		var v V
+		if err := rows.Scan(&host, &v); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		known[observer.Host(h)] = true
+		found[observer.Host(host)] = v
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("known hosts: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return known, nil
+	return found, nil
 }
 
 // KnownHostsCount is the number of known hosts, the derived state's rows

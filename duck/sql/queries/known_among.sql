@@ -2,4 +2,4 @@
 -- seed list's hosts and observer add's that are already known, asked before
 -- the derivation (the derived state lags the snapshots until it runs). A
 -- semi-join on the few given, so that each discovery is one hash probe.
-SELECT DISTINCT host FROM discoveries WHERE host IN (SELECT unnest($1::VARCHAR[]))
+SELECT DISTINCT host, true AS known FROM discoveries WHERE host IN (SELECT unnest($1::VARCHAR[]))
