@@ -7,7 +7,9 @@
 //
 // Only the commands (cmd/) import config: the packages take plain option
 // structs, which the commands fill from it through the mappings in
-// options.go (BuildSettings for the builder, Rules for duck).
+// options.go (BuildSettings for the builder; Rules and DeriveOptions for
+// duck; CrawlOptions for the crawler; PassOptions and PoolOptions for a
+// crawl pass and its checker processes), adding what the flags say.
 package config
 
 import (

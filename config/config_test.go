@@ -435,3 +435,56 @@ func TestTheConfigFileInUse(t *testing.T) {
 		t.Errorf("SiteDir: %q, %q", config.SiteDir(""), config.SiteDir(filepath.Join("a", "b.toml")))
 	}
 }
+
+// Every [crawl] key a crawl pass, its crawler or its checker processes
+// take reaches its option, each to its own field, and [state]'s memory
+// limit the derivation's.
+func TestCrawlMappingsCarryEveryKey(t *testing.T) {
+	cfg := config.Default()
+	err := config.Parse([]byte(`
+[crawl]
+contact_url = "https://example.org/about"
+product_token = "testbot"
+seeds = "s.txt"
+concurrency = 11
+max_checks = 12
+duration = "13m"
+check_timeout = "14s"
+peers_interval = "15h"
+peers_min_interval = "16m"
+discovered_checks = 17
+domain_budget = 18
+address_budget = 19
+max_new_per_list = 20
+max_new_per_pass = 21
+duckdb_memory_limit = "222MB"
+checker_cgroup = "/sys/fs/cgroup/x"
+require_confinement = false
+deny_addrs = ["203.0.113.0/24"]
+[state]
+memory_limit = "2GB"
+`), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.CrawlOptions("v1")
+	if c.UserAgent != cfg.Crawl.UserAgent("v1") || c.ProductToken != "testbot" || c.CheckTimeout != 14*time.Second ||
+		c.MaxNewPeers != 20 || len(c.DenyAddrs) != len(cfg.Crawl.DenyPrefixes()) {
+		t.Errorf("CrawlOptions = %+v", c)
+	}
+	p := cfg.PassOptions()
+	if p.MemoryLimit != "222MB" || p.SeedList != cfg.Crawl.Seeds || p.Views.Rules != cfg.Rules() ||
+		p.Peers.Interval != 15*time.Hour || p.Peers.MinInterval != 16*time.Minute || p.DiscoveredChecks != 17 || p.DomainBudget != 18 {
+		t.Errorf("PassOptions = %+v", p)
+	}
+	if q := p.Pass; q.Concurrency != 11 || q.MaxChecks != 12 || q.Duration != 13*time.Minute ||
+		q.AddressBudget != 19 || q.MaxNewPerList != 20 || q.MaxNewPerPass != 21 {
+		t.Errorf("PassOptions().Pass = %+v", q)
+	}
+	if o := cfg.PoolOptions(); o.Size != 11 || o.CheckTimeout != 14*time.Second || o.CgroupParent != "/sys/fs/cgroup/x" || o.RequireConfinement {
+		t.Errorf("PoolOptions = %+v", o)
+	}
+	if d := cfg.DeriveOptions(); d.MemoryLimit != "2GB" || d.Rules != cfg.Rules() {
+		t.Errorf("DeriveOptions = %+v", d)
+	}
+}

@@ -4,7 +4,10 @@ import (
 	"cmp"
 
 	"github.com/fediverse-observer/observer/build"
+	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/duck"
+	"github.com/fediverse-observer/observer/internal/crawlpass"
+	"github.com/fediverse-observer/observer/sandbox"
 )
 
 // The config's mappings onto the packages' option structs live here,
@@ -70,4 +73,52 @@ func (c Config) Rules() duck.Rules {
 		BackoffMax:       st.BackoffMax.D(),
 		DiscoveryDelay:   st.DiscoveryDelay.D(),
 	}
+}
+
+// DeriveOptions are the derivation's options from [state]: its rules and
+// DuckDB's memory limit.
+func (c Config) DeriveOptions() duck.DeriveOptions {
+	return duck.DeriveOptions{Rules: c.Rules(), MemoryLimit: c.State.MemoryLimit}
+}
+
+// CrawlOptions are the crawler's options from [crawl]: how it names itself
+// (the User-Agent of this version), how long a check may take, the
+// addresses it never connects to, and how many new hosts one peers list may
+// yield (in a checker process too: the pass holds every checker to it
+// again, crawl.Pass.MaxNewPerList).
+func (c Config) CrawlOptions(version string) crawl.Options {
+	cc := c.Crawl
+	return crawl.Options{
+		UserAgent: cc.UserAgent(version), ProductToken: cc.ProductToken,
+		CheckTimeout: cc.CheckTimeout.D(), DenyAddrs: cc.DenyPrefixes(), MaxNewPeers: cc.MaxNewPerList,
+	}
+}
+
+// PassOptions are a crawl pass's options from [crawl] and [state]: its
+// budgets and politeness, the peers lists' schedule, the rules of its
+// derivation's views and DuckDB's memory limit in the crawl process. The
+// command adds what the run and its flags say: the data directory, the
+// time, the hosts of the seed list and the blocklist, the crawler or the
+// checker processes (PoolOptions), where output goes.
+func (c Config) PassOptions() crawlpass.Options {
+	cc := c.Crawl
+	return crawlpass.Options{
+		MemoryLimit: cc.DuckDBMemoryLimit, SeedList: cc.Seeds,
+		Views:        duck.ViewParams{Rules: c.Rules()},
+		Peers:        duck.PeersSchedule{Interval: cc.PeersInterval.D(), MinInterval: cc.PeersMinInterval.D()},
+		DomainBudget: cc.DomainBudget, DiscoveredChecks: cc.DiscoveredChecks,
+		Pass: crawl.Pass{
+			Concurrency: cc.Concurrency, MaxChecks: cc.MaxChecks, Duration: cc.Duration.D(),
+			AddressBudget: cc.AddressBudget, MaxNewPerList: cc.MaxNewPerList, MaxNewPerPass: cc.MaxNewPerPass,
+		},
+	}
+}
+
+// PoolOptions are the checker processes' options from [crawl]: one per
+// check at once at most, each check's time, the cgroup they run in and
+// whether a pass refuses to run them unconfined.
+func (c Config) PoolOptions() sandbox.PoolOptions {
+	cc := c.Crawl
+	return sandbox.PoolOptions{Size: cc.Concurrency, CheckTimeout: cc.CheckTimeout.D(),
+		CgroupParent: cc.CheckerCgroup, RequireConfinement: cc.RequireConfinement}
 }

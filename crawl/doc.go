@@ -79,17 +79,14 @@
 //     never /api/defederated, which is their blocklist.
 //   - Everything else: Mastodon's GET /api/v1/instance/peers.
 //
-// Wiring, in outline (cmd/observer also sets limits, a logger and the
-// per-address resolver, and may run checks in sandboxed processes):
+// Wiring, in outline (config.Config's CrawlOptions and PassOptions map the
+// config onto these options; internal/crawlpass runs a pass over a data
+// directory, with a logger, the per-address resolver and, maybe, checks in
+// sandboxed processes):
 //
-//	c, err := crawl.New(crawl.Options{
-//		UserAgent:    cfg.Crawl.UserAgent(version),
-//		ProductToken: cfg.Crawl.ProductToken,
-//		ConnectTo:    rules,   // crawl.ParseConnectTo per --connect-to
-//		AllowAddrs:   allowed, // crawl.ParseAllowAddr per --allow-addr
-//		CAFiles:      caFiles, // --ca-cert
-//		CheckTimeout: cfg.Crawl.CheckTimeout.D(),
-//	})
+//	opts := cfg.CrawlOptions(version) // the User-Agent, timeouts, denied addresses
+//	opts.ConnectTo, opts.AllowAddrs, opts.CAFiles = rules, allowed, caFiles // crawl.ParseConnectTo per --connect-to, ParseAllowAddr per --allow-addr; --ca-cert
+//	c, err := crawl.New(opts)
 //	known := crawl.NewKnownSet(0) // then known.Add each known host
 //	due := crawl.NewDueList(cfg.Crawl.DomainBudget) // then due.Offer each due host, saying whether it is blocklisted
 //	pass := &crawl.Pass{Checker: c, Sink: sink, Known: known,

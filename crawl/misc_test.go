@@ -175,9 +175,14 @@ func TestWriteTextAndReport(t *testing.T) {
 		!strings.Contains(hub, "… and 6 more new (observer check --json lists them all)") {
 		t.Errorf("%d discoveries listed of 26:\n%s", n, hub)
 	}
-	js, err := json.Marshal(crawl.Report{Result: r, Steps: tr.Steps})
-	if err != nil || !strings.Contains(string(js), `"outcome":"alive"`) || !strings.Contains(string(js), `"steps":[{"method":"GET"`) {
-		t.Errorf("report JSON = %s, %v", js, err)
+	b.Reset()
+	err := crawl.WriteJSON(&b, r, tr)
+	var report crawl.Report
+	if err == nil {
+		err = json.Unmarshal([]byte(b.String()), &report)
+	}
+	if err != nil || report.Result.Check.Outcome != "alive" || len(report.Result.Discoveries) != 26 || len(report.Steps) != len(tr.Steps) || report.Steps[0].Method != "GET" {
+		t.Errorf("report JSON = %s, %v", b.String(), err)
 	}
 }
 

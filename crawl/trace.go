@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -26,11 +27,19 @@ type Trace struct {
 	Steps []Step `json:"steps"`
 }
 
-// Report is the machine-readable form of `observer check`: encode it as
-// JSON.
+// Report is the machine-readable form of `observer check` (WriteJSON).
 type Report struct {
 	Result observer.Result `json:"result"`
 	Steps  []Step          `json:"steps"`
+}
+
+// WriteJSON writes a check's result and trace as an indented Report, for
+// scripts (`observer check --json`): every discovery, where WriteText
+// lists the first few.
+func WriteJSON(w io.Writer, r observer.Result, t Trace) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(Report{Result: r, Steps: t.Steps})
 }
 
 // maxDiscoveriesShown is how many of a check's discoveries WriteText lists:

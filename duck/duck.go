@@ -3,7 +3,8 @@
 // instance states, schedules and lists from them with the embedded .sql files,
 // and answers read-only queries for `observer sql` and the site builder
 // (SiteData). What `observer add` records is decided here too (AddManual):
-// which of the hosts given are new to the snapshots.
+// which of the hosts given are new to the snapshots, and nothing when the
+// blocklist names one.
 //
 // The DuckDB database itself is in memory and lives only as long as a Store:
 // everything durable is a Parquet file that appeared atomically (written into

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -48,23 +49,10 @@ func runAdd(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer store.Close()
-	if err := store.Reader.CreateBlocklistViews(ctx, blocklist.Entries()); err != nil {
-		return err
+	added, err := store.AddManual(ctx, hosts, c.at(), blocklist.Entries())
+	if refused, ok := errors.AsType[*duck.BlockedError](err); ok {
+		return fmt.Errorf("on the blocklist %s: %v; nothing was added", cfg.Crawl.Blocklist, refused)
 	}
-	blocked, err := store.Reader.BlockedAmong(ctx, hosts)
-	if err != nil {
-		return fmt.Errorf("%w; nothing was added", err)
-	}
-	var refused []string
-	for _, h := range hosts {
-		if entry, ok := blocked[h]; ok {
-			refused = append(refused, fmt.Sprintf("%s (entry %q)", h, entry))
-		}
-	}
-	if len(refused) > 0 {
-		return fmt.Errorf("on the blocklist %s: %s; nothing was added", cfg.Crawl.Blocklist, strings.Join(refused, ", "))
-	}
-	added, err := store.AddManual(ctx, hosts, c.at())
 	if err != nil {
 		return fmt.Errorf("%w; nothing was added", err)
 	}

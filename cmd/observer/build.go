@@ -90,9 +90,9 @@ func openViews(ctx context.Context, c common, cfg config.Config, log *slog.Logge
 	if err != nil {
 		return nil, duck.ViewParams{}, err
 	}
-	rules := cfg.Rules()
-	params := duck.ViewParams{Now: now, Rules: rules, Blocklist: blocked.Entries()}
-	store, err := duck.OpenForQueries(ctx, c.data, duck.QueryOptions{Logger: log, Views: params, StaleOK: staleOK,
-		Derive: duck.DeriveOptions{Rules: rules, MemoryLimit: cfg.State.MemoryLimit, Full: full}})
+	params := duck.ViewParams{Now: now, Rules: cfg.Rules(), Blocklist: blocked.Entries()}
+	derive := cfg.DeriveOptions()
+	derive.Full = full
+	store, err := duck.OpenForQueries(ctx, c.data, duck.QueryOptions{Logger: log, Views: params, StaleOK: staleOK, Derive: derive})
 	return store, params, err
 }

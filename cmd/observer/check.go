@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/fediverse-observer/observer/crawl"
@@ -40,12 +39,11 @@ func runCheck(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	result, trace := crawler.Check(ctx, host, crawl.CheckOptions{FetchPeers: *peers, CheckedAt: c.at()})
+	write := crawl.WriteText
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(crawl.Report{Result: result, Steps: trace.Steps})
+		write = crawl.WriteJSON
 	}
-	if err := crawl.WriteText(e.stdout, result, trace); err != nil {
+	if err := write(e.stdout, result, trace); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil

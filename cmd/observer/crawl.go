@@ -5,11 +5,9 @@ import (
 
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/crawl"
-	"github.com/fediverse-observer/observer/duck"
 	"github.com/fediverse-observer/observer/hostname"
 	"github.com/fediverse-observer/observer/internal/cliflag"
 	"github.com/fediverse-observer/observer/internal/crawlpass"
-	"github.com/fediverse-observer/observer/sandbox"
 )
 
 // runCrawl runs one crawl pass (crawlpass.Run) with the settings the
@@ -102,7 +100,7 @@ func (f crawlFlags) passOptions(e env) (crawlpass.Options, error) {
 		return crawlpass.Options{}, err
 	}
 	f.overrideConfig(&cfg)
-	opts, crawler, err := f.network.crawler(cfg, log)
+	_, crawler, err := f.network.crawler(cfg, log)
 	if err != nil {
 		return crawlpass.Options{}, err
 	}
@@ -114,23 +112,13 @@ func (f crawlFlags) passOptions(e env) (crawlpass.Options, error) {
 	if err != nil {
 		return crawlpass.Options{}, err
 	}
-	cc := cfg.Crawl
-	o := crawlpass.Options{
-		Data: f.common.data, MemoryLimit: cc.DuckDBMemoryLimit, FlushChecks: f.flushChecks,
-		Now: f.common.at(), NowGiven: f.common.now.Given,
-		Seeds: seeds, SeedList: cfg.Crawl.Seeds, Blocklist: blocked,
-		Views:        duck.ViewParams{Rules: cfg.Rules()},
-		Peers:        duck.PeersSchedule{Interval: cc.PeersInterval.D(), MinInterval: cc.PeersMinInterval.D()},
-		DomainBudget: cc.DomainBudget, DiscoveredChecks: cc.DiscoveredChecks,
-		Pass: crawl.Pass{
-			Concurrency: cc.Concurrency, MaxChecks: cc.MaxChecks, Duration: cc.Duration.D(),
-			Resolve:       crawler.Resolve,
-			AddressBudget: cc.AddressBudget, MaxNewPerList: cc.MaxNewPerList, MaxNewPerPass: cc.MaxNewPerPass,
-		},
-		Crawler:    crawler,
-		ConfigFile: f.common.config,
-		Progress:   e.stderr, Quiet: f.common.quiet, Summary: e.stdout, Logger: log,
-	}
+	o := cfg.PassOptions()
+	o.Data, o.FlushChecks = f.common.data, f.flushChecks
+	o.Now, o.NowGiven = f.common.at(), f.common.now.Given
+	o.Seeds, o.Blocklist = seeds, blocked
+	o.Crawler, o.Pass.Resolve = crawler, crawler.Resolve
+	o.ConfigFile = f.common.config
+	o.Progress, o.Quiet, o.Summary, o.Logger = e.stderr, f.common.logging.Quiet, e.stdout, log
 	if f.isolation == "process" {
 		// Read once here rather than in every checker; where they cannot
 		// be read as crypto/x509 reads them, each checker loads its own.
@@ -138,9 +126,10 @@ func (f crawlFlags) passOptions(e env) (crawlpass.Options, error) {
 		if err != nil {
 			log.Debug("checkers load the system roots themselves", "why", err)
 		}
-		o.Pool = &sandbox.PoolOptions{Args: checkerArgs(f.common, f.network, len(roots) > 0), Roots: roots,
-			ConnectTo: f.network.connectTo, Size: cc.Concurrency, DropCapabilities: true,
-			CheckTimeout: opts.CheckTimeout, CgroupParent: cc.CheckerCgroup, RequireConfinement: cc.RequireConfinement}
+		pool := cfg.PoolOptions()
+		pool.Args, pool.Roots, pool.ConnectTo = checkerArgs(f.common, f.network, len(roots) > 0), roots, f.network.connectTo
+		pool.DropCapabilities = true
+		o.Pool = &pool
 	}
 	return o, nil
 }

@@ -44,6 +44,6 @@ func derive(ctx context.Context, e env, c common) error {
 		return err
 	}
 	defer store.Close()
-	_, err = store.Deriver.Derive(ctx, duck.DeriveOptions{Rules: cfg.Rules(), MemoryLimit: cfg.State.MemoryLimit})
+	_, err = store.Deriver.Derive(ctx, cfg.DeriveOptions())
 	return err
 }

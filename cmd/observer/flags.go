@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/x509"
 	"flag"
-	"io"
 	"log/slog"
 	"time"
 
@@ -19,11 +18,10 @@ func newFlagSet(e env, name, usage string) *flag.FlagSet {
 
 // common flags shared by most commands.
 type common struct {
-	data      string
-	config    string
-	now       cliflag.Time
-	logFormat string
-	quiet     bool
+	data    string
+	config  string
+	now     cliflag.Time
+	logging cliflag.Log
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -36,36 +34,17 @@ func (c *common) register(fs *flag.FlagSet) {
 func (c *common) registerNoData(fs *flag.FlagSet) {
 	fs.Var((*cliflag.Path)(&c.config), "config", "config `file` (default observer.toml if it exists)")
 	fs.Var(&c.now, "now", "the `time` (RFC 3339) to act at instead of the clock")
-	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
-	fs.BoolVar(&c.quiet, "quiet", false, "log only warnings and errors")
+	c.logging.Register(fs)
 }
 
 // childArgs start this program's hidden subcommand sub (a checker, a
 // derivation) with this command's config and logging.
 func (c *common) childArgs(sub string) []string {
-	args := []string{sub, "-log-format", c.logFormat}
+	args := append([]string{sub}, c.logging.Args()...)
 	if c.config != "" {
 		args = append(args, "-config", c.config)
 	}
-	if c.quiet {
-		args = append(args, "-quiet")
-	}
 	return args
-}
-
-func (c *common) logger(w io.Writer) (*slog.Logger, error) {
-	level := slog.LevelInfo
-	if c.quiet {
-		level = slog.LevelWarn
-	}
-	opts := &slog.HandlerOptions{Level: level}
-	switch c.logFormat {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, cliflag.Usagef("invalid -log-format %q: want text or json", c.logFormat)
 }
 
 // at is --now, or the clock.
@@ -94,15 +73,8 @@ func (n *network) register(fs *flag.FlagSet) {
 
 // options turns the config and flags into crawler options.
 func (n *network) options(cfg config.Config, log *slog.Logger) (crawl.Options, error) {
-	opts := crawl.Options{
-		UserAgent:    cfg.Crawl.UserAgent(version()),
-		ProductToken: cfg.Crawl.ProductToken,
-		RootCAs:      n.roots,
-		CAFiles:      n.caCert,
-		CheckTimeout: cfg.Crawl.CheckTimeout.D(),
-		DenyAddrs:    cfg.Crawl.DenyPrefixes(),
-		Logger:       log,
-	}
+	opts := cfg.CrawlOptions(version())
+	opts.RootCAs, opts.CAFiles, opts.Logger = n.roots, n.caCert, log
 	for _, s := range n.connectTo {
 		ct, err := crawl.ParseConnectTo(s)
 		if err != nil {
@@ -126,7 +98,7 @@ func (c *common) setup(e env) (config.Config, *slog.Logger, error) {
 	if err != nil {
 		return cfg, nil, err
 	}
-	log, err := c.logger(e.stderr)
+	log, err := c.logging.Logger(e.stderr)
 	return cfg, log, err
 }
 
@@ -136,9 +108,6 @@ func (n *network) crawler(cfg config.Config, log *slog.Logger) (crawl.Options, *
 	if err != nil {
 		return opts, nil, err
 	}
-	// Both isolation modes keep the same number of discoveries per check;
-	// the pass holds every checker to it again (crawl.Pass.MaxNewPerList).
-	opts.MaxNewPeers = cfg.Crawl.MaxNewPerList
 	crawler, err := crawl.New(opts)
 	if err != nil {
 		// It only fails on a CA file, which comes from -ca-cert.

@@ -19,6 +19,7 @@ import (
 	"github.com/fediverse-observer/observer/build"
 	"github.com/fediverse-observer/observer/crawl"
 	"github.com/fediverse-observer/observer/fedisim"
+	"github.com/fediverse-observer/observer/internal/cliflag"
 	"github.com/fediverse-observer/observer/internal/crawlpass"
 	"github.com/fediverse-observer/observer/internal/testsupport"
 )
@@ -218,7 +219,7 @@ func modelPass(ctx context.Context, b *testing.B, e env, sim *fedisim.Sim, args 
 // newest build.FeedLimit entries of the new list, derived as the build
 // derives it.
 func newFeed(ctx context.Context, b *testing.B, e env, conf, data string, now time.Time) []observer.Instance {
-	c := common{config: conf, data: data, quiet: true, logFormat: "text"}
+	c := common{config: conf, data: data, logging: cliflag.Log{Format: "text", Quiet: true}}
 	cfg, log, err := c.setup(e)
 	if err != nil {
 		b.Fatal(err)

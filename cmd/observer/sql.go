@@ -50,7 +50,7 @@ func runSQL(ctx context.Context, e env, args []string) error {
 		return cliflag.Usagef("no query: give one as an argument or on stdin")
 	}
 	// The answer is the output: the derivation's progress is not news.
-	c.quiet = true
+	c.logging.Quiet = true
 	cfg, log, err := c.setup(e)
 	if err != nil {
 		return err

@@ -1,9 +1,9 @@
 // Package cliflag is the command-line syntax of observer's commands, on top
-// of the flag package: flags may come after positional arguments, a flag
+// of the flag package: flags may come after positional arguments; a flag
 // error is reported once (one line naming the flag and what is wrong, then
-// the usage) and says what is wanted, and a few value types (a path that is
-// not empty, an RFC 3339 time, a duration that is not negative, a
-// repeatable string).
+// the usage) and says what is wanted; a few value types (a path that is not
+// empty, an RFC 3339 time, a duration that is not negative, a repeatable
+// string); and the logging flags every command takes (Log).
 package cliflag
 
 import (
@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode"
@@ -268,3 +269,40 @@ type List []string
 
 func (l *List) String() string     { return strings.Join(*l, ",") }
 func (l *List) Set(s string) error { *l = append(*l, s); return nil }
+
+// Log is the logging flags every command takes: -log-format (text or
+// json) and -quiet (warnings and errors only).
+type Log struct {
+	Format string
+	Quiet  bool
+}
+
+// Register defines the flags on fs.
+func (l *Log) Register(fs *flag.FlagSet) {
+	fs.StringVar(&l.Format, "log-format", "text", "log format: text or json")
+	fs.BoolVar(&l.Quiet, "quiet", false, "log only warnings and errors")
+}
+
+// Logger is the logger the flags ask for, writing to w.
+func (l Log) Logger(w io.Writer) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if l.Quiet {
+		opts.Level = slog.LevelWarn
+	}
+	switch l.Format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, Usagef("invalid -log-format %q: want text or json", l.Format)
+}
+
+// Args are the flags as given, for a child process that logs as its
+// parent does.
+func (l Log) Args() []string {
+	if l.Quiet {
+		return []string{"-log-format", l.Format, "-quiet"}
+	}
+	return []string{"-log-format", l.Format}
+}

@@ -38,3 +38,44 @@ func TestParseTellsFlagsFromArguments(t *testing.T) {
 		}
 	}
 }
+
+// The logging flags give a logger of the format asked for, at warnings
+// only with -quiet, refuse any other format naming it, and are given again
+// to a child process.
+func TestLogFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // in what an info and a warning write
+		info bool
+	}{
+		{nil, "level=WARN", true},
+		{[]string{"-log-format", "json"}, `"level":"WARN"`, true},
+		{[]string{"-quiet"}, "level=WARN", false},
+	} {
+		var l Log
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		l.Register(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		log, err := l.Logger(&b)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		log.Info("i")
+		log.Warn("w")
+		if !strings.Contains(b.String(), tc.want) || strings.Contains(b.String(), "INFO") != tc.info {
+			t.Errorf("%v wrote %q", tc.args, b.String())
+		}
+		again := flag.NewFlagSet("child", flag.ContinueOnError)
+		var child Log
+		child.Register(again)
+		if err := again.Parse(l.Args()); err != nil || child != l {
+			t.Errorf("%v: a child given %v parses %+v, %v", tc.args, l.Args(), child, err)
+		}
+	}
+	if _, err := (Log{Format: "yaml"}).Logger(io.Discard); err == nil || !strings.Contains(err.Error(), `"yaml"`) {
+		t.Errorf("-log-format yaml: %v", err)
+	}
+}
