@@ -6,6 +6,16 @@
 // which of the hosts given are new to the snapshots, and nothing when the
 // blocklist names one.
 //
+// Each rule over the data is written once, in the embedded .sql files, in a
+// folder per stage (embed.go): the states and transitions in
+// sql/derivation/ (run in the order of order.txt), the schedule in
+// sql/views/state.sql, the published lists and the blocklist in
+// sql/views/, what the crawler asks (the due and known hosts) in
+// sql/queries/. docs/data.md, "Where each rule lives", maps every rule to
+// its file. SQL rather than Go because the published lists are views over
+// every known host, which any DuckDB client can load (`observer sql
+// --views`).
+//
 // The DuckDB database itself is in memory and lives only as long as a Store:
 // everything durable is a Parquet file that appeared atomically (written into
 // data/tmp, then renamed into place), so readers in other processes never see

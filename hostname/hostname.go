@@ -4,9 +4,11 @@
 // enters, which makes it an observer.Host; past that boundary the rest of
 // the program carries the Host and never validates it again. The rules that
 // follow from a name live here too: the seed list and blocklist files (one
-// host or wildcard a line; files.go reads them, a missing file being an
-// empty list), matching against the blocklist, and the registrable domain a
-// host belongs to (for the crawl's per-domain budget).
+// host or wildcard a line, read and checked by files.go and blocklist.go, a
+// missing file being an empty list) and the registrable domain a host
+// belongs to (for the crawl's per-domain budget). Which hosts the blocklist
+// names is decided in one place, SQL's (duck's blocked_by macro), because
+// the published lists are views over every known host.
 package hostname
 
 import (

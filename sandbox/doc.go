@@ -1,11 +1,15 @@
 // Package sandbox runs checks in untrusted, resource-limited child
-// processes and brings back validated results.
+// processes and brings back validated results: a check parses what hostile
+// servers send, and a parser's flaw exploited there reaches a confined
+// process that can do little but answer, not the crawl that writes the
+// data (docs/security.md).
 //
 // The orchestrator side is Pool, a crawl.Checker whose checks run in
 // checker processes started by re-executing the running binary with a
 // hidden subcommand. The checker side is RunChecker (or Confine followed by
-// Serve), after ReadConnectTo when the pool passes --connect-to rules: the
-// child limits itself (rlimits, memory limit, no_new_privs,
+// Serve), after ReadConnectTo and ReadRoots when the pool passes
+// --connect-to rules and root certificates, which a confined child could
+// not open: the child limits itself (rlimits, memory limit, no_new_privs,
 // Landlock, a seccomp filter) before its first network request and answers
 // check requests over stdin and stdout.
 //
