@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -31,9 +32,12 @@ const (
 	envSleep     = "SANDBOX_TEST_SLEEP"      // the grandchild of spawn.social
 	envBadHello  = "SANDBOX_TEST_BAD_HELLO"  // the hello's report has an unclean layer name
 	envDropLayer = "SANDBOX_TEST_DROP_LAYER" // the layer the report says was not applied
-	envRoots     = "SANDBOX_TEST_ROOTS"      // read the inherited root certificates, which roots.social reports
 	envReady     = "SANDBOX_TEST_READY"      // say "ready" on stderr once confined, before serving
 )
+
+// rootsInherited has the checker read the inherited root certificates,
+// which roots.social reports (PoolOptions.RootsArgs).
+var rootsInherited = flag.Bool("roots-inherited", false, "read the inherited root certificates")
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envSleep) != "" {
@@ -71,7 +75,8 @@ func child() int {
 			copts.MemoryLimit = 64 << 30
 		}
 	}
-	if os.Getenv(envRoots) != "" {
+	flag.Parse()
+	if *rootsInherited {
 		der, err := sandbox.ReadRoots()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "roots:", err)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,11 +31,13 @@ type PoolOptions struct {
 	// tens of thousands of them come near the limit on a process's
 	// arguments, and would show in ps. Empty: no file.
 	ConnectTo []string
-	// Roots are the root certificates a checker trusts, as concatenated
-	// DER (crawl.SystemRootsDER), read by the orchestrator once for every
-	// checker. They reach it on an inherited file (ReadRoots), and its
-	// Args must tell it to read them. Empty: no file.
-	Roots []byte
+	// Roots reads the root certificates a checker trusts, as concatenated
+	// DER (crawl.SystemRootsDER), once for every checker: NewPool calls
+	// it, and the certificates reach each checker on an inherited file,
+	// with RootsArgs added to its Args to have it read them (ReadRoots).
+	// Nil, or an error (logged): no file, and each checker loads its own.
+	Roots     func() ([]byte, error)
+	RootsArgs []string
 	// Env is added to the checker's environment, which otherwise holds
 	// only SSL_CERT_FILE, SSL_CERT_DIR and TZ from ours,
 	// GODEBUG=netdns=go (the pure-Go resolver needs no libc plugins,
@@ -189,9 +192,19 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 		cgroup:   opts.CgroupParent != "",
 		spawn:    newSpawner(opts.DropCapabilities),
 	}
+	var roots []byte
+	if opts.Roots != nil {
+		der, err := opts.Roots()
+		if err != nil {
+			p.log.Debug("checkers load the system roots themselves", "why", err)
+		} else if len(der) > 0 {
+			roots = der
+			p.opts.Args = append(slices.Clone(opts.Args), opts.RootsArgs...)
+		}
+	}
 	var err error
 	if p.rules, err = rulesFile(opts.ConnectTo); err == nil {
-		p.roots, err = rootsFile(opts.Roots)
+		p.roots, err = rootsFile(roots)
 	}
 	if err != nil {
 		p.Close()

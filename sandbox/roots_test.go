@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -9,20 +10,29 @@ import (
 )
 
 // Every checker of a pool with Roots reads the same bytes from its
-// inherited file, with --connect-to rules beside them or without.
+// inherited file, told to by RootsArgs, with --connect-to rules beside
+// them or without; without them, because Roots failed, it is not told to.
 func TestCheckersReadTheRootsTheirPoolWasGiven(t *testing.T) {
 	der := []byte("not parsed by the pool: any bytes \x00\xff reach the checker as given")
-	want := fmt.Sprintf("%d bytes, sha256 %x", len(der), sha256.Sum256(der))
-	for _, rules := range [][]string{nil, {"*:443:127.0.0.1:8443"}} {
+	given := fmt.Sprintf("%d bytes, sha256 %x", len(der), sha256.Sum256(der))
+	for _, tc := range []struct {
+		rules []string
+		err   error
+		want  string
+	}{
+		{nil, nil, given},
+		{[]string{"*:443:127.0.0.1:8443"}, nil, given},
+		{nil, errors.New("not the roots crypto/x509 loads"), ""},
+	} {
 		p, _ := newPool(t, false, func(o *sandbox.PoolOptions) {
-			o.Roots = der
-			o.ConnectTo = rules
+			o.Roots = func() ([]byte, error) { return der, tc.err }
+			o.RootsArgs = []string{"-roots-inherited"}
+			o.ConnectTo = tc.rules
 			o.ChecksPerProcess = 1 // every check in a fresh checker
-			o.Env = append(o.Env, envRoots+"=1")
 		})
 		for range 2 {
-			if got := check(t, p, "roots.social").Check.Error; got != want {
-				t.Errorf("with %d rules, a checker read %q, want %q", len(rules), got, want)
+			if got := check(t, p, "roots.social").Check.Error; got != tc.want {
+				t.Errorf("with %d rules and Roots' error %v, a checker read %q, want %q", len(tc.rules), tc.err, got, tc.want)
 			}
 		}
 		p.Close()

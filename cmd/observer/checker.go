@@ -60,16 +60,13 @@ func runChecker(ctx context.Context, e env, args []string) error {
 }
 
 // checkerArgs are the __checker arguments that rebuild this crawl's crawler
-// in the child, but for the --connect-to rules and, with roots, the root
-// certificates, which reach it on files (sandbox.PoolOptions.ConnectTo,
-// Roots).
-func checkerArgs(c common, n network, roots bool) []string {
+// in the child, but for the --connect-to rules and the root certificates,
+// which reach it on files (sandbox.PoolOptions.ConnectTo, Roots, which adds
+// -roots-inherited).
+func checkerArgs(c common, n network) []string {
 	args := c.childArgs("__checker")
 	if len(n.connectTo) > 0 {
 		args = append(args, "-connect-to-inherited")
-	}
-	if roots {
-		args = append(args, "-roots-inherited")
 	}
 	for _, v := range n.allowAddr {
 		args = append(args, "-allow-addr", v)

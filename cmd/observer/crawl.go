@@ -120,14 +120,12 @@ func (f crawlFlags) passOptions(e env) (crawlpass.Options, error) {
 	o.ConfigFile = f.common.config
 	o.Progress, o.Quiet, o.Summary, o.Logger = e.stderr, f.common.logging.Quiet, e.stdout, log
 	if f.isolation == "process" {
-		// Read once here rather than in every checker; where they cannot
-		// be read as crypto/x509 reads them, each checker loads its own.
-		roots, err := crawl.SystemRootsDER()
-		if err != nil {
-			log.Debug("checkers load the system roots themselves", "why", err)
-		}
+		// The system roots are read once, by the pool, rather than by every
+		// checker; where they cannot be read as crypto/x509 reads them,
+		// each checker loads its own.
 		pool := cfg.PoolOptions()
-		pool.Args, pool.Roots, pool.ConnectTo = checkerArgs(f.common, f.network, len(roots) > 0), roots, f.network.connectTo
+		pool.Args, pool.ConnectTo = checkerArgs(f.common, f.network), f.network.connectTo
+		pool.Roots, pool.RootsArgs = crawl.SystemRootsDER, []string{"-roots-inherited"}
 		pool.DropCapabilities = true
 		o.Pool = &pool
 	}
