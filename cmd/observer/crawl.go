@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/crawl"
@@ -100,6 +101,13 @@ func (f crawlFlags) passOptions(e env) (crawlpass.Options, error) {
 		return crawlpass.Options{}, err
 	}
 	f.overrideConfig(&cfg)
+	if f.isolation == "process" {
+		// The checkers make the pass's connections; this process's crawler
+		// only resolves names, so it trusts no root (an empty pool fails
+		// closed) and spares the system's being parsed before the pass
+		// begins. The pool reads them beside its start (PoolOptions.Roots).
+		f.network.roots = x509.NewCertPool()
+	}
 	_, crawler, err := f.network.crawler(cfg, log)
 	if err != nil {
 		return crawlpass.Options{}, err
