@@ -39,10 +39,17 @@ var (
 // certificates it read are not exactly those of x509.SystemCertPool, as on
 // a system whose roots come from elsewhere.
 func SystemRootsDER() ([]byte, error) {
-	sys, err := x509.SystemCertPool()
-	if err != nil {
-		return nil, fmt.Errorf("system roots: %w", err)
+	// crypto/x509's loading, which parses every certificate it reads, goes
+	// on beside this one's.
+	type loaded struct {
+		pool *x509.CertPool
+		err  error
 	}
+	sysc := make(chan loaded, 1)
+	go func() {
+		pool, err := x509.SystemCertPool()
+		sysc <- loaded{pool, err}
+	}()
 	files, dirs := rootFiles, rootDirs
 	if f := os.Getenv("SSL_CERT_FILE"); f != "" {
 		files = []string{f}
@@ -101,7 +108,11 @@ func SystemRootsDER() ([]byte, error) {
 			der = append(der, block.Bytes...)
 		}
 	}
-	if !pool.Equal(sys) {
+	sys := <-sysc
+	if sys.err != nil {
+		return nil, fmt.Errorf("system roots: %w", sys.err)
+	}
+	if !pool.Equal(sys.pool) {
 		return nil, errors.New("system roots: the certificates read are not those crypto/x509 loads")
 	}
 	return der, nil
