@@ -118,9 +118,13 @@ type Crawl struct {
 	// new hosts may be, if its server gives validators (a conditional
 	// fetch of an unchanged list costs a 304). Between the two, a list
 	// earns its rate by the hosts first discovered through it within the
-	// last PeersInterval (duck/sql/due.sql).
-	PeersInterval    Duration `toml:"peers_interval"`
-	PeersMinInterval Duration `toml:"peers_min_interval"`
+	// last PeersInterval (duck/sql/due.sql). PeersConditionalInterval is
+	// how often a quiet list whose server gives validators is fetched:
+	// conditionally, so an unchanged list costs a 304 (taken between the
+	// two others).
+	PeersInterval            Duration `toml:"peers_interval"`
+	PeersMinInterval         Duration `toml:"peers_min_interval"`
+	PeersConditionalInterval Duration `toml:"peers_conditional_interval"`
 	// DiscoveredChecks caps how many hosts discovered in a pass it checks
 	// in the same pass (0: none, they wait for a later pass); the domain
 	// and address budgets apply to them as to the due list.
@@ -237,12 +241,14 @@ func Default() Config {
 			CheckTimeout:     Duration(60 * time.Second),
 			PeersInterval:    Duration(14 * 24 * time.Hour),
 			PeersMinInterval: Duration(time.Hour),
-			DomainBudget:     10,
-			DiscoveredChecks: 20_000,
-			AddressBudget:    50,
-			MaxNewPerList:    2000,
-			MaxNewPerPass:    100_000,
-			Blocklist:        "data/blocklist.txt",
+			// Measured on the spread model (docs/benchmarks.md).
+			PeersConditionalInterval: Duration(12 * time.Hour),
+			DomainBudget:             10,
+			DiscoveredChecks:         20_000,
+			AddressBudget:            50,
+			MaxNewPerList:            2000,
+			MaxNewPerPass:            100_000,
+			Blocklist:                "data/blocklist.txt",
 			// The orchestrator's memory goal is 1 GiB with a million hosts;
 			// DuckDB would otherwise keep far more (docs/benchmarks.md).
 			DuckDBMemoryLimit: "256MB",
@@ -491,6 +497,8 @@ func (c Config) Validate() error {
 	case c.Crawl.PeersMinInterval <= 0 || c.Crawl.PeersMinInterval > c.Crawl.PeersInterval:
 		return fmt.Errorf("crawl.peers_min_interval must be positive and at most crawl.peers_interval (%s), got %s",
 			c.Crawl.PeersInterval.D(), c.Crawl.PeersMinInterval.D())
+	case c.Crawl.PeersConditionalInterval <= 0:
+		return fmt.Errorf("crawl.peers_conditional_interval must be positive, got %s", c.Crawl.PeersConditionalInterval.D())
 	case c.Site.Theme == "" || strings.ContainsAny(c.Site.Theme, `/\`) || c.Site.Theme == "." || c.Site.Theme == "..":
 		return fmt.Errorf("site.theme must be a directory name, got %q", c.Site.Theme)
 	case c.Crawl.CheckerCgroup != "" && !filepath.IsAbs(c.Crawl.CheckerCgroup):

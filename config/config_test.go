@@ -214,6 +214,7 @@ func TestOutOfRangeValues(t *testing.T) {
 		{"[crawl]\nmax_new_per_pass = 0", "crawl.max_new_per_pass must be positive, got 0"},
 		{"[crawl]\nconcurrency = -1", "crawl.concurrency must be between 1 and 10000, got -1"},
 		{"[crawl]\npeers_interval = \"0s\"", "crawl.peers_interval must be positive"},
+		{"[crawl]\npeers_conditional_interval = \"0s\"", "crawl.peers_conditional_interval must be positive"},
 		{"[state]\nactive_interval = \"0s\"", "state.active_interval must be positive"},
 		{"[state]\ninactive_interval = \"0d\"", "state.inactive_interval must be positive"},
 		{"[state]\nactive_interval = \"2h\"\nactive_jitter = \"2h\"", "state.active_jitter must be less than state.active_interval (2h0m0s), got 2h0m0s"},

@@ -105,7 +105,7 @@ func (c Config) PassOptions() crawlpass.Options {
 	return crawlpass.Options{
 		MemoryLimit: cc.DuckDBMemoryLimit, SeedList: cc.Seeds,
 		Views:        duck.ViewParams{Rules: c.Rules()},
-		Peers:        duck.PeersSchedule{Interval: cc.PeersInterval.D(), MinInterval: cc.PeersMinInterval.D()},
+		Peers:        duck.PeersSchedule{Interval: cc.PeersInterval.D(), MinInterval: cc.PeersMinInterval.D(), Conditional: cc.PeersConditionalInterval.D()},
 		DomainBudget: cc.DomainBudget, DiscoveredChecks: cc.DiscoveredChecks,
 		Pass: crawl.Pass{
 			Concurrency: cc.Concurrency, MaxChecks: cc.MaxChecks, Duration: cc.Duration.D(),

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fediverse-observer/observer"
 	"github.com/fediverse-observer/observer/config"
 	"github.com/fediverse-observer/observer/duck"
 )
@@ -103,6 +104,20 @@ func TestBackoff(t *testing.T) {
 	within(t, "gone.example", nextCheck(t, s, "gone.example")-200*day, active, jA)
 }
 
+// peersDue is the known hosts whose peers lists are due at now by sched.
+func peersDue(t *testing.T, s *duck.Store, now time.Time, sched duck.PeersSchedule) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	if err := s.Reader.DueHosts(context.Background(), now, sched, func(d duck.DueHost) {
+		if d.FetchPeers && !d.New {
+			out[string(d.Host)] = true
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // A peers list earns its rate: one with validators that named hosts first
 // discovered through it lately is due after peers_min_interval, one that
 // named none waits peers_interval,
@@ -125,17 +140,7 @@ func TestPeersEarnedRate(t *testing.T) {
 	derive(t, s, st, false)
 	views(t, s, t0)
 	sched := duck.PeersSchedule{Interval: 7 * day, MinInterval: 4 * time.Hour}
-	dueAt := func(now time.Time) map[string]bool {
-		out := map[string]bool{}
-		if err := s.Reader.DueHosts(context.Background(), now, sched, func(d duck.DueHost) {
-			if d.FetchPeers && !d.New {
-				out[string(d.Host)] = true
-			}
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	dueAt := func(now time.Time) map[string]bool { return peersDue(t, s, now, sched) }
 	at := func(d time.Duration) time.Time { return t0.Add(20*day + d) }
 	// The hub's list, which has validators, is due after
 	// peers_min_interval, on the due list though its next check is a day
@@ -151,5 +156,51 @@ func TestPeersEarnedRate(t *testing.T) {
 	}
 	if got := dueAt(at(7 * day)); !got["quiet.example"] {
 		t.Error("quiet.example's list not due after peers_interval")
+	}
+}
+
+// A quiet peers list whose server gives validators is asked for again after
+// peers_conditional_interval (an unchanged one costs a 304), one without
+// them still waits peers_interval, and one that keeps naming new hosts is
+// still due after peers_min_interval.
+func TestQuietListWithValidatorsIsAskedConditionally(t *testing.T) {
+	st := config.Default().State
+	s := openStore(t, t.TempDir())
+	at := func(d time.Duration) time.Time { return t0.Add(20*day + d) }
+	check := func(host, etag string) observer.Check {
+		c := observer.Check{Host: observer.Host(host), CheckedAt: at(0), Outcome: observer.OutcomeAlive, Software: "pleroma", PeersFetched: true}
+		c.PeersETag = etag
+		return c
+	}
+	recordChecks(t, s, "p0", check("quiet.example", `"v1"`), check("plain.example", ""), check("hub.example", `"h1"`))
+	var evs []ev
+	for i := range 5 {
+		evs = append(evs, ev{host: fmt.Sprintf("h%d.example", i), at: 20 * day, via: "hub.example"})
+	}
+	write(t, s, "p1", evs)
+	derive(t, s, st, false)
+	views(t, s, t0)
+	sched := duck.PeersSchedule{Interval: 7 * day, MinInterval: time.Hour, Conditional: 12 * time.Hour}
+	dueAt := func(now time.Time) map[string]bool { return peersDue(t, s, now, sched) }
+	if got := dueAt(at(time.Hour)); !got["hub.example"] || got["quiet.example"] || got["plain.example"] {
+		t.Errorf("after 1h: peers due for %v, want hub.example's alone", got)
+	}
+	if got := dueAt(at(12*time.Hour - time.Second)); got["quiet.example"] {
+		t.Error("quiet.example's list due before peers_conditional_interval")
+	}
+	if got := dueAt(at(12 * time.Hour)); !got["quiet.example"] || got["plain.example"] {
+		t.Errorf("after 12h: peers due for %v, want quiet.example's and not plain.example's", got)
+	}
+	if got := dueAt(at(7*day - time.Second)); got["plain.example"] {
+		t.Error("plain.example's list, without validators, due before peers_interval")
+	}
+	if got := dueAt(at(7 * day)); !got["plain.example"] {
+		t.Error("plain.example's list not due after peers_interval")
+	}
+	// Without a conditional interval the quiet list waits peers_interval,
+	// as one without validators.
+	sched.Conditional = 0
+	if got := dueAt(at(7*day - time.Second)); got["quiet.example"] {
+		t.Error("without peers_conditional_interval, quiet.example's list due before peers_interval")
 	}
 }

@@ -145,10 +145,12 @@ type DueHost struct {
 
 // PeersSchedule is how often peers lists are fetched (due.sql):
 // Interval for a list that named no new host lately, down to MinInterval
-// for one that keeps naming them (config.Crawl's peers_interval and
-// peers_min_interval).
+// for one that keeps naming them, and Conditional for a quiet one whose
+// server gives validators (config.Crawl's peers_interval,
+// peers_min_interval and peers_conditional_interval; Conditional 0 is
+// Interval).
 type PeersSchedule struct {
-	Interval, MinInterval time.Duration
+	Interval, MinInterval, Conditional time.Duration
 }
 
 // DueHosts calls fn for every host due for a check at now by the schedule
@@ -157,7 +159,11 @@ type PeersSchedule struct {
 // discovered since the last derivation is not in it yet.
 func (s *Reader) DueHosts(ctx context.Context, now time.Time, peers PeersSchedule, fn func(DueHost)) error {
 	minInterval := min(max(peers.MinInterval, time.Microsecond), peers.Interval)
-	rows, err := s.db.QueryContext(ctx, sqlFile("queries/due.sql"), now.UTC(), peers.Interval.Microseconds(), minInterval.Microseconds())
+	conditional := peers.Interval
+	if peers.Conditional > 0 {
+		conditional = min(max(peers.Conditional, minInterval), peers.Interval)
+	}
+	rows, err := s.db.QueryContext(ctx, sqlFile("queries/due.sql"), now.UTC(), peers.Interval.Microseconds(), minInterval.Microseconds(), conditional.Microseconds())
 	if err != nil {
 		return fmt.Errorf("due hosts: %w", err)
 	}

@@ -8,22 +8,24 @@
 -- the known hosts out of a pass.
 --
 -- A peers list earns its rate: it is due once the interval it earned has
--- passed since it was last fetched (never fetched: at once). A list that
--- named no host first discovered through it within the last $2
--- (peers_interval, µs) waits $2. One that did is due after $3
--- (peers_min_interval) when its server gives validators: a conditional
--- fetch of an unchanged list costs a 304, and Mastodon's list changes at
--- most daily (it caches it for a day; see fedisim/spread_serve.go), so
--- reading it often costs about one list a day and finds a new host soon
--- after the server's cache renews. Without validators every fetch is read
--- in full: the interval falls with each host the list named, $2 / (1 +
--- yielded), but not below a day (the shortest cache lifetime of the
--- common servers) nor $3. "First discovered through it" is the state's
--- via, so a host named by several lists is credited to the one read first;
--- a list's first reading counts too. Without it a hub whose second reading
--- named nothing first (another hub's renewed list had named it) waited $2
--- unread, and so could not earn again: on the spread model at 10 000
--- instances, new instances named only by such hubs were found days late.
+-- passed since it was last fetched (never fetched: at once). One whose
+-- server gives validators is asked conditionally, so reading it often
+-- costs a 304 while it is unchanged, and it changes at most daily
+-- (Mastodon caches it for a day; see fedisim/spread_serve.go): it is due
+-- after $3 (peers_min_interval) if it named a host first discovered
+-- through it within the last $2 (peers_interval), and after $4
+-- (peers_conditional_interval) if not. Most new instances are named first
+-- by such a list that is not a hub's: read every $2, the observer waited
+-- for a hub's list to name them, a day later at worst. Without validators
+-- every fetch is read in full: a list that named no such host waits $2;
+-- one that did, $2 / (1 + yielded), but not below a day (the shortest
+-- cache lifetime of the common servers) nor $3. "First discovered through
+-- it" is the state's via, so a host named by several lists is credited to
+-- the one read first; a list's first reading counts too. Without it a hub
+-- whose second reading named nothing first (another hub's renewed list had
+-- named it) waited $2 unread, and so could not earn again: on the spread
+-- model at 10 000 instances, new instances named only by such hubs were
+-- found days late.
 -- fetch_peers says whether the host's peers list is due; new says it was
 -- never checked; blocked that the operator's blocklist names it
 -- (is_blocked), so the pass leaves it out and counts it; peers_etag and
@@ -36,8 +38,9 @@ WITH yield AS (
     GROUP BY via
 ), earned AS (
     SELECT s.host, s.state, s.next_check_at, s.checks, s.last_peers_at, s.peers_etag, s.peers_last_modified,
-        CASE WHEN y.yielded IS NULL THEN $2::BIGINT
-             WHEN coalesce(s.peers_etag, s.peers_last_modified, '') <> '' THEN $3::BIGINT
+        CASE WHEN coalesce(s.peers_etag, s.peers_last_modified, '') <> ''
+                  THEN CASE WHEN y.yielded IS NULL THEN $4::BIGINT ELSE $3::BIGINT END
+             WHEN y.yielded IS NULL THEN $2::BIGINT
              ELSE least($2::BIGINT, greatest($2::BIGINT // (1 + y.yielded), $3::BIGINT, 86400000000))
         END AS peers_every
     FROM state s
