@@ -8,10 +8,10 @@
 -- through it.
 --
 -- A join of h's domains (h itself and each domain above it: a.b.c, b.c, c)
--- to the entries, so a host costs the same whatever the list's size; a
--- comparison of h with each entry cost hosts × entries (see
--- docs/benchmarks.md). The domains are unnested in a projection: unnest as
--- a lateral join costs several times more.
+-- to the entries, so a host costs the same whatever the list's size
+-- (docs/benchmarks.md, "blocklist"), where comparing h with each entry
+-- would cost hosts × entries. The domains are unnested in a projection:
+-- unnest as a lateral join costs several times more.
 (SELECT arg_max(CASE b.kind WHEN 'domain' THEN '*.' || b.entry ELSE b.entry END, (b.kind = 'host', length(b.entry)))
  FROM (SELECT unnest([array_to_string(string_split(h, '.')[i:], '.') FOR i IN range(1, len(string_split(h, '.')) + 1)]) AS domain) d
  JOIN blocked b ON b.entry = d.domain AND (b.kind = 'domain' OR d.domain = h))
