@@ -453,6 +453,7 @@ duration = "13m"
 check_timeout = "14s"
 peers_interval = "15h"
 peers_min_interval = "16m"
+peers_conditional_interval = "22h"
 discovered_checks = 17
 domain_budget = 18
 address_budget = 19
@@ -475,7 +476,7 @@ memory_limit = "2GB"
 	}
 	p := cfg.PassOptions()
 	if p.MemoryLimit != "222MB" || p.SeedList != cfg.Crawl.Seeds || p.Views.Rules != cfg.Rules() ||
-		p.Peers.Interval != 15*time.Hour || p.Peers.MinInterval != 16*time.Minute || p.DiscoveredChecks != 17 || p.DomainBudget != 18 {
+		p.Peers.Interval != 15*time.Hour || p.Peers.MinInterval != 16*time.Minute || p.Peers.Conditional != 22*time.Hour || p.DiscoveredChecks != 17 || p.DomainBudget != 18 {
 		t.Errorf("PassOptions = %+v", p)
 	}
 	if q := p.Pass; q.Concurrency != 11 || q.MaxChecks != 12 || q.Duration != 13*time.Minute ||
