@@ -7,8 +7,8 @@ import (
 )
 
 // CreateBlocklistViews defines the blocklist's views alone (blocked, and
-// the macros blocked_by and is_blocked; CreateViews defines them with the
-// rest), for what matches hosts against the blocklist without the derived
+// the macros blocking, is_blocked and blocked_by; CreateViews defines them
+// with the rest), for what matches hosts against the blocklist without the derived
 // state: observer add, and a first pass from its seeds. entries are in
 // the file's form ("host" or "*.domain", as hostname.Blocklist.Entries
 // gives them).

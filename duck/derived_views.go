@@ -18,11 +18,11 @@ const (
 )
 
 // derivedViews lists the views over the materialised derived state: state,
-// transitions, blocked, the macros blocked_by and is_blocked, listable,
-// live, newcomers, new, stats_software, stats_daily and stats. They read
-// the Parquet files of the last derivation (never the snapshots), so they
-// show what the last Derive folded; `observer sql` and `observer build`
-// derive first. live and new are computed for p.Now.
+// transitions, blocked, the macros blocking, blocked_by and is_blocked,
+// listable, live, newcomers, new, stats_software, stats_daily and stats.
+// They read the Parquet files of the last derivation (never the
+// snapshots), so they show what the last Derive folded; `observer sql` and
+// `observer build` derive first. live and new are computed for p.Now.
 func (s *Reader) derivedViews(p ViewParams) ([]view, error) {
 	st := p.Rules
 	m, err := s.readManifest()
@@ -86,8 +86,8 @@ func (s *Reader) derivedViews(p ViewParams) ([]view, error) {
 }
 
 // blocklistViews are the operator's blocklist, entries in its file's form
-// ("host" or "*.domain"), as the view blocked, and its one rule, the macro
-// blocked_by, with is_blocked over it.
+// ("host" or "*.domain"), as the view blocked, and its one rule, the table
+// macro blocking, with is_blocked and blocked_by over it.
 func blocklistViews(entries []string) ([]view, error) {
 	source := "(SELECT NULL::VARCHAR AS kind, NULL::VARCHAR AS entry WHERE false)"
 	if len(entries) > 0 {
@@ -107,6 +107,7 @@ func blocklistViews(entries []string) ([]view, error) {
 	}
 	return []view{
 		{name: "blocked", sql: strings.TrimSpace(blocked)},
+		{name: "blocking", sql: "TABLE\n" + strings.TrimSpace(sqlFile("views/blocking.sql")), params: "h"},
 		{name: "blocked_by", sql: strings.TrimSpace(sqlFile("views/blocked_by.sql")), params: "h"},
 		{name: "is_blocked", sql: strings.TrimSpace(sqlFile("views/is_blocked.sql")), params: "h"},
 	}, nil

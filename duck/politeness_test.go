@@ -150,7 +150,7 @@ func TestBlocklistLeavesThePublishedLists(t *testing.T) {
 	}
 }
 
-// TestBlocklistMatching holds the blocklist's one rule (the macro blocks):
+// TestBlocklistMatching holds the blocklist's one rule (the macro blocking):
 // an exact entry blocks that host alone, a "*.domain" entry the domain and
 // every host below it, the domain a public suffix or not; is_blocked and
 // BlockedAmong, which the crawl and observer add ask, say the same of

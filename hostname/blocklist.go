@@ -10,7 +10,7 @@ import (
 // Blocklist is the operator's list of hosts never to crawl or publish
 // (data/blocklist.txt): exact hosts, and "*.domain" entries that block a
 // domain and every host below it. It is read and checked here; it is
-// matched in one place, in SQL (duck's blocked_by macro), for every use.
+// matched in one place, in SQL (duck's blocking macro), for every use.
 type Blocklist struct {
 	exact    map[string]bool
 	suffixes map[string]bool // "domain" for an entry "*.domain"

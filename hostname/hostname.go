@@ -7,7 +7,7 @@
 // host or wildcard a line, read and checked by files.go and blocklist.go, a
 // missing file being an empty list) and the registrable domain a host
 // belongs to (for the crawl's per-domain budget). Which hosts the blocklist
-// names is decided in one place, SQL's (duck's blocked_by macro), because
+// names is decided in one place, SQL's (duck's blocking macro), because
 // the published lists are views over every known host.
 package hostname
 

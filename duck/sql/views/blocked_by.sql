@@ -1,17 +1,6 @@
--- blocked_by(h): the entry of the operator's blocklist (blocked) that names
--- host h, in the file's form ("host" or "*.domain"), or NULL. An exact entry
--- (kind 'host') names that host alone, a "*.domain" entry (kind 'domain')
--- the domain and every host below it; of several, the exact entry, then the
--- nearest domain's. The one place the blocklist's rule is written:
--- is_blocked (the published lists, the due list) and the hosts a pass
--- discovers and observer add names (queries/blocked_among.sql) all match
--- through it.
---
--- A join of h's domains (h itself and each domain above it: a.b.c, b.c, c)
--- to the entries, so a host costs the same whatever the list's size
--- (docs/benchmarks.md, "blocklist"), where comparing h with each entry
--- would cost hosts × entries. The domains are unnested in a projection:
--- unnest as a lateral join costs several times more.
-(SELECT arg_max(CASE b.kind WHEN 'domain' THEN '*.' || b.entry ELSE b.entry END, (b.kind = 'host', length(b.entry)))
- FROM (SELECT unnest([array_to_string(string_split(h, '.')[i:], '.') FOR i IN range(1, len(string_split(h, '.')) + 1)]) AS domain) d
- JOIN blocked b ON b.entry = d.domain AND (b.kind = 'domain' OR d.domain = h))
+-- blocked_by(h): the entry of the operator's blocklist that names host h
+-- (blocking), in the file's form ("host" or "*.domain"), or NULL; of
+-- several, the exact entry, then the nearest domain's. observer add names
+-- it when it refuses a host (queries/blocked_among.sql).
+(SELECT arg_max(CASE kind WHEN 'domain' THEN '*.' || entry ELSE entry END, (kind = 'host', length(entry)))
+ FROM blocking(h))
