@@ -14,9 +14,9 @@
 -- (Mastodon caches it for a day; see fedisim/spread_serve.go): it is due
 -- after $3 (peers_min_interval) if it named a host first discovered
 -- through it within the last $2 (peers_interval), and after $4
--- (peers_conditional_interval) if not. Most new instances are named first
--- by such a list that is not a hub's: read every $2, the observer waited
--- for a hub's list to name them, a day later at worst. Without validators
+-- (peers_conditional_interval) if not: a hub serves a list up to a day
+-- old, so a new instance is often named first by another list, and with
+-- such lists read every $2 the observer waited for a hub's. Without validators
 -- every fetch is read in full: a list that named no such host waits $2;
 -- one that did, $2 / (1 + yielded), but not below a day (the shortest
 -- cache lifetime of the common servers) nor $3. "First discovered through
