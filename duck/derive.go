@@ -32,7 +32,7 @@ type DeriveOptions struct {
 	// the previous derivation had not seen.
 	Full bool
 
-	// For tests: fold every host with windows (no fold_windowless, no fold_one), split the
+	// For tests: fold every host with windows (fold_runs), split the
 	// windowed fold into buckets of this many checks (0: the default), keep
 	// retired files for this long (nil: defaultRetiredGrace), and merge the
 	// transitions and live events files beyond this many (0: the default).
@@ -63,8 +63,8 @@ type DeriveReport struct {
 	Hosts       int64  // hosts in the derived state
 	Transitions int64  // transitions found by this step
 	Windowed    int64  // hosts with new checks folded with windows (fold_runs)
-	Windowless  int64  // hosts with new checks folded without (fold_windowless)
-	OneCheck    int64  // hosts whose one new check was folded onto their carried state (fold_one)
+	Windowless  int64  // hosts with several new checks folded without (fold_step)
+	OneCheck    int64  // hosts whose one new check was folded onto their carried state (fold_step)
 	Duration    time.Duration
 }
 
@@ -798,31 +798,31 @@ func (s *Deriver) fold(d *derivation, full bool, opts DeriveOptions, rep *Derive
 	if err := exec("free the edge join", "DROP VIEW fold_edge_checks; DROP TABLE fold_edge_times; DROP TABLE fold_tied_hosts"); err != nil {
 		return nil, err
 	}
-	if err := d.step("fold_windowless", nil); err != nil {
+	if err := d.step("fold_window_hosts", nil); err != nil {
 		return nil, err
 	}
-
 	files, err = s.foldWindowed(d, opts, rep)
 	if err != nil {
 		return files, err
 	}
-	if err := d.step("fold_one", nil); err != nil {
-		return files, err
-	}
-	// fold_one_checks holds one check per host fold_one folds: none in a
-	// full derivation, which this way reads no check to count them (a
-	// count of every new check through the view that unions them with the
-	// schema took 0.35 s for a month of a million hosts). A daily step
-	// reads the day's hosts for it.
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_one_checks").Scan(&rep.OneCheck); err != nil {
-		return files, fmt.Errorf("derive: count hosts folded by fold_one: %w", err)
-	}
-	for _, name := range []string{"run_states", "transitions", "live_events", "last_runs"} {
+	for _, name := range []string{"last_runs", "fold_step"} {
 		if err := d.step(name, nil); err != nil {
 			return files, err
 		}
 	}
-	// Every run is in the transitions and live events now, and the state
+	// fold_one_checks holds one check per host of fold_new's first kind:
+	// none in a full derivation, which this way reads no check to count
+	// them (counting every new check through the view that unions them
+	// with the schema took 0.35 s for a month of a million hosts).
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_one_checks").Scan(&rep.OneCheck); err != nil {
+		return files, fmt.Errorf("derive: count hosts with one new check: %w", err)
+	}
+	for _, name := range []string{"transitions", "live_events"} {
+		if err := d.step(name, nil); err != nil {
+			return files, err
+		}
+	}
+	// The runs are in the transitions and live events now, and the state
 	// needs only each host's last (fold_last_runs).
 	windowRunStates := "DROP TABLE fold_window_run_states"
 	if len(files) > 0 {
@@ -830,7 +830,7 @@ func (s *Deriver) fold(d *derivation, full bool, opts DeriveOptions, rep *Derive
 		// view.
 		windowRunStates = "DROP VIEW fold_window_run_states"
 	}
-	if err := exec("free the runs", "DROP VIEW fold_run_states; DROP TABLE fold_windowless_runs; "+windowRunStates); err != nil {
+	if err := exec("free the runs", "DROP TABLE fold_step_events; "+windowRunStates); err != nil {
 		return files, err
 	}
 	return files, nil
@@ -864,7 +864,7 @@ func edgeFactsFiles(ctx context.Context, conn *sql.Conn) (string, error) {
 	return files, nil
 }
 
-// hostParams adds to d.params the values fold_hosts and fold_windowless
+// hostParams adds to d.params the values fold_hosts and fold_window_hosts
 // take beyond the thresholds: the first day of the step's
 // checks and the days bits, sized by the span of days of those checks (one
 // query over their times), and whether the windowless fold runs at all.
@@ -915,7 +915,7 @@ func checksSpan(d *derivation) (firstDayUs, days int64, err error) {
 	return firstDayUs, days, err
 }
 
-// defineFoldChecks divides the new checks between fold_one and fold_hosts
+// defineFoldChecks divides the new checks between fold_new's two kinds
 // (fold_several.sql, fold_split.sql).
 func defineFoldChecks(d *derivation, full bool, opts DeriveOptions) error {
 	// Every host of a full derivation goes to fold_hosts, and the window-only
@@ -943,7 +943,7 @@ func defineFoldChecks(d *derivation, full bool, opts DeriveOptions) error {
 }
 
 // foldWindowed runs the windowed fold (fold_runs, then the states of its runs
-// in window_states) over the hosts fold_windowless left to it, in buckets of
+// in window_states) over fold_window_hosts' hosts, in buckets of
 // hosts when their checks are many, and defines fold_window_run_states over
 // the result. It returns the temporary files it wrote.
 func (s *Deriver) foldWindowed(d *derivation, opts DeriveOptions, rep *DeriveReport) (files []string, err error) {
@@ -956,7 +956,8 @@ func (s *Deriver) foldWindowed(d *derivation, opts DeriveOptions, rep *DeriveRep
 	// windowed fold's checks needs no pass over them.
 	if err := d.conn.QueryRowContext(d.ctx, `SELECT
 		(SELECT coalesce(sum(h.checks), 0) FROM fold_hosts h JOIN fold_window_hosts w ON w.host = h.host),
-		(SELECT count(*) FROM fold_window_hosts), (SELECT count(*) FROM fold_windowless_runs)`).Scan(
+		(SELECT count(*) FROM fold_window_hosts),
+		(SELECT count(*) FROM fold_hosts) - (SELECT count(*) FROM fold_window_hosts)`).Scan(
 		&windowChecks, &rep.Windowed, &rep.Windowless); err != nil {
 		return files, fmt.Errorf("derive: count checks to fold with windows: %w", err)
 	}

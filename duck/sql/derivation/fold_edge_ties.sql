@@ -1,11 +1,8 @@
--- The edges of the hosts in fold_tied_hosts, which have two or more checks at
--- the same instant at one of their edges, picked again with the ties broken
--- as the windowed fold orders checks (by pass_id, then class, outcome and
--- moved_to, NULLs last), and the alive check whose facts are kept by
--- pass_id, software, version and name, so the result never depends on the
--- order the files are read in.
--- Derive runs it only when there are such hosts: it reads every new check
--- again.
+-- The edges of the hosts with several checks at one edge time, picked again
+-- in the windowed fold's order (pass_id, class, outcome, moved_to; the
+-- facts by pass_id, software, version, name), so that the result never
+-- depends on the order the files are read in. Run only when there are such
+-- hosts: it reads every new check again.
 CREATE OR REPLACE TEMP TABLE fold_edge_tie_picks AS
 SELECT host_key,
     arg_min(check_row, row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_first) AS first_new,

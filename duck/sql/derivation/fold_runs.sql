@@ -1,35 +1,15 @@
--- fold_runs: the runs of this derivation step's hosts that fold_windowless could
--- not fold without windows (the view bucket_checks holds a bucket's new checks
--- of them, carry_all the carried state). A run is a maximal sequence of
--- consecutive checks of one host (ordered by checked_at, then pass_id) with
--- the same class: A alive, O opted_out, M moved (permanent redirect), T moving
--- (temporary redirect), F any failure. Every state rule is a function of a
--- check's position n in its run, the run's start and the state before the
--- run, so the fold is window functions, not recursion.
+-- fold_runs: the runs of the windowed hosts' checks (a bucket of them,
+-- bucket_checks), the carried state's row (carry_all) standing first for
+-- each host's past checks. A run is a host's checks in a row of one class,
+-- ordered by checked_at, then pass_id; every rule is a function of a
+-- check's place n in its run, the run's start and the state before it, so
+-- the fold is window functions, not recursion. Per run: its first row, the
+-- first row that crosses its threshold, and the days it opens and closes
+-- stretches of the live list.
 --
--- The windows partition by {{host_key}}: a hash of the host, which sorts
--- faster than its name, or the name itself when two of the hosts' hashes
--- collide (hostKey, derive.go). The host's name rides along as a payload and
--- each run keeps it with any_value: joining the runs back to
--- fold_window_hosts by key for it took 0.1-0.2 s more over the benchmark's
--- million hosts (the opposite of what was measured before the edge and
--- windowed folds held less memory).
---
--- Incremental and full derivation are the same SQL: the carry holds one
--- row per host summarising its past (its current run's class, length n and
--- start, the state before that run, its last alive time), which stands in for
--- the host's old checks as the first row of its history. Full derivation runs
--- with an empty carry. New checks are strictly later than a host's carried
--- last check (Derive falls back to a full derivation otherwise).
---
--- Per run: the first row, the first row that crosses its threshold (F/T:
--- n > failures_to_dead and at least dead_after since the run began; A: at
--- least revive_after since the run began), and the starts and ends of
--- live-list coverage (an alive check more than live_days days after the
--- previous one opens a new stretch; the previous stretch ends live_days days
--- after its last alive day) for the daily live counts. A run's last row is
--- not kept: only a host's last run needs it, and that is the host's last new
--- check, which fold_edge_picks has.
+-- The windows partition by {{host_key}} (an integer sorts faster than a
+-- name), with the name carried along by any_value: joining it back cost
+-- more.
 CREATE OR REPLACE TEMP VIEW fold_runs AS
 WITH src AS (
     SELECT host, {{host_key}} AS window_key, last_checked_at AS ts, last_pass_id AS pass_id, run_class AS class,
@@ -67,17 +47,16 @@ WITH src AS (
          'ever_alive': prev_alive IS NOT NULL OR (is_carry AND alive_ts IS NOT NULL),
          'alive_before': prev_alive} AS row
     FROM positioned
-), runs AS (
-    SELECT any_value(host) AS host, window_key, run_id,
-        any_value(class) AS class,
-        bool_or(is_carry) AS carry_run,
-        max(n) AS n,
-        any_value(run_start) AS run_start,
-        arg_min(row, rn) AS first_row,
-        arg_min(row, rn) FILTER (WHERE crosses) AS cross_row,
-        list(ts::DATE) FILTER (WHERE live_break) AS live_starts,
-        list(prev_alive::DATE + {{live_days}}) FILTER (WHERE live_break AND prev_alive IS NOT NULL) AS live_ends
-    FROM flagged
-    GROUP BY window_key, run_id
 )
-SELECT * FROM runs;
+SELECT any_value(host) AS host, window_key, run_id,
+    any_value(class) AS class,
+    bool_or(is_carry) AS carry_run,
+    max(n) AS n,
+    any_value(run_start) AS run_start,
+    arg_min(row, rn) AS first_row,
+    arg_min(row, rn) FILTER (WHERE crosses) AS cross_row,
+    list(ts::DATE) FILTER (WHERE live_break) AS live_starts,
+    list(prev_alive::DATE + {{live_days}}) FILTER (WHERE live_break AND prev_alive IS NOT NULL) AS live_ends
+FROM flagged
+GROUP BY window_key, run_id
+

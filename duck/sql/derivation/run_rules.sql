@@ -1,5 +1,6 @@
--- The state machine, as macros every step of the fold applies: a check's
--- class, its run's thresholds, and the table of transitions (next_state).
+-- The state machine: a check's class, its run's thresholds and the table of
+-- transitions, as macros every later step applies (docs/data.md, "The state
+-- rules", is the same table in prose).
 
 -- A check's class: A alive, O opted_out, M moved (permanent redirect), T
 -- moving (temporary redirect), F any failure.
@@ -7,19 +8,15 @@ CREATE OR REPLACE TEMP MACRO check_class(outcome) AS
     CASE outcome WHEN 'alive' THEN 'A' WHEN 'opted_out' THEN 'O' WHEN 'moved' THEN 'M'
                  WHEN 'moving' THEN 'T' ELSE 'F' END;
 
--- The thresholds, counted along a run (a host's consecutive checks of one
--- class): whether the check at ts, the n-th of a run begun at run_start, has
--- reached its run's threshold. F and T: more than failures_to_dead checks
--- and dead_after since the run began; A: revive_after since the run began.
+-- The thresholds: whether the n-th check of a run (a host's checks in a row
+-- of one class) begun at run_start, made at ts, has reached its run's.
 CREATE OR REPLACE TEMP MACRO run_crosses(class, n, ts, run_start) AS
     CASE WHEN class IN ('F', 'T') THEN n > {{failures_to_dead}} AND ts >= run_start + to_microseconds({{dead_after_us}})
          WHEN class = 'A' THEN ts >= run_start + to_microseconds({{revive_after_us}})
          ELSE false END;
 
--- The transitions: the state after a check of class, from the state before
--- it (NULL: discovered), whether its run has reached its threshold
--- (run_crosses) and whether the host was ever alive. The first row that
--- matches wins.
+-- The transitions: the state after a check, from the state before it (NULL:
+-- discovered). The first row that matches wins.
 CREATE OR REPLACE TEMP MACRO next_state(state, class, crossed, ever_alive) AS
     CASE
     --   check        state before                       threshold       → next state
@@ -34,33 +31,27 @@ CREATE OR REPLACE TEMP MACRO next_state(state, class, crossed, ever_alive) AS
     WHEN class = 'A' AND state IN ('dead', 'reviving')   AND NOT crossed THEN 'reviving'
     WHEN class = 'A'                                                     THEN 'live'
     END;
--- Applied along a run, the table settles at once: a check's next state is
--- the same from the state before it as from the state before its run (pre),
--- since a threshold once reached stays reached. So the fold gives each check
--- next_state(pre, ...), and a run changes state at most twice (at its first
--- check and where it reaches its threshold), with no recursion.
 
--- Whether an alive check at ts opens a new stretch of the live list: no
--- alive check before it (prev_alive), or none within live_days days.
+-- Whether an alive check at ts opens a stretch of the live list: no alive
+-- check before it (prev_alive), or none within live_days days.
 CREATE OR REPLACE TEMP MACRO opens_live_stretch(ts, prev_alive) AS
     prev_alive IS NULL OR ts::DATE - prev_alive::DATE > {{live_days}};
 
--- The state before a run is the end state of the run before it, and the
--- windowed fold (window_states.sql) knows the runs' inputs (run_inputs), not
--- their states. The table reads little of the state before: O, M and T runs
--- none; F runs only whether it was moved or opted_out, which the O, M and T
--- runs alone decide (run_e1_of); A runs only whether it was dead, which F
--- runs decide (run_e2_of). So the inputs of a run (x) and of the two before
--- it (x1, x2; NULL where there is none) settle its end state (run_end_of).
-CREATE OR REPLACE TEMP MACRO run_inputs(class, crossed, ever_alive, carry_run, carry_pre) AS
-    {'class': class, 'crossed': crossed, 'ever_alive': ever_alive, 'carry_run': carry_run, 'carry_pre': carry_pre};
-CREATE OR REPLACE TEMP MACRO run_e1_of(x) AS
-    CASE WHEN x.class IN ('O', 'M', 'T') THEN next_state(NULL, x.class, x.crossed, NULL) END;
-CREATE OR REPLACE TEMP MACRO run_e2_of(x, x1) AS
-    CASE WHEN x.class = 'F'
-         THEN next_state(CASE WHEN x.carry_run THEN x.carry_pre ELSE run_e1_of(x1) END, 'F', x.crossed, x.ever_alive)
-         ELSE run_e1_of(x) END;
+-- The state after a run x (a struct of its class, crossed, ever_alive and,
+-- for the carried run, carry_run and carry_pre) from the state before it.
+-- The table reads so little of the state before (F: moved or opted_out?
+-- A: dead or reviving?) that the end of a run follows from its own and the
+-- two runs before it, the earliest taken from no state (docs/data.md).
+CREATE OR REPLACE TEMP MACRO run_end(x, pre) AS
+    next_state(CASE WHEN x.carry_run THEN x.carry_pre ELSE pre END, x.class, x.crossed, x.ever_alive);
 CREATE OR REPLACE TEMP MACRO run_end_of(x, x1, x2) AS
-    CASE WHEN x.class = 'A'
-         THEN next_state(CASE WHEN x.carry_run THEN x.carry_pre ELSE run_e2_of(x1, x2) END, 'A', x.crossed, NULL)
-         ELSE run_e2_of(x, x1) END;
+    run_end(x, run_end(x1, run_end(x2, NULL)));
+
+-- Where a host's new checks, all of class (checks of them, the first at
+-- first_at), fall: on its carried run (c_*: the carried state's run and
+-- state) when they continue it, else on a run of their own after it. n is
+-- the run's length at the last of them, pre the state before the run.
+CREATE OR REPLACE TEMP MACRO run_placed(c_checks, c_class, c_n, c_start, c_pre, c_state, class, checks, first_at) AS
+    CASE WHEN coalesce(c_checks, 0) > 0 AND c_class = class
+         THEN {'continues': true, 'n': c_n + checks, 'run_start': c_start, 'pre': c_pre}
+         ELSE {'continues': false, 'n': checks, 'run_start': first_at, 'pre': c_state} END;

@@ -1,7 +1,5 @@
--- window_checks_all: the new checks of the hosts fold_windowless left to the
--- windowed fold (fold_window_hosts), with only the columns fold_runs orders
--- and folds them by. foldWindowed splits them into buckets of hosts when
--- they are many.
+-- window_checks_all: the new checks of fold_window_hosts' hosts, with the
+-- columns fold_runs orders and folds them by.
 CREATE OR REPLACE TEMP VIEW window_checks_all AS
 SELECT n.host, n.checked_at, n.outcome, n.pass_id, n.moved_to
 FROM fold_checks n
