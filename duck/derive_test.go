@@ -322,7 +322,7 @@ func TestState(t *testing.T) {
 // last check did not fail (docs/data.md, state): a redirect or an opt-out
 // ends the run, and the failures of an opted-out or moved host still count,
 // though they leave its state as it is. Derived whole and one check a step
-// (fold_one), as a daily crawl does.
+// (fold_step's first kind of input), as a daily crawl does.
 func TestFailuresCountTheCurrentRunOfFailedChecks(t *testing.T) {
 	histories := map[string][]ev{
 		"failing.example":    {alive("failing.example", 0), fail("failing.example", day), fail("failing.example", 2*day), fail("failing.example", 3*day)},

@@ -12,7 +12,8 @@ import (
 const SnapshotWriterOptions = parquetKept
 
 // WindowOnly makes the fold take every host through the windowed fold
-// (fold_runs), never fold_windowless, so tests can compare the two.
+// (fold_runs), never fold_step's fold without windows, so tests can compare
+// the two.
 func WindowOnly(o DeriveOptions) DeriveOptions {
 	o.windowOnly = true
 	return o

@@ -127,8 +127,8 @@ func compareDumps(t *testing.T, when string, inc, full map[string][]string) {
 // TestIncrementalEqualsFull folds random histories a day or two at a time
 // (some days in two files) and checks that the result is the same as a full
 // derivation over all files, for several seeds and thresholds. Each full
-// derivation is also done with every host through the windowed fold: the
-// windowless fold_windowless must agree with it.
+// derivation is also done with every host through the windowed fold:
+// fold_step's fold without windows must agree with it.
 func TestIncrementalEqualsFull(t *testing.T) {
 	short := config.Default().State
 	short.FailuresToDead, short.DeadAfter, short.ReviveAfter = 2, config.Duration(36*time.Hour), config.Duration(2*day)
@@ -140,7 +140,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		st      config.State
 		buckets bool // the windowed fold in many small buckets of hosts
 		// At most one check a host a day, derived every day, as a crawl
-		// does: most hosts have one new check a step (fold_one).
+		// does: most hosts have one new check a step.
 		daily bool
 	}{{1, short, false, false}, {2, short, false, false}, {3, config.Default().State, false, false},
 		{4, short, true, false}, {5, config.Default().State, true, false}, {6, short, false, true}, {7, short, true, true}} {

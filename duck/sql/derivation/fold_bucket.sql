@@ -1,5 +1,3 @@
--- The windowed fold's checks ({{input}}) with their bucket of hosts, of
--- {{buckets}}: every window is per host, so buckets fold independently, and
--- the memory of the sort is bounded by a bucket's. (hash() may differ
--- between DuckDB versions: buckets live for one step.)
+-- The windowed fold's checks with their bucket of hosts: the buckets fold
+-- independently, each sort bounded by a bucket (hash() lives for one step).
 SELECT *, hash(host) % {{buckets}} AS bucket FROM {{input}}

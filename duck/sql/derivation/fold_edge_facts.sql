@@ -1,11 +1,7 @@
--- fold_edge_facts: the facts (software, version, users, name…) of each
--- fold_hosts host's last alive new check, read at facts_at from the files
--- that hold one ({{facts_files}}: a literal list prunes the other files
--- before they are opened). A host's last alive check is nearly always in
--- one of the last few files, so a full derivation decodes a few files'
--- facts, not every file's. Read once the events are written: held from the
--- edge picks on, the facts made the sorts and joins spill at the
--- benchmark's 1 GB memory_limit.
+-- fold_edge_facts: the facts (software, name…) of fold_hosts' hosts' last
+-- alive new checks, read from the few files that hold one ({{facts_files}}:
+-- a literal list prunes the others unopened), after the events are written:
+-- held earlier, they made the benchmark's sorts and joins spill.
 CREATE OR REPLACE TEMP TABLE fold_edge_facts AS
 SELECT l.host_key,
     {'software': n.software, 'version': n.version, 'users': n.users, 'active_month': n.active_month,

@@ -1,28 +1,21 @@
--- fold_edge_located: the columns of the few new checks of each host of
--- fold_hosts that the state keeps (the first and last, the last peers
--- fetch's validators, the last redirect's target) and where the last alive
--- one is (facts_at: its file and row, read by fold_edge_facts.sql), found by
--- joining the checks to each host's edge times on (host, checked_at).
---
--- {{host_key}} is a 64-bit hash of the host when no two of fold_hosts'
--- hosts share one, else the host (hostKey, derive.go): integers join and
--- group a fifth faster.
+-- fold_edge_located: the columns the state keeps of the few new checks at
+-- each fold_hosts host's edges (first, last, last peers fetch, last
+-- redirect) and where its last alive one is (facts_at), by a join of the
+-- checks with the edge times on ({{host_key}}, checked_at): the host's
+-- 64-bit hash unless two collide (hostKey), a fifth faster than names.
 
--- fold_edge_times: one row per distinct edge time of a host (a UNION ALL of
--- one scan per edge: unnesting a list of them took five times as long).
+-- One row per distinct edge time (one scan per edge: unnesting a list of
+-- them took five times as long).
 CREATE OR REPLACE TEMP TABLE fold_edge_times AS
-WITH h AS (
-    SELECT {{host_key}} AS host_key, first_checked_at AS f, last_checked_at AS l, last_alive_at AS a,
-        last_peers_at AS p, last_redirect_at AS r
-    FROM fold_hosts
-), new_at AS (
+WITH new_at AS (
     -- Whether each edge after the first has a time no earlier edge has.
-    SELECT *,
+    SELECT {{host_key}} AS host_key, first_checked_at AS f, last_checked_at AS l, last_alive_at AS a,
+        last_peers_at AS p, last_redirect_at AS r,
         l <> f AS new_l,
         coalesce(a <> f AND a <> l, false) AS new_a,
         coalesce(p <> f AND p <> l AND p IS DISTINCT FROM a, false) AS new_p,
         coalesce(r <> f AND r <> l AND r IS DISTINCT FROM a AND r IS DISTINCT FROM p, false) AS new_r
-    FROM h
+    FROM fold_hosts
 ), e AS (
     SELECT *, f AS edge_at FROM new_at
     UNION ALL SELECT *, l FROM new_at WHERE new_l
@@ -39,9 +32,8 @@ SELECT host_key, edge_at,
     1 + new_l::INTEGER + new_a::INTEGER + new_p::INTEGER + new_r::INTEGER AS n_edges
 FROM e;
 
--- The facts (software, name…) are not read here: decoding them for every
--- new check cost more than reading the few files that hold a host's last
--- alive check.
+-- The facts are read later (fold_edge_facts.sql): decoding them here, for
+-- every new check, cost more.
 CREATE OR REPLACE TEMP VIEW fold_edge_checks AS
 SELECT e.host_key, e.n_edges, n.pass_id, n.outcome, n.moved_to, n.peers_etag, n.peers_last_modified,
     n.software, n.version, n.name,
@@ -56,10 +48,8 @@ FROM fold_checks n
 JOIN fold_edge_times e ON e.host_key = {{host_key}} AND n.checked_at = e.edge_at;
 
 -- An edge time nearly always matches one check, so any_value picks it; the
--- tie-breaking aggregate (fold_edge_ties.sql) holds more memory and runs
--- only for the hosts where one matched several (tied). A table of its own:
--- this aggregate and the joins after it in one query exceeded the
--- benchmark's memory limit.
+-- tie-breaking aggregate (fold_edge_ties.sql) holds more memory, and runs
+-- only for the hosts where one matched several.
 CREATE OR REPLACE TEMP TABLE fold_edge_located AS
 SELECT host_key,
     any_value(check_row) FILTER (WHERE is_first) AS first_new,

@@ -1,8 +1,6 @@
--- The edges of the hosts with several checks at one edge time, picked again
--- in the windowed fold's order (pass_id, class, outcome, moved_to; the
--- facts by pass_id, software, version, name), so that the result never
--- depends on the order the files are read in. Run only when there are such
--- hosts: it reads every new check again.
+-- The edges of the hosts with checks tied at an edge time, picked again in
+-- the windowed fold's order (the facts by pass_id, software, version, name),
+-- so that no result depends on the order the files are read in.
 CREATE OR REPLACE TEMP TABLE fold_edge_tie_picks AS
 SELECT host_key,
     arg_min(check_row, row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_first) AS first_new,

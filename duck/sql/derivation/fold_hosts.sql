@@ -1,16 +1,9 @@
--- fold_hosts: one row per host of fold_checks, summarising its new checks
--- with plain aggregates (the only aggregate over every new check): their
--- count, their class when they all have one, the first and last check, and
--- the times of the checks whose columns the state keeps (fold_edge_picks
--- fetches them).
---
--- alive_days has bit d set when the host had an alive check on day d of the
--- step (step_day), so that a gap of more than live_days days between alive
--- checks shows without ordering them: a BIGINT's bits over at most 63 days,
--- a bitstring's up to a few years, and NULL beyond ({{day_bits}}, hostParams).
---
--- Aggregating by host and outcome first, then by host, cost a third less
--- than FILTERed aggregates over every check.
+-- fold_hosts: one row per host of fold_checks, its new checks summed up by
+-- plain aggregates (by host and outcome first: a third cheaper than
+-- FILTERed aggregates over every check). alive_days has bit d set when the
+-- host was alive on day d of the step, so that a gap in the live list shows
+-- without ordering the checks: a BIGINT's bits up to 63 days, a bitstring's
+-- up to a few years, NULL beyond ({{day_bits}}, hostParams).
 CREATE OR REPLACE TEMP MACRO step_day(ts) AS (epoch_us(ts) - {{first_day_us}}) // 86400000000;
 
 CREATE OR REPLACE TEMP TABLE fold_hosts AS

@@ -1,15 +1,9 @@
--- fold_runs: the runs of the windowed hosts' checks (a bucket of them,
--- bucket_checks), the carried state's row (carry_all) standing first for
--- each host's past checks. A run is a host's checks in a row of one class,
--- ordered by checked_at, then pass_id; every rule is a function of a
--- check's place n in its run, the run's start and the state before it, so
--- the fold is window functions, not recursion. Per run: its first row, the
--- first row that crosses its threshold, and the days it opens and closes
--- stretches of the live list.
---
--- The windows partition by {{host_key}} (an integer sorts faster than a
--- name), with the name carried along by any_value: joining it back cost
--- more.
+-- fold_runs: the runs of the windowed hosts' checks (a bucket of them),
+-- the carried state's row standing first for each host's past. Every rule
+-- is a function of a check's place n in its run, the run's start and the
+-- state before it, so window functions do, without recursion. The windows
+-- partition by {{host_key}} (an integer sorts faster than a name), with the
+-- name carried by any_value: joining it back cost more.
 CREATE OR REPLACE TEMP VIEW fold_runs AS
 WITH src AS (
     SELECT host, {{host_key}} AS window_key, last_checked_at AS ts, last_pass_id AS pass_id, run_class AS class,
@@ -18,9 +12,7 @@ WITH src AS (
     FROM carry_all
     WHERE checks > 0 AND host IN (SELECT host FROM bucket_checks)
     UNION ALL
-    SELECT host, {{host_key}}, checked_at, pass_id,
-           check_class(outcome),
-           outcome, moved_to,
+    SELECT host, {{host_key}}, checked_at, pass_id, check_class(outcome), outcome, moved_to,
            false, 1, checked_at, CASE WHEN outcome = 'alive' THEN checked_at END
     FROM bucket_checks
 ), marked AS (

@@ -1,6 +1,5 @@
 -- fold_several: the hosts with more than one new check in an incremental
--- step, and how many (none in a full one, {{full}}, which takes every check
--- through fold_hosts).
+-- step (none in a full one, {{full}}: every check goes through fold_hosts).
 CREATE OR REPLACE TEMP TABLE fold_several AS
 SELECT host, count(*) AS checks
 FROM new_checks_all

@@ -1,13 +1,11 @@
 -- fold_new: what this step's checks say of each checked host, in one shape
--- from two kinds of input: the one new check of a host that has one (most
--- hosts of a daily step), read as it is, and the aggregates and edge checks
--- of the others (fold_hosts, fold_edge_located), with the windowed hosts'
--- last runs. facts_key finds the latter's facts, read after the events are
--- written (fold_edge_facts.sql).
+-- from two kinds of input: a host's one new check, as it is (most hosts of
+-- a daily step), or the others' aggregates, edge checks and, for the
+-- windowed ones, last run.
 CREATE OR REPLACE TEMP VIEW fold_new AS
 SELECT host, 1::BIGINT AS checks, check_class(outcome) AS class, checked_at AS first_checked_at,
     CASE WHEN outcome = 'alive' THEN checked_at END AS first_alive_at,
-    CASE WHEN outcome = 'alive' THEN checked_at END AS last_alive_at,
+    first_alive_at AS last_alive_at,
     CASE WHEN peers_fetched OR coalesce(peers_not_modified, false) THEN checked_at END AS last_peers_at,
     {'ts': checked_at, 'pass_id': pass_id, 'outcome': outcome, 'moved_to': moved_to} AS first_new,
     first_new AS last_new,
@@ -15,8 +13,7 @@ SELECT host, 1::BIGINT AS checks, check_class(outcome) AS class, checked_at AS f
          THEN {'etag': peers_etag, 'last_modified': peers_last_modified} END AS peers_validators,
     CASE WHEN outcome IN ('moving', 'moved') THEN {'target': moved_to} END AS redirect,
     CASE WHEN outcome = 'alive' THEN {'software': software, 'version': version, 'users': users, 'active_month': active_month,
-        'open_registrations': open_registrations, 'name': name, 'description': description} END AS facts,
-    false AS windowed
+        'open_registrations': open_registrations, 'name': name, 'description': description} END AS facts
 FROM fold_one_checks
 UNION ALL BY NAME
 SELECT h.host, h.checks, h.class, h.first_checked_at, h.first_alive_at, h.last_alive_at, h.last_peers_at,
@@ -26,13 +23,10 @@ FROM fold_hosts h
 JOIN fold_edge_located e ON e.host_key = {{host_key}}
 LEFT JOIN fold_last_runs r ON r.host = h.host;
 
--- fold_step: every host of the carried state (carry_all) or of fold_new,
--- in the state's columns (but the discoveries and the facts, which
--- state.sql adds). A host whose new checks give one state (all but the
--- windowed ones) is folded here: they continue its carried run or start one
--- after it (run_placed), and their state is next_state of the state before
--- that run at the last of them. This is the step's one join with the
--- carried state; fold_step_events and the state each read it.
+-- fold_step: the step's one join with the carried state, in the state's
+-- columns (state.sql adds the discoveries and facts). A host whose new
+-- checks give one state (all but the windowed) is folded here: its state is
+-- next_state at the last of them, on the run they continue or start.
 CREATE OR REPLACE TEMP VIEW fold_step AS
 WITH joined AS (
     SELECT coalesce(c.host, n.host) AS host, c.* EXCLUDE (host),
@@ -77,8 +71,7 @@ SELECT host,
     CASE WHEN windowed THEN coalesce(last_run_changed_at, changed_at)
          WHEN stepped AND new_state <> from_state THEN first_new.ts
          ELSE changed_at END AS changed_at,
-    -- For fold_step_events: the change and the live stretch a host folded
-    -- here has at its first new check.
+    -- For fold_step_events: what a host folded here changes at its first new check.
     stepped AND NOT windowed AS folded_here, from_state, first_new, live_break, last_alive_at AS prev_alive
 FROM folded;
 

@@ -1,10 +1,7 @@
--- fold_window_hosts: the hosts of fold_hosts left to the windowed fold,
--- those fold_step.sql cannot fold from their aggregates because their new
--- checks do not all give one state: of more than one class, with a gap of
--- more than live_days days between alive ones (alive_days; NULL when the
--- step spans too many days to tell), or crossing their run's threshold
--- after the first of them. The others (most hosts: alive, or failing, at
--- every check) need no sort.
+-- fold_window_hosts: the hosts of fold_hosts left to the windowed fold, as
+-- their new checks do not all give one state: more than one class, a gap in
+-- the live list among them (NULL alive_bits: too many days to tell), or
+-- their run's threshold crossed after the first of them.
 CREATE OR REPLACE TEMP TABLE fold_window_hosts AS
 WITH placed AS (
     SELECT h.*, c.run_n AS carry_n, c.last_checked_at AS carry_ts,

@@ -1,6 +1,5 @@
--- fold_last_runs: each windowed host's last run, with its states, and its
--- last change of state in this step (NULL when none): what fold_step needs
--- of its runs.
+-- fold_last_runs: each windowed host's last run and its last change of
+-- state in this step (NULL: none), all fold_step needs of its runs.
 CREATE OR REPLACE TEMP TABLE fold_last_runs AS
 SELECT host,
     arg_max({'class': class, 'n': n, 'run_start': run_start, 'pre': pre, 'end_state': end_state}, run_id) AS last_run,

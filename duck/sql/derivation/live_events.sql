@@ -1,8 +1,6 @@
 -- fold_live_events: each host's changes to the daily live count: +1 on the
--- day an alive check opens a stretch of the live list, -1 the day after the
--- stretch before it ended (live_days after its last alive day). Kept per
--- host, so that the counts can leave out the hosts the blocklist names when
--- read (the blocklist is not the derivation's to know).
+-- day a stretch of the live list opens, -1 the day after the one before it
+-- ended. Per host: the counts leave out the blocklisted hosts when read.
 CREATE OR REPLACE TEMP TABLE fold_live_events AS
 SELECT host, day, sum(delta)::BIGINT AS delta
 FROM (

@@ -1,6 +1,5 @@
--- The state machine: a check's class, its run's thresholds and the table of
--- transitions, as macros every later step applies (docs/data.md, "The state
--- rules", is the same table in prose).
+-- The state machine, as macros every later step applies (docs/data.md,
+-- "The state rules", says the same in prose).
 
 -- A check's class: A alive, O opted_out, M moved (permanent redirect), T
 -- moving (temporary redirect), F any failure.
@@ -37,20 +36,17 @@ CREATE OR REPLACE TEMP MACRO next_state(state, class, crossed, ever_alive) AS
 CREATE OR REPLACE TEMP MACRO opens_live_stretch(ts, prev_alive) AS
     prev_alive IS NULL OR ts::DATE - prev_alive::DATE > {{live_days}};
 
--- The state after a run x (a struct of its class, crossed, ever_alive and,
--- for the carried run, carry_run and carry_pre) from the state before it.
--- The table reads so little of the state before (F: moved or opted_out?
--- A: dead or reviving?) that the end of a run follows from its own and the
--- two runs before it, the earliest taken from no state (docs/data.md).
+-- The state after a run x (its class, crossed, ever_alive, and for the
+-- carried run carry_run and carry_pre) from the state before it; and after
+-- x, x1 and x2 before it, which is enough (docs/data.md).
 CREATE OR REPLACE TEMP MACRO run_end(x, pre) AS
     next_state(CASE WHEN x.carry_run THEN x.carry_pre ELSE pre END, x.class, x.crossed, x.ever_alive);
 CREATE OR REPLACE TEMP MACRO run_end_of(x, x1, x2) AS
     run_end(x, run_end(x1, run_end(x2, NULL)));
 
--- Where a host's new checks, all of class (checks of them, the first at
--- first_at), fall: on its carried run (c_*: the carried state's run and
--- state) when they continue it, else on a run of their own after it. n is
--- the run's length at the last of them, pre the state before the run.
+-- Where a host's new checks, all of class, fall: on its carried run (c_*)
+-- when they continue it, else on a run of their own; n is the run's length
+-- at the last of them, pre the state before the run.
 CREATE OR REPLACE TEMP MACRO run_placed(c_checks, c_class, c_n, c_start, c_pre, c_state, class, checks, first_at) AS
     CASE WHEN coalesce(c_checks, 0) > 0 AND c_class = class
          THEN {'continues': true, 'n': c_n + checks, 'run_start': c_start, 'pre': c_pre}

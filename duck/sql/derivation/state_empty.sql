@@ -1,8 +1,5 @@
--- The materialised derived state with no row: the shape of
--- data/derived/state-N.parquet, used before the first derivation and as the
--- empty carry of a full derivation. One row per known host. The run_*,
--- pre_run_state, changed_at, via_at, redirect_to and last_pass_id columns are
--- the fold's carry: what the next incremental step needs from the past.
+-- The derived state's shape (data/derived/state-N.parquet), with no row: the
+-- state before the first derivation, and a full derivation's carry.
 SELECT
     NULL::VARCHAR   AS host,
     NULL::VARCHAR   AS state,

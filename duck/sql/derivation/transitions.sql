@@ -1,6 +1,5 @@
--- fold_transitions: the changes of state this step found, one row per
--- change (docs/data.md, "transitions"): a windowed run's at its first check
--- and at its crossing, and a host folded by fold_step at its first new check.
+-- fold_transitions: the step's changes of state (docs/data.md): a windowed
+-- run's at its first check and its crossing, a fold_step host's at its first.
 CREATE OR REPLACE TEMP TABLE fold_transitions AS
 SELECT host, from_state, to_state, row.ts AS checked_at,
     CASE WHEN to_state IN ('moving', 'moved') THEN row.moved_to END AS moved_to,
