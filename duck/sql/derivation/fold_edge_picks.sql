@@ -1,11 +1,9 @@
 -- fold_edge_located: the columns the state keeps of the few new checks at
 -- each fold_hosts host's edges (first, last, last peers fetch, last
--- redirect) and where its last alive one is (facts_at), by a join of the
--- checks with the edge times on ({{host_key}}, checked_at): the host's
--- 64-bit hash unless two collide (hostKey), a fifth faster than names.
-
--- One row per distinct edge time (one scan per edge: unnesting a list of
--- them took five times as long).
+-- redirect) and where its last alive one is (facts_at), by joining the
+-- checks to the edge times, one row per distinct time (a scan per edge:
+-- unnesting a list took five times as long), on ({{host_key}}, checked_at):
+-- the host's 64-bit hash unless two collide (hostKey), a fifth faster.
 CREATE OR REPLACE TEMP TABLE fold_edge_times AS
 WITH new_at AS (
     -- Whether each edge after the first has a time no earlier edge has.

@@ -1,9 +1,7 @@
--- fold_hosts: one row per host of fold_checks, its new checks summed up by
--- plain aggregates (by host and outcome first: a third cheaper than
--- FILTERed aggregates over every check). alive_days has bit d set when the
--- host was alive on day d of the step, so that a gap in the live list shows
--- without ordering the checks: a BIGINT's bits up to 63 days, a bitstring's
--- up to a few years, NULL beyond ({{day_bits}}, hostParams).
+-- fold_hosts: each host of fold_checks, its new checks summed up (by host
+-- and outcome first: a third cheaper than FILTERs over every check).
+-- alive_days has bit d set when alive on day d of the step, to see gaps in
+-- the live list unordered ({{day_bits}}: BIGINT, bitstring, or NULL).
 CREATE OR REPLACE TEMP MACRO step_day(ts) AS (epoch_us(ts) - {{first_day_us}}) // 86400000000;
 
 CREATE OR REPLACE TEMP TABLE fold_hosts AS

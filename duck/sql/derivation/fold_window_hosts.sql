@@ -14,9 +14,8 @@ SELECT host FROM placed
 WHERE NOT {{windowless}} OR class IS NULL
     OR (class = 'A' AND (last_alive_at::DATE - first_alive_at::DATE > {{live_days}}
         AND contains(trim({{alive_bits}}, '0'), repeat('0', {{live_days}}))) IS NOT false)
-    -- Where the threshold matters (A: only after dead), the run crosses it
-    -- after the first new check when it had not at the carried ones, the
-    -- last new one crosses and the first does not.
+    -- The threshold matters (A: after dead) and is crossed after the first
+    -- new check: not at the carried ones, at the last, not at the first.
     OR ((class IN ('F', 'T') OR (class = 'A' AND p.pre = 'dead'))
         AND NOT coalesce(p.continues AND run_crosses(class, carry_n, carry_ts, p.run_start), false)
         AND run_crosses(class, p.n, last_checked_at, p.run_start)
