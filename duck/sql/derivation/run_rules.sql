@@ -37,12 +37,9 @@ CREATE OR REPLACE TEMP MACRO opens_live_stretch(ts, prev_alive) AS
     prev_alive IS NULL OR ts::DATE - prev_alive::DATE > {{live_days}};
 
 -- The state after a run x (its class, crossed, ever_alive, and for the
--- carried run carry_run and carry_pre) from the state before it; and after
--- x, x1 and x2 before it, which is enough (docs/data.md).
+-- carried run carry_run and carry_pre) from the state before it.
 CREATE OR REPLACE TEMP MACRO run_end(x, pre) AS
     next_state(CASE WHEN x.carry_run THEN x.carry_pre ELSE pre END, x.class, x.crossed, x.ever_alive);
-CREATE OR REPLACE TEMP MACRO run_end_of(x, x1, x2) AS
-    run_end(x, run_end(x1, run_end(x2, NULL)));
 
 -- Where a host's new checks, all of class, fall: on its carried run (c_*)
 -- when they continue it, else on a run of their own; n is the run's length
