@@ -1,7 +1,6 @@
--- fold_new: what this step's checks say of each checked host, in one shape
--- from two kinds of input: a host's one new check, as it is (most hosts of
--- a daily step), or the others' aggregates, edge checks and, for the
--- windowed ones, last run.
+-- fold_new: what the step's checks say of each checked host, in one shape
+-- from two kinds of input: a host's one new check, as it is (most hosts of a
+-- daily step), or the others' aggregates, edge checks and windowed last run.
 CREATE OR REPLACE TEMP VIEW fold_new AS
 SELECT host, 1::BIGINT AS checks, check_class(outcome) AS class, checked_at AS first_checked_at,
     CASE WHEN outcome = 'alive' THEN checked_at END AS first_alive_at,

@@ -1,9 +1,8 @@
 -- fold_window_states: a bucket's runs (fold_bucket_runs: fold_runs
 -- materialised, as its sorts and these in one query exceeded the memory
 -- limit) with their states and changes (those at the carried row were
--- found before). The state before a run follows from the three runs
--- before it: lags, no recursion, each stage its own query (an alias reused
--- in its own SELECT is computed again).
+-- found before). The state before a run follows from the three runs before
+-- it: lags, each stage its own query (an alias reused inline is recomputed).
 CREATE OR REPLACE TEMP VIEW fold_window_states AS
 WITH r AS (
     -- Joined on host alone and the carried run picked after: with
