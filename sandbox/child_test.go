@@ -82,7 +82,9 @@ func child() int {
 			fmt.Fprintln(os.Stderr, "roots:", err)
 			return 1
 		}
-		inheritedRoots = fmt.Sprintf("%d bytes, sha256 %x", len(der), sha256.Sum256(der))
+		if len(der) > 0 {
+			inheritedRoots = fmt.Sprintf("%d bytes, sha256 %x", len(der), sha256.Sum256(der))
+		}
 	}
 	var known *os.File
 	if os.Getenv(envConfine) != "" {

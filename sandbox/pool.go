@@ -33,9 +33,10 @@ type PoolOptions struct {
 	ConnectTo []string
 	// Roots reads the root certificates a checker trusts, as concatenated
 	// DER (crawl.SystemRootsDER), once for every checker: NewPool calls
-	// it, and the certificates reach each checker on an inherited file,
-	// with RootsArgs added to its Args to have it read them (ReadRoots).
-	// Nil, or an error (logged): no file, and each checker loads its own.
+	// it beside the first checkers' start, and the certificates reach each
+	// checker on a pipe of its own, with RootsArgs added to its Args to
+	// have it read them (ReadRoots). Nil: no pipe. An error (logged): the
+	// pipes stay empty, and each checker loads its own.
 	Roots     func() ([]byte, error)
 	RootsArgs []string
 	// Env is added to the checker's environment, which otherwise holds
@@ -139,7 +140,7 @@ type Pool struct {
 	log   *slog.Logger
 	owned *SharedKnown // the empty table NewPool made for a nil Known
 	rules *os.File     // the --connect-to rules every checker reads, if any
-	roots *os.File     // the root certificates every checker reads, if any
+	roots *poolRoots   // the root certificates every checker reads, if any
 	spawn *spawner     // the thread every checker is started from
 	slots chan struct{}
 	idle  chan *proc
@@ -192,21 +193,12 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 		cgroup:   opts.CgroupParent != "",
 		spawn:    newSpawner(opts.DropCapabilities),
 	}
-	var roots []byte
 	if opts.Roots != nil {
-		der, err := opts.Roots()
-		if err != nil {
-			p.log.Debug("checkers load the system roots themselves", "why", err)
-		} else if len(der) > 0 {
-			roots = der
-			p.opts.Args = append(slices.Clone(opts.Args), opts.RootsArgs...)
-		}
+		p.opts.Args = append(slices.Clone(opts.Args), opts.RootsArgs...)
+		p.roots = readRoots(opts.Roots, p.log)
 	}
 	var err error
-	if p.rules, err = rulesFile(opts.ConnectTo); err == nil {
-		p.roots, err = rootsFile(roots)
-	}
-	if err != nil {
+	if p.rules, err = rulesFile(opts.ConnectTo); err != nil {
 		p.Close()
 		return nil, err
 	}
@@ -306,10 +298,8 @@ func (p *Pool) Close() error {
 	// spawner's thread (Pdeathsig).
 	p.spawn.close()
 	var err error
-	for _, f := range []*os.File{p.rules, p.roots} {
-		if f != nil {
-			err = errors.Join(err, f.Close())
-		}
+	if p.rules != nil {
+		err = p.rules.Close()
 	}
 	if p.owned != nil {
 		err = errors.Join(err, p.owned.Close())

@@ -83,7 +83,16 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 		outW.Close()
 		return nil, err
 	}
-	cmd := p.checkerCmd(inR, outW, errW)
+	var rootsR, rootsW *os.File
+	if p.roots != nil {
+		if rootsR, rootsW, err = os.Pipe(); err != nil {
+			for _, f := range []*os.File{inR, inW, outR, outW, errR, errW} {
+				f.Close()
+			}
+			return nil, err
+		}
+	}
+	cmd := p.checkerCmd(inR, outW, errW, rootsR)
 	pr := &proc{
 		pool:   p,
 		cmd:    cmd,
@@ -113,13 +122,16 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 		pr.cgroup = ""
 		cgFD.Close()
 		cgFD = nil
-		cmd = p.checkerCmd(inR, outW, errW)
+		cmd = p.checkerCmd(inR, outW, errW, rootsR)
 		pr.cmd = cmd
 		err = p.spawn.run(cmd.Start)
 	}
 	inR.Close()
 	outW.Close()
 	errW.Close()
+	if rootsR != nil {
+		rootsR.Close()
+	}
 	if cgFD != nil {
 		cgFD.Close()
 	}
@@ -127,6 +139,9 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 		inW.Close()
 		outR.Close()
 		errR.Close()
+		if rootsW != nil {
+			rootsW.Close()
+		}
 		pr.removeCgroup()
 		return nil, err
 	}
@@ -136,6 +151,9 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 	p.mu.Unlock()
 
 	go pr.waitExit()
+	if rootsW != nil {
+		go p.roots.send(rootsW, pr.done)
+	}
 	go pr.readStderr(errR)
 	go pr.readFrames(outR)
 	go pr.watchMemory()
@@ -147,12 +165,13 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 	return pr, nil
 }
 
-// checkerCmd is the command of a checker on the given pipe ends.
-func (p *Pool) checkerCmd(stdin, stdout, stderr *os.File) *exec.Cmd {
+// checkerCmd is the command of a checker on the given pipe ends (roots nil
+// when the pool has no root certificates to give).
+func (p *Pool) checkerCmd(stdin, stdout, stderr, roots *os.File) *exec.Cmd {
 	cmd := exec.Command(p.opts.Path, p.opts.Args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.Env = childEnv(p.opts.Env)
-	cmd.ExtraFiles = p.checkerFiles()
+	cmd.ExtraFiles = p.checkerFiles(roots)
 	cmd.SysProcAttr = checkerAttr()
 	return cmd
 }

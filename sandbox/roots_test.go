@@ -5,27 +5,38 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/fediverse-observer/observer/sandbox"
 )
 
 // Every checker of a pool with Roots reads the same bytes from its
-// inherited file, told to by RootsArgs, with --connect-to rules beside
-// them or without; without them, because Roots failed, it is not told to.
+// inherited pipe, told to by RootsArgs, with --connect-to rules beside
+// them or without, whether Roots is still reading them when it starts or
+// not; when Roots failed, it reads none (and would load its own).
 func TestCheckersReadTheRootsTheirPoolWasGiven(t *testing.T) {
 	der := []byte("not parsed by the pool: any bytes \x00\xff reach the checker as given")
 	given := fmt.Sprintf("%d bytes, sha256 %x", len(der), sha256.Sum256(der))
 	for _, tc := range []struct {
 		rules []string
+		slow  bool // still reading when the first checker asks
 		err   error
 		want  string
 	}{
-		{nil, nil, given},
-		{[]string{"*:443:127.0.0.1:8443"}, nil, given},
-		{nil, errors.New("not the roots crypto/x509 loads"), ""},
+		{nil, false, nil, given},
+		{[]string{"*:443:127.0.0.1:8443"}, false, nil, given},
+		{nil, true, nil, given},
+		{nil, false, errors.New("not the roots crypto/x509 loads"), ""},
 	} {
 		p, _ := newPool(t, false, func(o *sandbox.PoolOptions) {
-			o.Roots = func() ([]byte, error) { return der, tc.err }
+			o.Roots = func() ([]byte, error) {
+				if tc.slow {
+					// Not a timing assertion: the checker gets the
+					// same bytes however long they take.
+					time.Sleep(200 * time.Millisecond)
+				}
+				return der, tc.err
+			}
 			o.RootsArgs = []string{"-roots-inherited"}
 			o.ConnectTo = tc.rules
 			o.ChecksPerProcess = 1 // every check in a fresh checker

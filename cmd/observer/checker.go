@@ -44,8 +44,12 @@ func runChecker(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if n.roots, err = crawl.RootPool(der); err != nil {
-			return err
+		// None: the pool could not read them, and the crawler loads the
+		// system's.
+		if len(der) > 0 {
+			if n.roots, err = crawl.RootPool(der); err != nil {
+				return err
+			}
 		}
 	}
 	cfg, log, err := c.setup(e)
