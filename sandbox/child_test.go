@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -127,10 +128,14 @@ var hogged [][]byte
 // inheritedRoots describes the root certificates the checker read.
 var inheritedRoots string
 
+// begun counts the checks the checker process began.
+var begun atomic.Int64
+
 // fake behaves as its host name says.
 type fake struct{}
 
 func (fake) Check(ctx context.Context, host observer.Host, opts crawl.CheckOptions) (observer.Result, crawl.Trace) {
+	nth := begun.Add(1)
 	c := observer.Check{Host: observer.Host(host), CheckedAt: opts.CheckedAt, PassID: opts.PassID, Outcome: observer.OutcomeAlive, DurationMS: 1}
 	r := observer.Result{Check: c, Bytes: 42}
 	tr := crawl.Trace{Steps: []crawl.Step{{Method: "GET", URL: string("https://" + host + "/.well-known/nodeinfo"), Status: 200, Bytes: 42}}}
@@ -143,6 +148,14 @@ func (fake) Check(ctx context.Context, host observer.Host, opts crawl.CheckOptio
 	}
 	switch host {
 	case "pid.social":
+		r.Check.Name = strconv.Itoa(os.Getpid())
+	case "wait.social":
+		// Alive at once as a checker's first check; else it waits,
+		// saying so on stderr, for the end of its checker.
+		if nth > 1 {
+			fmt.Fprintln(os.Stderr, "waiting")
+			time.Sleep(time.Hour)
+		}
 		r.Check.Name = strconv.Itoa(os.Getpid())
 	case "session.social":
 		sid, err := unix.Getsid(0)

@@ -17,8 +17,10 @@
 // frame is size-limited, and the orchestrator validates every field of a
 // result (host names normalised, outcome in the fixed set, numbers and
 // texts bounded, discoveries attributed only to the checked host or to its
-// redirect, time and pass as asked). A checker that crashes, overruns its
-// deadline, exceeds its memory or sends anything invalid is killed with its
-// process group, its host is recorded as checker_failed and a fresh process
-// takes over.
+// redirect, time and pass as asked). A checker runs a few checks at once
+// (PoolOptions.ChecksAtOnce). One that crashes, overruns a deadline,
+// exceeds its memory or sends anything invalid is killed with its process
+// group and fresh processes take over: the host it was checking alone is
+// recorded as checker_failed; hosts it was checking together are checked
+// again, each in a checker of its own.
 package sandbox

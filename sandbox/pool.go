@@ -44,9 +44,17 @@ type PoolOptions struct {
 	// GODEBUG=netdns=go (the pure-Go resolver needs no libc plugins,
 	// which Landlock would not let it load) and GOMAXPROCS=1.
 	Env []string
-	// Size is the number of checker processes at most, one check each at
-	// a time: the pass's concurrency. Default 1.
+	// Size is the number of checks at once, in all checkers: the pass's
+	// concurrency. Default 1.
 	Size int
+	// ChecksAtOnce is the most checks one checker runs at once. Checks
+	// mostly wait for servers, which a process does as well for several
+	// as for one, while each process costs a start, a Go runtime and its
+	// memory; a checker that dies with several checks under way has each
+	// of them checked again in a checker of its own (Check), so that a
+	// check is recorded as failed only for a failure it met alone.
+	// Default 4.
+	ChecksAtOnce int
 	// Known is the table of the hosts known before the pass, which every
 	// checker maps read-only to drop known peers itself; the caller keeps
 	// it open while the pool runs. Nil: no host is known. It may still be
@@ -106,6 +114,9 @@ func (o *PoolOptions) setDefaults() error {
 		o.Path = exe
 	}
 	o.Size = max(o.Size, 1)
+	if o.ChecksAtOnce <= 0 {
+		o.ChecksAtOnce = 4
+	}
 	o.Prestart = min(max(o.Prestart, 1), o.Size)
 	if o.CheckTimeout <= 0 {
 		o.CheckTimeout = 60 * time.Second
@@ -143,7 +154,6 @@ type Pool struct {
 	roots *poolRoots   // the root certificates every checker reads, if any
 	spawn *spawner     // the thread every checker is started from
 	slots chan struct{}
-	idle  chan *proc
 	// starting holds a token while a checker starts: one start at a time.
 	starting chan struct{}
 	started  atomic.Int64
@@ -151,8 +161,11 @@ type Pool struct {
 	seq      atomic.Uint64
 	report   Report
 
-	mu        sync.Mutex
-	procs     map[*proc]struct{}
+	mu    sync.Mutex
+	procs map[*proc]struct{}
+	// changed is closed, and replaced, when a checker gains room for a
+	// check or is gone: the checks waiting for one look again.
+	changed   chan struct{}
 	closed    bool
 	cgroup    bool   // put each checker in its own cgroup
 	cgroupWhy string // why not, if CgroupParent was set
@@ -187,7 +200,7 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 		log:      opts.Logger,
 		owned:    owned,
 		slots:    make(chan struct{}, opts.Size),
-		idle:     make(chan *proc, opts.Size),
+		changed:  make(chan struct{}),
 		starting: make(chan struct{}, 1),
 		procs:    map[*proc]struct{}{},
 		cgroup:   opts.CgroupParent != "",
@@ -232,11 +245,11 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	for _, l := range p.report.Missing() {
 		p.log.Warn("checker confinement layer not applied", "layer", l.Name, "why", l.Detail)
 	}
-	p.idle <- pr
+	p.ready(pr, false)
 	return p, nil
 }
 
-// prestart starts a checker beside NewPool's first and makes it idle; one
+// prestart starts a checker beside NewPool's first and makes it ready; one
 // that fails to start is left to the checks, which start another as they
 // need it.
 func (p *Pool) prestart(ctx context.Context) {
@@ -246,11 +259,24 @@ func (p *Pool) prestart(ctx context.Context) {
 		return
 	}
 	p.started.Add(1)
-	select {
-	case p.idle <- pr:
-	default:
-		pr.kill()
+	p.ready(pr, false)
+}
+
+// ready makes a started checker take checks, the caller's first if take.
+func (p *Pool) ready(pr *proc, take bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr.ready = true
+	if take {
+		pr.inflight, pr.begun = 1, 1
 	}
+	p.wakeLocked()
+}
+
+// wakeLocked tells the checks waiting for a checker to look again.
+func (p *Pool) wakeLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
 }
 
 // Report is the confinement the first checker reported, with the pool's
@@ -347,62 +373,138 @@ func (p *Pool) Check(ctx context.Context, host observer.Host, opts crawl.CheckOp
 	if err != nil {
 		return fail(observer.OutcomeCheckerFailed, "start checker: %v", err)
 	}
+	r, t, why, shared := p.checkOn(ctx, pr, req)
+	if why == "" {
+		return r, t
+	}
+	pid := pr.pid
+	if shared && ctx.Err() == nil && !p.isClosed() {
+		// Which of the checks under way made the checker fail is not
+		// known: each is checked again where it alone can.
+		p.log.Info("checker failed with other checks under way; checking again in a checker of its own", "host", host, "pid", pid, "err", why)
+		r, t, why, pid = p.checkAlone(ctx, req)
+		if why == "" {
+			return r, t
+		}
+	}
+	p.log.Warn("checker failed", "host", host, "pid", pid, "err", why)
+	return fail(observer.OutcomeCheckerFailed, "%s", why)
+}
+
+// checkOn runs a check on pr, taken for it (get), and gives pr back (put);
+// if the check fails, it kills pr and says why, and whether other checks
+// were under way on it when it was killed.
+func (p *Pool) checkOn(ctx context.Context, pr *proc, req wireRequest) (r observer.Result, t crawl.Trace, why string, shared bool) {
 	sent := time.Now()
 	r, t, err := pr.check(ctx, p.nextID.Add(1), req, p.opts.CheckTimeout+grace(p.opts.CheckTimeout))
 	if err != nil {
 		pr.kill()
-		why := pr.failure(err)
-		p.log.Warn("checker failed", "host", host, "pid", pr.pid, "err", why)
-		return fail(observer.OutcomeCheckerFailed, "%s", why)
+		return r, t, pr.failure(err), pr.killedAmong > 1
 	}
-	p.put(pr, time.Since(sent))
-	return r, t
+	p.put(pr, sent)
+	return r, t, "", false
 }
 
-// get takes an idle checker, or starts one if none is idle and no other
-// start is under way; else it takes whichever comes first, a checker falling
-// idle or its turn to start one. So checkers start as work needs them: a pass
-// of quick checks reuses a few, one of slow checks ramps up to Size one start
-// at a time, and a burst of checks at the start of a pass does not start
-// Size processes at once for work a handful could do. Past one checker per
-// CPU, mayStart also asks that the CPUs have room for another.
+// checkAlone runs a check in a checker started for it (pid, 0 if none
+// started), which takes no other check until this one is over, and then
+// joins the pool.
+func (p *Pool) checkAlone(ctx context.Context, req wireRequest) (r observer.Result, t crawl.Trace, why string, pid int) {
+	pr, err := p.start(ctx)
+	if err != nil {
+		return r, t, fmt.Sprintf("start checker: %v", err), 0
+	}
+	p.started.Add(1)
+	p.mu.Lock()
+	pr.inflight, pr.begun = 1, 1
+	p.mu.Unlock()
+	r, t, why, _ = p.checkOn(ctx, pr, req)
+	return r, t, why, pr.pid
+}
+
+func (p *Pool) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+// get takes a checker with room for another check, the one with the fewest
+// under way, or starts one if none has room and no other start is under
+// way; else it takes whichever comes first, a checker with room or its turn
+// to start one. So checkers start as work needs them: a pass of quick
+// checks runs on a few, one of slow checks ramps up to Size checks at once
+// one start at a time, and a burst of checks at the start of a pass does
+// not start processes at once for work a handful could do. Past one checker
+// per CPU, mayStart also asks that the CPUs have room for another.
 func (p *Pool) get(ctx context.Context) (*proc, error) {
 	for {
-		select {
-		case pr := <-p.idle:
-			if p.usable(pr) {
-				return pr, nil
-			}
+		p.mu.Lock()
+		pr, dead := p.takeLocked()
+		changed := p.changed
+		p.mu.Unlock()
+		for _, d := range dead {
+			d.kill()
+			p.log.Warn("idle checker had died", "pid", d.pid, "exit", d.exited())
+		}
+		if pr != nil {
+			return pr, nil
+		}
+		if len(dead) > 0 {
 			continue
-		default:
 		}
 		// A nil channel never proceeds: with no start allowed, wait for
-		// an idle checker, looking again now and then.
+		// a checker with room, looking again now and then.
 		starting, recheck := p.starting, (<-chan time.Time)(nil)
 		if !p.mayStart() {
 			starting = nil
 			recheck = time.After(loadRecheck)
 		}
 		select {
-		case pr := <-p.idle:
-			if p.usable(pr) {
-				return pr, nil
-			}
+		case <-changed:
 		case starting <- struct{}{}:
 			p.mu.Lock()
 			p.lastStart = time.Now()
 			p.mu.Unlock()
 			pr, err := p.start(ctx)
 			<-p.starting
-			if err == nil {
-				p.started.Add(1)
+			if err != nil {
+				return nil, err
 			}
-			return pr, err
+			p.started.Add(1)
+			p.ready(pr, true)
+			return pr, nil
 		case <-recheck:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("start interrupted: %w", ctx.Err())
 		}
 	}
+}
+
+// takeLocked takes, for one more check, the ready checker with room that has
+// the fewest checks under way, if any; it returns the checkers found dead
+// meanwhile (the kernel's OOM killer may end one while idle), for the
+// caller to kill after unlocking.
+func (p *Pool) takeLocked() (taken *proc, dead []*proc) {
+	for pr := range p.procs {
+		if !pr.ready || pr.retiring || pr.inflight >= p.opts.ChecksAtOnce || pr.begun >= p.opts.ChecksPerProcess {
+			continue
+		}
+		select {
+		case <-pr.zombie:
+			if pr.inflight == 0 {
+				dead = append(dead, pr)
+			}
+			continue
+		default:
+		}
+		if taken == nil || pr.inflight < taken.inflight {
+			taken = pr
+		}
+	}
+	if taken != nil {
+		taken.inflight++
+		taken.begun++
+	}
+	return taken, dead
 }
 
 // The checkers' wait for a CPU: how much of their checks' time their
@@ -452,19 +554,6 @@ func startMore(live, cpus int, runq, wall float64, since time.Duration) bool {
 	return live < cpus || (wall >= minLoadWall && runq < wall*maxRunqShare) || since >= fullStartEvery
 }
 
-// usable reports whether an idle checker is still alive, and kills it if
-// not (the kernel's OOM killer may have ended it while idle).
-func (p *Pool) usable(pr *proc) bool {
-	select {
-	case <-pr.zombie:
-		pr.kill()
-		p.log.Warn("idle checker had died", "pid", pr.pid, "exit", pr.exit)
-		return false
-	default:
-		return true
-	}
-}
-
 // Started is the number of checker processes the pool has started.
 func (p *Pool) Started() int { return int(p.started.Load()) }
 
@@ -473,31 +562,47 @@ func (p *Pool) Started() int { return int(p.started.Load()) }
 // pass RetireCPUSeconds by (times its threads), far inside RLIMIT_CPU.
 const procReadEvery = 50 * time.Millisecond
 
-// put returns a checker for reuse after a check that took wall, or retires
-// it. Its CPU time and wait for a CPU are read once per procReadEvery of
-// checks: generating /proc/PID/stat walks the process's threads, and
-// reading it after every quick check cost the crawl as much as decoding
-// the results.
-func (p *Pool) put(pr *proc, wall time.Duration) {
-	pr.checks++
-	pr.unread += wall
-	retire := pr.checks >= p.opts.ChecksPerProcess
+// put gives a checker back after a check sent at sent, or retires it. Its
+// CPU time and wait for a CPU are read once per procReadEvery of the time
+// it had checks under way: generating /proc/PID/stat walks the process's
+// threads, and reading it after every quick check cost the crawl as much
+// as decoding the results.
+func (p *Pool) put(pr *proc, sent time.Time) {
+	now := time.Now()
+	p.mu.Lock()
+	pr.inflight--
+	// Checks under way at once count their common time once.
+	if sent.Before(pr.counted) {
+		sent = pr.counted
+	}
+	pr.unread += now.Sub(sent)
+	pr.counted = now
+	var unread time.Duration
 	if pr.unread >= procReadEvery {
-		runq := pr.runqSeconds()
-		p.noteLoad(runq-pr.runq, pr.unread)
-		pr.runq, pr.unread = runq, 0
-		retire = retire || pr.cpuSeconds() >= p.opts.RetireCPUSeconds
+		unread, pr.unread = pr.unread, 0
+	}
+	p.mu.Unlock()
+	retire := false
+	if unread > 0 {
+		runq, cpu := pr.runqSeconds(), pr.cpuSeconds()
+		p.mu.Lock()
+		waited := runq - pr.runq
+		pr.runq = runq
+		p.mu.Unlock()
+		p.noteLoad(waited, unread)
+		retire = cpu >= p.opts.RetireCPUSeconds
 	}
 	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed || retire {
-		pr.kill()
-		return
+	pr.ready = true // a checker of a check alone (checkAlone) joins the pool
+	if retire || p.closed || pr.begun >= p.opts.ChecksPerProcess {
+		pr.retiring = true
 	}
-	select {
-	case p.idle <- pr:
-	default:
+	idle := pr.retiring && pr.inflight == 0
+	if !pr.retiring {
+		p.wakeLocked()
+	}
+	p.mu.Unlock()
+	if idle {
 		pr.kill()
 	}
 }

@@ -325,6 +325,17 @@ func TestPoolPerProcess(t *testing.T) {
 		t.Errorf("ChecksPerProcess 1 reused process %d", a)
 	}
 	waitGone(t, a)
+	// Checks at once too, each in a process of its own.
+	p, _ = newPool(t, false, func(o *sandbox.PoolOptions) { o.ChecksPerProcess, o.Size = 1, 3 })
+	var wg sync.WaitGroup
+	pids := make([]string, 3)
+	for i := range pids {
+		wg.Go(func() { pids[i] = check(t, p, "pid.social").Check.Name })
+	}
+	wg.Wait()
+	if pids[0] == "" || pids[0] == pids[1] || pids[1] == pids[2] || pids[0] == pids[2] {
+		t.Errorf("ChecksPerProcess 1 ran checks at once in processes %q", pids)
+	}
 }
 
 func TestPoolConcurrent(t *testing.T) {
@@ -558,4 +569,42 @@ func TestNewPoolFailsWhenTheKnownTableDoes(t *testing.T) {
 		t.Errorf("NewPool = %v, want the table's error", err)
 	}
 	waitGone(t, pid)
+}
+
+// A checker that dies with several checks under way has each of them
+// checked again in a checker of its own: the check that made it die is
+// recorded as failed, the others as what they are, each once.
+func TestChecksUnderWayOnADyingCheckerAreCheckedAgainAlone(t *testing.T) {
+	p, logs := newPool(t, false, func(o *sandbox.PoolOptions) { o.Size, o.ChecksAtOnce = 4, 4 })
+	first := pidOf(t, p)
+	var wg sync.WaitGroup
+	waited := make([]observer.Result, 2)
+	for i := range waited {
+		wg.Go(func() { waited[i] = check(t, p, "wait.social") })
+	}
+	deadline := time.Now().Add(30 * time.Second) // safety net only
+	for strings.Count(logs.String(), fmt.Sprintf("pid=%d line=waiting", first)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the two checks of wait.social never reached checker %d; log:\n%s", first, logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	crashed := check(t, p, "panic.social")
+	wg.Wait()
+	if crashed.Check.Outcome != observer.OutcomeCheckerFailed || !strings.Contains(crashed.Check.Error, "boom from panic.social") {
+		t.Errorf("panic.social: %s %q, want checker_failed with its panic", crashed.Check.Outcome, crashed.Check.Error)
+	}
+	pids := map[string]bool{strconv.Itoa(first): true}
+	for _, r := range waited {
+		if r.Check.Outcome != observer.OutcomeAlive || pids[r.Check.Name] {
+			t.Errorf("wait.social: %s %q in checker %s; want alive, each in a checker of its own, not %d", r.Check.Outcome, r.Check.Error, r.Check.Name, first)
+		}
+		pids[r.Check.Name] = true
+	}
+	if n := strings.Count(logs.String(), "checking again in a checker of its own"); n != 3 {
+		t.Errorf("%d checks checked again, want the 3 under way; log:\n%s", n, logs)
+	}
+	if n := p.Started(); n != 4 {
+		t.Errorf("%d checkers started, want the first and one for each check checked again", n)
+	}
 }

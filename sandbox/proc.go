@@ -28,20 +28,34 @@ type proc struct {
 	cmd    *exec.Cmd
 	pid    int
 	in     *os.File
-	frames chan frameMsg
+	frames chan frameMsg // the hello (handshake)
 	done   chan struct{} // closed when the proc is being discarded
 	zombie chan struct{} // closed when the process has exited (not yet reaped)
+	broken chan struct{} // closed when its output failed or broke the protocol (brokenErr)
 	report Report
-	checks int
-	unread time.Duration // its checks' time since its CPU time was last read (Pool.put)
-	runq   float64       // seconds it had waited for a CPU by then (or its start)
 	cgroup string
 
-	killOnce sync.Once
-	mu       sync.Mutex
-	why      string // why the pool killed it, if it did
-	exit     string // how it ended
-	stderr   *tail
+	// Under pool.mu: whether it takes checks (after its hello, and not
+	// while it runs a check alone), how many are under way on it and how
+	// many it began, and whether it takes no more (retiring). unread is
+	// its checks' time since its CPU time was last read (Pool.put), counted
+	// up to counted; runq the seconds it had waited for a CPU by then (or
+	// its start). killedAmong is how many checks were under way when it
+	// was killed.
+	ready, retiring bool
+	inflight, begun int
+	unread          time.Duration
+	counted         time.Time
+	runq            float64
+	killedAmong     int
+
+	killOnce  sync.Once
+	mu        sync.Mutex
+	calls     map[uint64]chan frameMsg // the checks waiting for their result, by request id
+	brokenErr error
+	why       string // why the pool killed it, if it did
+	exit      string // how it ended
+	stderr    *tail
 }
 
 type frameMsg struct {
@@ -100,6 +114,8 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 		frames: make(chan frameMsg),
 		done:   make(chan struct{}),
 		zombie: make(chan struct{}),
+		broken: make(chan struct{}),
+		calls:  map[uint64]chan frameMsg{},
 		stderr: newTail(),
 	}
 	var cgFD *os.File
@@ -161,7 +177,10 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 	if err := pr.handshake(ctx, inW); err != nil {
 		return nil, err
 	}
-	pr.runq = pr.runqSeconds()
+	runq := pr.runqSeconds()
+	p.mu.Lock()
+	pr.runq = runq
+	p.mu.Unlock()
 	return pr, nil
 }
 
@@ -287,36 +306,43 @@ func childEnv(extra []string) []string {
 	return append(env, extra...)
 }
 
-// check sends one request and waits for its result.
+// check sends one request and waits for its result, beside the other
+// checks under way on the checker.
 func (pr *proc) check(ctx context.Context, id uint64, req wireRequest, deadline time.Duration) (observer.Result, crawl.Trace, error) {
 	req.ID = id
 	payload, err := json.Marshal(req)
 	if err != nil {
 		return observer.Result{}, crawl.Trace{}, err
 	}
+	answer := make(chan frameMsg, 1)
+	pr.mu.Lock()
+	pr.calls[id] = answer
+	pr.mu.Unlock()
+	defer func() {
+		pr.mu.Lock()
+		delete(pr.calls, id)
+		pr.mu.Unlock()
+	}()
 	sent := time.Now()
+	// Whole: the writes of checks under way at once do not interleave
+	// (an os.File holds its write lock for a whole Write).
 	if _, err := pr.in.Write(frame(msgRequest, payload)); err != nil {
 		return observer.Result{}, crawl.Trace{}, fmt.Errorf("send request: %w", err)
 	}
 	timer := time.NewTimer(deadline)
 	defer timer.Stop()
+	var f frameMsg
 	select {
-	case f := <-pr.frames:
-		if f.err != nil {
-			return observer.Result{}, crawl.Trace{}, f.err
+	case f = <-answer:
+	case <-pr.broken:
+		// A result read before the break is still this check's.
+		select {
+		case f = <-answer:
+		default:
+			pr.mu.Lock()
+			defer pr.mu.Unlock()
+			return observer.Result{}, crawl.Trace{}, pr.brokenErr
 		}
-		if f.t != msgResult {
-			return observer.Result{}, crawl.Trace{}, fmt.Errorf("unexpected message %q", f.t)
-		}
-		w, err := decodeResult(f.payload)
-		if err != nil {
-			return observer.Result{}, crawl.Trace{}, fmt.Errorf("invalid result: %w", err)
-		}
-		r, t, err := w.validate(expect{id: id, req: req, elapsed: time.Since(sent)})
-		if err != nil {
-			return observer.Result{}, crawl.Trace{}, fmt.Errorf("invalid result: %w", err)
-		}
-		return r, t, nil
 	case <-timer.C:
 		pr.setWhy(fmt.Sprintf("no result within %s (deadline overrun)", deadline))
 		return observer.Result{}, crawl.Trace{}, errors.New("deadline")
@@ -324,25 +350,60 @@ func (pr *proc) check(ctx context.Context, id uint64, req wireRequest, deadline 
 		pr.setWhy("pass interrupted")
 		return observer.Result{}, crawl.Trace{}, context.Cause(ctx)
 	case <-pr.done:
-		pr.setWhy("pool closed")
-		return observer.Result{}, crawl.Trace{}, errors.New("pool closed")
+		if pr.pool.isClosed() {
+			pr.setWhy("pool closed")
+			return observer.Result{}, crawl.Trace{}, errors.New("pool closed")
+		}
+		// Killed for another check under way on it: its own why.
+		return observer.Result{}, crawl.Trace{}, errors.New("killed while another check failed")
 	}
+	w, err := decodeResult(f.payload)
+	if err != nil {
+		return observer.Result{}, crawl.Trace{}, fmt.Errorf("invalid result: %w", err)
+	}
+	r, t, err := w.validate(expect{id: id, req: req, elapsed: time.Since(sent)})
+	if err != nil {
+		return observer.Result{}, crawl.Trace{}, fmt.Errorf("invalid result: %w", err)
+	}
+	return r, t, nil
 }
 
+// readFrames reads the checker's output: its hello, for the handshake,
+// then results, each handed to the check waiting for it. Anything else, a
+// result no check waits for, or a failed read breaks the checker for every
+// check under way (brokenErr).
 func (pr *proc) readFrames(out *os.File) {
 	defer out.Close()
 	r := bufio.NewReaderSize(out, 64<<10)
-	for {
-		t, payload, err := readFrame(r, maxResultFrame)
-		select {
-		case pr.frames <- frameMsg{t, payload, err}:
-		case <-pr.done:
-			return
+	t, payload, err := readFrame(r, maxResultFrame)
+	select {
+	case pr.frames <- frameMsg{t, payload, err}:
+	case <-pr.done:
+		return
+	}
+	for err == nil {
+		t, payload, err = readFrame(r, maxResultFrame)
+		if err == nil && t != msgResult {
+			err = fmt.Errorf("unexpected message %q", t)
 		}
 		if err != nil {
-			return
+			break
 		}
+		id, n := binary.Uvarint(payload)
+		pr.mu.Lock()
+		answer := pr.calls[id]
+		delete(pr.calls, id)
+		pr.mu.Unlock()
+		if n <= 0 || answer == nil {
+			err = fmt.Errorf("invalid result: id %d is no request under way", id)
+			break
+		}
+		answer <- frameMsg{t, payload, nil}
 	}
+	pr.mu.Lock()
+	pr.brokenErr = err
+	pr.mu.Unlock()
+	close(pr.broken)
 }
 
 // waitExit learns when the process has exited without reaping it, so its
@@ -363,6 +424,13 @@ func (pr *proc) waitExit() {
 // resources. It is safe to call more than once.
 func (pr *proc) kill() {
 	pr.killOnce.Do(func() {
+		p := pr.pool
+		p.mu.Lock()
+		// It takes no more checks from here: those under way are all
+		// it was killed among.
+		pr.retiring = true
+		pr.killedAmong = pr.inflight
+		p.mu.Unlock()
 		close(pr.done)
 		// The leader is alive or an unreaped zombie here, so the group
 		// id cannot have been reused.
@@ -378,11 +446,18 @@ func (pr *proc) kill() {
 		}
 		pr.mu.Unlock()
 		pr.removeCgroup()
-		p := pr.pool
 		p.mu.Lock()
 		delete(p.procs, pr)
+		p.wakeLocked()
 		p.mu.Unlock()
 	})
+}
+
+// exited is how the checker ended, once killed.
+func (pr *proc) exited() string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.exit
 }
 
 func (pr *proc) setWhy(s string) {

@@ -28,7 +28,8 @@ import (
 //
 //	'K' known table, once, first: uvarint count of hosts in the table, which
 //	    is the sealed memory file on descriptor 3 (SharedKnown)
-//	'Q' check request: JSON wireRequest
+//	'Q' check request: JSON wireRequest; several may be under way, each
+//	    answered by the result with its id, in any order
 //
 // Checker to orchestrator:
 //

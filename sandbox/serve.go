@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/fediverse-observer/observer/crawl"
 )
@@ -29,10 +30,11 @@ type ServeOptions struct {
 
 // Serve is the checker process's loop: it maps the known table when told
 // on in that it is written and how many hosts it holds, says hello, then
-// answers check requests one at a time with check until in is closed (it
-// then returns nil) or ctx is done. It does not recover from
-// panics in check: a checker that panics dies, and the orchestrator records
-// checker_failed for its host.
+// answers check requests with check, each as soon as it arrives, beside
+// those under way (the orchestrator bounds them: PoolOptions.ChecksAtOnce),
+// until in is closed (it then returns nil) or ctx is done. It does not
+// recover from panics in check: a checker that panics dies, and the
+// orchestrator records checker_failed for its host.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, check crawl.Checker, opts ServeOptions) error {
 	log := opts.Logger
 	if log == nil {
@@ -65,8 +67,47 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, check crawl.Checker
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("write hello: %w", err)
 	}
+	// The first failure to encode or write a result, which ends the loop
+	// at its next request.
+	var (
+		mu     sync.Mutex
+		failed error
+	)
+	answer := func(q wireRequest) {
+		res, trace := check.Check(ctx, q.Host, crawl.CheckOptions{
+			Known:           known,
+			FetchPeers:      q.FetchPeers,
+			PeersValidators: q.PeersValidators,
+			Addr:            q.addr(),
+			CheckedAt:       q.CheckedAt,
+			PassID:          q.PassID,
+		})
+		buf, dropped, err := encodeResult(q.ID, res, trace)
+		if dropped > 0 {
+			log.Warn("discoveries dropped to fit the result frame", "host", q.Host, "dropped", dropped, "kept", len(res.Discoveries)-dropped)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil {
+			if err = writeFrame(w, msgResult, buf); err == nil {
+				err = w.Flush()
+			}
+			if err != nil {
+				err = fmt.Errorf("write result: %w", err)
+			}
+		}
+		if failed == nil {
+			failed = err
+		}
+	}
 	for ctx.Err() == nil {
 		t, payload, err := readFrame(r, maxRequestFrame)
+		mu.Lock()
+		werr := failed
+		mu.Unlock()
+		if werr != nil {
+			return werr
+		}
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
@@ -80,27 +121,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, check crawl.Checker
 		if err != nil {
 			return err
 		}
-		res, trace := check.Check(ctx, q.Host, crawl.CheckOptions{
-			Known:           known,
-			FetchPeers:      q.FetchPeers,
-			PeersValidators: q.PeersValidators,
-			Addr:            q.addr(),
-			CheckedAt:       q.CheckedAt,
-			PassID:          q.PassID,
-		})
-		buf, dropped, err := encodeResult(q.ID, res, trace)
-		if err != nil {
-			return err
-		}
-		if dropped > 0 {
-			log.Warn("discoveries dropped to fit the result frame", "host", q.Host, "dropped", dropped, "kept", len(res.Discoveries)-dropped)
-		}
-		if err := writeFrame(w, msgResult, buf); err != nil {
-			return fmt.Errorf("write result: %w", err)
-		}
-		if err := w.Flush(); err != nil {
-			return fmt.Errorf("write result: %w", err)
-		}
+		go answer(q)
 	}
 	return ctx.Err()
 }
