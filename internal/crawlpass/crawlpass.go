@@ -439,10 +439,15 @@ func (r *passRun) runChecks(ctx context.Context, checker crawl.Checker, known *c
 // blockedAmong says which of the hosts a check discovered the blocklist
 // names, matched by the views the due list was read with. When it cannot
 // say, it counts them all as named: they stay recorded discoveries, which
-// the next pass's due list matches again.
+// the next pass's due list matches again. Without a blocklist it names
+// none and asks nothing: that query, one for each check that discovers
+// hosts, was a fifth of the million-instance model's CPU.
 func (r *passRun) blockedAmong(ctx context.Context) func([]observer.Host) map[observer.Host]bool {
 	return func(hosts []observer.Host) map[observer.Host]bool {
 		blocked := map[observer.Host]bool{}
+		if r.Blocklist.Len() == 0 {
+			return blocked
+		}
 		named, err := r.store.Reader.BlockedAmong(ctx, hosts)
 		if err != nil && ctx.Err() == nil {
 			r.log.Warn("match discovered hosts against the blocklist; they are left to a later pass", "hosts", len(hosts), "err", err)
