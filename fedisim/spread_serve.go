@@ -3,6 +3,7 @@ package fedisim
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -89,13 +90,54 @@ func (s *Sim) spreadServed(r *http.Request, k uint64, host string, d time.Durati
 	n = s.spreadNode(k, host)
 	n.peers = sw.peersAt(k, since)
 	if cached {
-		n.etag = `W/"spread-` + strconv.FormatUint(k, 36) + "-" + strconv.FormatInt(int64(since/time.Second), 36) + `"`
+		n.etag = spreadETag(k, since)
 	}
 	if at != nil {
 		at.last.Store(&servedNode{host: host, n: n})
 	}
 	return n, cached
 }
+
+// spreadETag is the ETag of instance k's cached peers list as of since.
+func spreadETag(k uint64, since time.Duration) string {
+	return `W/"spread-` + strconv.FormatUint(k, 36) + "-" + strconv.FormatInt(int64(since/time.Second), 36) + `"`
+}
+
+// SpreadServes is what of host's answers under the spread model changes
+// with the time t: whether it answers at all, and its peers list's ETag
+// ("" when its family sends none). All else it serves (robots.txt, the
+// NodeInfo documents, which peers endpoint it has and with what status,
+// the caching headers) is the same at every time it answers; only the
+// list's body and ETag move. ok is false without the spread model and for
+// the hosts it does not answer (hostile, flooding and captured ones).
+// A caller may so take a check's answers that do not read a list's body
+// as the same at two times with the same alive and etag
+// (internal/testsupport.FastModelChecker).
+func (s *Sim) SpreadServes(host string, t time.Time) (alive bool, etag string, ok bool) {
+	if s.spread == nil {
+		return false, "", false
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	_, hostile := s.hostile[host]
+	_, flood := s.flood[host]
+	if hostile || flood || s.isCaptured(host) {
+		return false, "", false
+	}
+	d := t.Sub(s.cfg.Day0)
+	k, known := s.w.number(host)
+	if !known || k >= s.spread.n || !s.spread.alive(k, d) {
+		return false, "", true
+	}
+	if since, cached := s.spread.peersCachedSince(k, d); cached {
+		etag = spreadETag(k, since)
+	}
+	return true, etag, true
+}
+
+// AddNotModified counts n peers lists as answered 304 Not Modified (Stats)
+// by a caller that answered them without asking: the model checker that
+// reuses the crawler's reading of a host's unchanged list.
+func (s *Sim) AddNotModified(n int64) { s.notModifiedCount.Add(n) }
 
 // countingWriter counts the body bytes written through it.
 type countingWriter struct {

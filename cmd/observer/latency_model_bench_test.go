@@ -30,11 +30,15 @@ import (
 // per-address politeness at the simulator's addresses, snapshots, passes
 // row: crawlpass.Run), with the observer's crawler answered in-process by
 // the spread model (testsupport.ModelChecker, which a test holds to what
-// the crawler reads over the network). After each pass, instead of
-// building the whole site, it derives and reads the new list as observer
-// build does and takes its newest build.FeedLimit entries: what new.atom
-// would hold; that derivation is the one the next pass reads its schedule
-// from (see modelPass). The figures are BenchmarkDiscoveryLatency's; each
+// the crawler reads over the network), its reading of a host's answers
+// that do not move with the time (a dead host, robots.txt and NodeInfo, a
+// list's 304) reused for the later checks that read them
+// (testsupport.FastModelChecker, which a test holds equal to
+// ModelChecker): every list body is still read by the crawler. After each
+// pass, instead of building the whole site, it derives and reads the new
+// list as observer build does and takes its newest build.FeedLimit
+// entries: what new.atom would hold; that derivation is the one the next
+// pass reads its schedule from (see modelPass). The figures are BenchmarkDiscoveryLatency's; each
 // simulated day's line says where its wall time went.
 //
 // Settings (environment):
@@ -179,7 +183,7 @@ func modelPass(ctx context.Context, b *testing.B, e env, sim *fedisim.Sim, args 
 	if err != nil {
 		b.Fatal(err)
 	}
-	checker, err := testsupport.ModelChecker(sim, opts)
+	checker, err := testsupport.FastModelChecker(sim, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
