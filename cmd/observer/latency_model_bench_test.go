@@ -38,8 +38,9 @@ import (
 // pass, instead of building the whole site, it derives and reads the new
 // list as observer build does and takes its newest build.FeedLimit
 // entries: what new.atom would hold; that derivation is the one the next
-// pass reads its schedule from (see modelPass). The figures are BenchmarkDiscoveryLatency's; each
-// simulated day's line says where its wall time went.
+// pass reads its schedule from (see modelPass). The figures are
+// BenchmarkDiscoveryLatency's; each simulated day's line says where its
+// wall time went.
 //
 // Settings (environment):
 //
@@ -96,12 +97,15 @@ func runModelWorld(b *testing.B, n, days int, every time.Duration, reportEvery i
 	f := latencyFigures{instances: n, days: days, every: every, byState: map[string]float64{}}
 	var passWall, listWall time.Duration
 	var cost passCost
+	// Made by the first pass and kept: it keeps the crawler's readings
+	// from pass to pass.
+	var checker crawl.Checker
 	start = time.Now()
 	cpu0 := processCPU()
 	for t := day0; t.Before(end); t = t.Add(every) {
 		now := t.Format(time.RFC3339)
 		crawlStart := time.Now()
-		modelPass(ctx, b, e, sim, []string{"--quiet", "--config", conf, "--data", data, "--now", now, "--isolation", "none"}, &cost)
+		modelPass(ctx, b, e, sim, []string{"--quiet", "--config", conf, "--data", data, "--now", now, "--isolation", "none"}, &checker, &cost)
 		passWall += time.Since(crawlStart)
 		// What observer build after the pass renders into new.atom.
 		built := t.Add(time.Since(crawlStart).Truncate(time.Second) + time.Second)
@@ -162,10 +166,10 @@ type passCost struct {
 }
 
 // modelPass runs one crawl pass as observer crawl with args would, but for
-// its checks, which the spread model answers in-process, and its
-// addresses, which are the simulator's (Sim.AddrOf). It adds its costs to
-// cost.
-func modelPass(ctx context.Context, b *testing.B, e env, sim *fedisim.Sim, args []string, cost *passCost) {
+// its checks, which the spread model answers in-process (by *checker,
+// made with the pass's crawler options when nil), and its addresses,
+// which are the simulator's (Sim.AddrOf). It adds its costs to cost.
+func modelPass(ctx context.Context, b *testing.B, e env, sim *fedisim.Sim, args []string, checker *crawl.Checker, cost *passCost) {
 	f, err := parseCrawlFlags(e, args)
 	if err != nil {
 		b.Fatal(err)
@@ -183,9 +187,10 @@ func modelPass(ctx context.Context, b *testing.B, e env, sim *fedisim.Sim, args 
 	if err != nil {
 		b.Fatal(err)
 	}
-	checker, err := testsupport.FastModelChecker(sim, opts)
-	if err != nil {
-		b.Fatal(err)
+	if *checker == nil {
+		if *checker, err = testsupport.FastModelChecker(sim, opts); err != nil {
+			b.Fatal(err)
+		}
 	}
 	start := time.Now()
 	var checking time.Time
@@ -194,7 +199,7 @@ func modelPass(ctx context.Context, b *testing.B, e env, sim *fedisim.Sim, args 
 	o.Checker = crawl.CheckFunc(func(ctx context.Context, host observer.Host, co crawl.CheckOptions) (observer.Result, crawl.Trace) {
 		first.Do(firstCheck)
 		atomic.AddInt64(&cost.checks, 1)
-		return checker.Check(ctx, host, co)
+		return (*checker).Check(ctx, host, co)
 	})
 	o.Pass.Resolve = func(_ context.Context, h observer.Host) (netip.AddrPort, error) {
 		return netip.ParseAddrPort(sim.AddrOf(string(h)))
