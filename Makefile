@@ -93,11 +93,13 @@ bench-latency:
 # scheduling code of observer crawl with the spread model answering the
 # crawler in-process, and the new list read after each pass instead of a
 # site build (cmd/observer/latency_model_bench_test.go). The crawler's own
-# code reads every response (robots.txt, NodeInfo, each peers page): only
-# the sockets and TLS are left out. MODEL_INSTANCES, MODEL_DAYS set the
-# world; each simulated day's line gives its wall and CPU time and where
-# they went. GOGC=400: the checks make short-lived garbage fast, and a
-# larger heap goal (a few GB at a million) costs the collector less. Not in
+# code reads the responses (robots.txt, NodeInfo, each peers page), its
+# reading of a host's unchanging answers reused where they do not change
+# (testsupport.FastModelChecker): only the sockets and TLS are left out.
+# MODEL_INSTANCES, MODEL_DAYS set the world; each simulated day's line
+# gives its wall and CPU time and where they went. GOGC=400: the checks
+# make short-lived garbage fast, and a larger heap goal costs the collector
+# less; GOMEMLIMIT holds it on a shared machine. Not in
 # make bench: at a million instances each of the first days checks every
 # known name, a million checks or more (docs/benchmarks.md), so 60 days
 # need a machine of their own for hours.
@@ -105,7 +107,7 @@ MODEL_INSTANCES ?= 1000000
 MODEL_DAYS ?= 60
 .PHONY: bench-latency-model
 bench-latency-model:
-	GOGC=400 OBSERVER_MODEL_INSTANCES=$(MODEL_INSTANCES) OBSERVER_MODEL_DAYS=$(MODEL_DAYS) \
+	GOGC=400 GOMEMLIMIT=8GiB OBSERVER_MODEL_INSTANCES=$(MODEL_INSTANCES) OBSERVER_MODEL_DAYS=$(MODEL_DAYS) \
 	  $(GO) test -run '^$$' -bench 'DiscoveryLatencyModel$$' -benchtime 1x -timeout $(LATENCY_TIMEOUT) ./cmd/observer
 
 clean:
