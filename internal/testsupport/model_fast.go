@@ -26,8 +26,8 @@ import (
 // hosts and times; the networked benchmark at 10,000 instances is what
 // measures the crawler's real reading.
 //
-// It keeps a result for each host it reuses one for, a few hundred bytes
-// with the trace: some hundreds of MB at a million instances.
+// It keeps a result for each host and kind of reading it reuses, about
+// 1.4 KB with the trace: 1.5 to 2 GB at a million instances.
 func FastModelChecker(sim *fedisim.Sim, opts crawl.Options) (crawl.Checker, error) {
 	slow, err := ModelChecker(sim, opts)
 	if err != nil {
