@@ -256,19 +256,24 @@ func (r *passRun) recordSeeds(ctx context.Context) (seeding, error) {
 // its seeds and what they lead to, waits for the next pass.
 func (r *passRun) dueAndKnownHosts(ctx context.Context, s seeding, known *sandbox.SharedKnown) (*crawl.DueList, error) {
 	if s.fresh && r.Views.Rules.Warmup > 0 {
-		if err := r.store.Reader.CreateBlocklistViews(ctx, r.Blocklist.Entries()); err != nil {
-			return nil, err
-		}
-		blocked, err := r.store.Reader.BlockedAmong(ctx, s.added)
-		if err != nil {
-			return nil, err
+		// Without a blocklist, as for the hosts the pass discovers
+		// (blockedAmong), DuckDB is not asked: the seeds wait for it.
+		var blocked map[observer.Host]string
+		if r.Blocklist.Len() > 0 {
+			if err := r.store.Reader.CreateBlocklistViews(ctx, r.Blocklist.Entries()); err != nil {
+				return nil, err
+			}
+			var err error
+			if blocked, err = r.store.Reader.BlockedAmong(ctx, s.added); err != nil {
+				return nil, err
+			}
 		}
 		due := crawl.NewDueList(r.DomainBudget)
 		for _, h := range slices.Sorted(slices.Values(s.added)) {
 			_, isBlocked := blocked[h]
 			due.Offer(h, true, isBlocked, crawl.PeersDue{Fetch: true})
 		}
-		err = known.Write(len(s.added), func(add func(observer.Host) (bool, error)) error {
+		err := known.Write(len(s.added), func(add func(observer.Host) (bool, error)) error {
 			for _, h := range s.added {
 				if _, err := add(h); err != nil {
 					return err
