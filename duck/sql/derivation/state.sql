@@ -7,25 +7,26 @@ WITH new_disc AS (
     GROUP BY host
 ), merged AS (
     SELECT host,
-        s.* EXCLUDE (host, state, discovered_at, via, via_at, checks, new_facts, facts_key,
+        s.* EXCLUDE (host, state, discovered_at, via, via_at, checks, facts_key,
             software, version, users, active_month, open_registrations, name, description,
-            folded_here, from_state, first_new, live_break, prev_alive),
+            folded_here, from_state, n_first_pass, n_first_moved_to, n_first_at, live_break, prev_alive),
         coalesce(s.state, 'discovered') AS state,
         least(s.discovered_at, d.via_at) AS discovered_at,
         CASE WHEN d.via_at IS NOT NULL AND (s.via_at IS NULL OR d.via_at < s.via_at OR (d.via_at = s.via_at AND d.via < s.via))
              THEN d.via ELSE s.via END AS via,
         least(s.via_at, d.via_at) AS via_at,
-        coalesce(s.checks, 0) AS checks,
-        coalesce(s.new_facts, f.facts, {'software': s.software, 'version': s.version, 'users': s.users,
-            'active_month': s.active_month, 'open_registrations': s.open_registrations, 'name': s.name,
-            'description': s.description}) AS facts
+        coalesce(s.checks, 0) AS checks, f.host_key IS NOT NULL AS edge_facts,
+        if(edge_facts, f.facts.software, s.software) AS software, if(edge_facts, f.facts.version, s.version) AS version,
+        if(edge_facts, f.facts.users, s.users) AS users, if(edge_facts, f.facts.active_month, s.active_month) AS active_month,
+        if(edge_facts, f.facts.open_registrations, s.open_registrations) AS open_registrations,
+        if(edge_facts, f.facts.name, s.name) AS name, if(edge_facts, f.facts.description, s.description) AS description
     FROM fold_step s
     FULL JOIN new_disc d USING (host)
     LEFT JOIN fold_edge_facts f ON f.host_key = s.facts_key
 )
 FROM ({{state_empty}})
 UNION ALL BY NAME
-SELECT * EXCLUDE (facts), facts.*,
+SELECT * EXCLUDE (edge_facts),
     coalesce(changed_at, discovered_at) AS since,
     CASE WHEN state IN ('moving', 'moved') THEN redirect_to END AS moved_to,
     CASE WHEN run_class = 'F' THEN run_n ELSE 0 END AS failures
