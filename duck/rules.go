@@ -41,7 +41,7 @@ func (r Rules) liveDays() int64 {
 // stateSchema is the version of the materialised state's (and transitions')
 // columns. A state file of another version cannot be carried, so a change of
 // it (like a change of thresholds) makes the next derivation a full one.
-const stateSchema = 6
+const stateSchema = 7
 
 // fingerprint names what the fold itself depends on: the state's columns
 // and the thresholds. The schedule is not stored: the state view computes

@@ -26,8 +26,4 @@ WITH new_disc AS (
 )
 FROM ({{state_empty}})
 UNION ALL BY NAME
-SELECT * EXCLUDE (edge_facts),
-    coalesce(changed_at, discovered_at) AS since,
-    CASE WHEN state IN ('moving', 'moved') THEN redirect_to END AS moved_to,
-    CASE WHEN run_class = 'F' THEN run_n ELSE 0 END AS failures
-FROM merged
+SELECT * EXCLUDE (edge_facts) FROM merged

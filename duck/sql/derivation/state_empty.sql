@@ -3,8 +3,6 @@
 SELECT
     NULL::VARCHAR   AS host,
     NULL::VARCHAR   AS state,
-    NULL::TIMESTAMP AS since,
-    NULL::VARCHAR   AS moved_to,
     NULL::TIMESTAMP AS discovered_at,
     NULL::VARCHAR   AS via,
     NULL::TIMESTAMP AS via_at,
@@ -13,7 +11,6 @@ SELECT
     NULL::VARCHAR   AS last_pass_id,
     NULL::VARCHAR   AS last_outcome,
     NULL::BIGINT    AS checks,
-    NULL::BIGINT    AS failures,
     NULL::TIMESTAMP AS first_alive_at,
     NULL::TIMESTAMP AS last_alive_at,
     NULL::TIMESTAMP AS last_peers_at,

@@ -28,8 +28,8 @@
 -- integer microseconds, with an unsigned modulus: md5_number_lower is a
 -- UBIGINT, and a signed one made the remainder a HUGEINT, which cost more
 -- than the md5 itself.
-SELECT host, state, since, moved_to, discovered_at, via, first_checked_at, last_checked_at,
-    last_outcome, checks, failures, first_alive_at, last_alive_at, last_peers_at, peers_etag, peers_last_modified,
+SELECT host, state, coalesce(changed_at, discovered_at) AS since, if(state IN ('moving', 'moved'), redirect_to, NULL) AS moved_to,
+    discovered_at, via, first_checked_at, last_checked_at, last_outcome, checks, if(run_class = 'F', run_n, 0) AS failures, first_alive_at, last_alive_at, last_peers_at, peers_etag, peers_last_modified,
     software, version, users, active_month, open_registrations, name, description,
     (CASE
         WHEN checks = 0 THEN
