@@ -784,7 +784,7 @@ func (s *Deriver) fold(d *derivation, full bool, opts DeriveOptions, rep *Derive
 		return nil, err
 	}
 	var tied int64
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_tied_hosts").Scan(&tied); err != nil {
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM fold_edge_located WHERE tied").Scan(&tied); err != nil {
 		return nil, fmt.Errorf("derive: count hosts with checks at the same instant: %w", err)
 	}
 	if tied > 0 {
@@ -795,7 +795,7 @@ func (s *Deriver) fold(d *derivation, full bool, opts DeriveOptions, rep *Derive
 			return nil, err
 		}
 	}
-	if err := exec("free the edge join", "DROP VIEW fold_edge_checks; DROP TABLE fold_edge_times; DROP TABLE fold_tied_hosts"); err != nil {
+	if err := exec("free the edge join", "DROP VIEW fold_edge_checks; DROP TABLE fold_edge_times"); err != nil {
 		return nil, err
 	}
 	if err := d.step("fold_window_hosts", nil); err != nil {

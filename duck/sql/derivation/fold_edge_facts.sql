@@ -1,7 +1,6 @@
--- fold_edge_facts: the facts (software, name…) of fold_hosts' hosts' last
--- alive new checks, read from the few files that hold one ({{facts_files}}:
--- a literal list prunes the others unopened), after the events are written:
--- held earlier, they made the benchmark's sorts and joins spill.
+-- fold_edge_facts: the facts (software, name…) of fold_hosts' hosts' last alive new checks,
+-- from the files that hold one ({{facts_files}}: a literal list leaves the others unopened),
+-- once the events are written (held earlier, they made the benchmark's sorts spill).
 CREATE OR REPLACE TEMP TABLE fold_edge_facts AS
 SELECT l.host_key,
     {'software': n.software, 'version': n.version, 'users': n.users, 'active_month': n.active_month,

@@ -1,9 +1,7 @@
--- fold_edge_located: the columns the state keeps of the few new checks at
--- each fold_hosts host's edges (first, last, last peers fetch, last
--- redirect) and where its last alive one is (facts_at), by joining the
--- checks to the edge times, one row per distinct time (a scan per edge:
--- unnesting a list took five times as long), on ({{host_key}}, checked_at):
--- the host's 64-bit hash unless two collide (hostKey), a fifth faster.
+-- fold_edge_located: what the state keeps of each fold_hosts host's edge
+-- checks (first, last, last peers fetch and redirect) and where its last
+-- alive one is (facts_at): the checks joined to a row per distinct edge time
+-- (unnesting a list took five times as long) on ({{host_key}}, checked_at).
 CREATE OR REPLACE TEMP TABLE fold_edge_times AS
 WITH new_at AS (
     -- Whether each edge after the first has a time no earlier edge has.
@@ -22,20 +20,15 @@ WITH new_at AS (
     UNION ALL SELECT *, r FROM new_at WHERE new_r
 )
 SELECT host_key, edge_at,
-    edge_at = f AS is_first,
-    edge_at = l AS is_last,
-    edge_at IS NOT DISTINCT FROM a AS is_last_alive,
-    edge_at IS NOT DISTINCT FROM p AS is_last_peers,
-    edge_at IS NOT DISTINCT FROM r AS is_last_redirect,
+    edge_at = f AS is_first, edge_at = l AS is_last, edge_at IS NOT DISTINCT FROM a AS is_last_alive,
+    edge_at IS NOT DISTINCT FROM p AS is_last_peers, edge_at IS NOT DISTINCT FROM r AS is_last_redirect,
     1 + new_l::INTEGER + new_a::INTEGER + new_p::INTEGER + new_r::INTEGER AS n_edges
 FROM e;
 
--- The facts are read later (fold_edge_facts.sql): decoding them here, for
--- every new check, cost more.
+-- The facts are read later (fold_edge_facts.sql): here, for every check.
 CREATE OR REPLACE TEMP VIEW fold_edge_checks AS
 SELECT e.host_key, e.n_edges, n.pass_id, n.outcome, n.moved_to, n.peers_etag, n.peers_last_modified,
-    n.software, n.version, n.name,
-    e.is_first, e.is_last,
+    n.software, n.version, n.name, e.is_first, e.is_last,
     e.is_last_alive AND n.outcome = 'alive' AS is_facts,
     e.is_last_peers AND (n.peers_fetched OR coalesce(n.peers_not_modified, false)) AS is_peers,
     e.is_last_redirect AND n.outcome IN ('moving', 'moved') AS is_redirect,
@@ -45,9 +38,8 @@ SELECT e.host_key, e.n_edges, n.pass_id, n.outcome, n.moved_to, n.peers_etag, n.
 FROM fold_checks n
 JOIN fold_edge_times e ON e.host_key = {{host_key}} AND n.checked_at = e.edge_at;
 
--- An edge time nearly always matches one check, so any_value picks it; the
--- tie-breaking aggregate (fold_edge_ties.sql) holds more memory, and runs
--- only for the hosts where one matched several.
+-- An edge time nearly always matches one check; fold_edge_ties.sql, which
+-- holds more memory, runs only for the hosts where one matched several.
 CREATE OR REPLACE TEMP TABLE fold_edge_located AS
 SELECT host_key,
     any_value(check_row) FILTER (WHERE is_first) AS first_new,
@@ -57,7 +49,4 @@ SELECT host_key,
     any_value({'target': moved_to}) FILTER (WHERE is_redirect) AS redirect,
     count(*) > any_value(n_edges) AS tied
 FROM fold_edge_checks
-GROUP BY host_key;
-
-CREATE OR REPLACE TEMP TABLE fold_tied_hosts AS
-SELECT host_key FROM fold_edge_located WHERE tied;
+GROUP BY host_key

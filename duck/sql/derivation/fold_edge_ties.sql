@@ -1,6 +1,5 @@
--- The edges of the hosts with checks tied at an edge time, picked again in
--- the windowed fold's order (the facts by pass_id, software, version, name),
--- so that no result depends on the order the files are read in.
+-- The edges of hosts with checks tied at an edge time, picked again in the
+-- windowed fold's order (facts: by pass_id, software, version, name).
 CREATE OR REPLACE TEMP TABLE fold_edge_tie_picks AS
 SELECT host_key,
     arg_min(check_row, row(pass_id, class, outcome, moved_to)) FILTER (WHERE is_first) AS first_new,
@@ -10,11 +9,9 @@ SELECT host_key,
     arg_max({'target': moved_to}, row(pass_id, moved_to)) FILTER (WHERE is_redirect) AS redirect,
     true AS tied
 FROM fold_edge_checks
-WHERE host_key IN (SELECT host_key FROM fold_tied_hosts)
+WHERE host_key IN (SELECT host_key FROM fold_edge_located WHERE tied)
 GROUP BY host_key;
 
 DELETE FROM fold_edge_located WHERE tied;
-
 INSERT INTO fold_edge_located BY NAME SELECT * FROM fold_edge_tie_picks;
-
 DROP TABLE fold_edge_tie_picks

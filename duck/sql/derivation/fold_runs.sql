@@ -1,9 +1,7 @@
--- fold_runs: the runs of the windowed hosts' checks (a bucket of them),
--- the carried state's row standing first for each host's past. Every rule
--- is a function of a check's place n in its run, the run's start and the
--- state before it, so window functions do, without recursion. The windows
--- partition by {{host_key}} (an integer sorts faster than a name), with the
--- name carried by any_value: joining it back cost more.
+-- fold_runs: the runs of a bucket of windowed hosts' checks, the carried
+-- row first. Every rule is a function of a check's place n in its run, the
+-- run's start and the state before it: windows, no recursion, partitioned
+-- by {{host_key}} (faster than a name; joining the name back cost more).
 CREATE OR REPLACE TEMP VIEW fold_runs AS
 WITH src AS (
     SELECT host, {{host_key}} AS window_key, last_checked_at AS ts, last_pass_id AS pass_id, run_class AS class,
@@ -19,8 +17,7 @@ WITH src AS (
     SELECT *,
         row_number() OVER w AS rn,
         coalesce(lag(class) OVER w <> class, true) AS brk,
-        -- The last alive check before this one: alive times grow with the
-        -- order (the carry's last alive time is before its last check).
+        -- Alive times grow with the order (the carry's is before its check).
         lag(alive_ts IGNORE NULLS) OVER w AS prev_alive
     FROM src
     WINDOW w AS (PARTITION BY window_key ORDER BY ts, pass_id, class, outcome, moved_to)
@@ -40,11 +37,8 @@ WITH src AS (
          'alive_before': prev_alive} AS row
     FROM positioned
 )
-SELECT any_value(host) AS host, window_key, run_id,
-    any_value(class) AS class,
-    bool_or(is_carry) AS carry_run,
-    max(n) AS n,
-    any_value(run_start) AS run_start,
+SELECT any_value(host) AS host, window_key, run_id, any_value(class) AS class,
+    bool_or(is_carry) AS carry_run, max(n) AS n, any_value(run_start) AS run_start,
     arg_min(row, rn) AS first_row,
     arg_min(row, rn) FILTER (WHERE crosses) AS cross_row,
     list(ts::DATE) FILTER (WHERE live_break) AS live_starts,

@@ -1,8 +1,7 @@
--- fold_window_states: a bucket's runs (fold_bucket_runs: fold_runs
--- materialised, as its sorts and these in one query exceeded the memory
--- limit) with their states and changes (those at the carried row were
--- found before). The state before a run follows from the three runs before
--- it: lags, each stage its own query (an alias reused inline is recomputed).
+-- fold_window_states: a bucket's runs (fold_runs materialised: in one
+-- query the sorts exceeded the memory limit) with their states and changes.
+-- The state before a run follows from the three runs before it: lags, each
+-- stage its own query (an alias reused inline is recomputed).
 CREATE OR REPLACE TEMP VIEW fold_window_states AS
 WITH r AS (
     -- Joined on host alone and the carried run picked after: with
@@ -19,8 +18,7 @@ WITH r AS (
     FROM (SELECT *, run_end(x2, run_end(x3, NULL)) AS e2 FROM lagged)
 ), states AS (
     SELECT *, run_end(x0, pre) AS end_state,
-        next_state(pre, class, false, first_row.ever_alive) AS before,
-        next_state(pre, class, true, first_row.ever_alive) AS after
+        next_state(pre, class, false, first_row.ever_alive) AS before, next_state(pre, class, true, first_row.ever_alive) AS after
     FROM before_run
 )
 SELECT host, run_id::BIGINT AS run_id, class, n::BIGINT AS n, run_start, first_row, cross_row,
