@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -78,7 +77,7 @@ func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 		defer req.Body.Close()
 	}
 	s := t.s
-	host := strings.ToLower(strings.TrimSuffix(req.URL.Hostname(), "."))
+	host := canonicalHost(req.URL.Hostname())
 	if !s.handshakes(host, s.nowFor(req)) {
 		return nil, &net.OpError{Op: "remote error", Err: errHandshake}
 	}

@@ -32,8 +32,12 @@ func hostOf(r *http.Request) string {
 	if h == "" && r.TLS != nil {
 		h = r.TLS.ServerName
 	}
-	return strings.ToLower(strings.TrimSuffix(h, "."))
+	return canonicalHost(h)
 }
+
+// canonicalHost is the name the simulator files a host under: lower case,
+// without a root dot.
+func canonicalHost(h string) string { return strings.ToLower(strings.TrimSuffix(h, ".")) }
 
 // abort drops the connection without a response: to the client the host
 // is unreachable.

@@ -3,7 +3,6 @@ package fedisim
 import (
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -117,7 +116,7 @@ func (s *Sim) SpreadServes(host string, t time.Time) (alive bool, etag string, o
 	if s.spread == nil {
 		return false, "", false
 	}
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	host = canonicalHost(host)
 	_, hostile := s.hostile[host]
 	_, flood := s.flood[host]
 	if hostile || flood || s.isCaptured(host) {

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"strings"
 	"sync"
 	"time"
 )
@@ -168,7 +167,7 @@ func (ca *certAuthority) mint(name string, kind int, serial int64) (*tls.Certifi
 // getCertificate picks the certificate for the SNI name, and refuses the
 // handshake for hosts that are unreachable today.
 func (s *Sim) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-	name := strings.ToLower(strings.TrimSuffix(hello.ServerName, "."))
+	name := canonicalHost(hello.ServerName)
 	s.connections.Add(1)
 	if s.cfg.RecordRequests {
 		s.mu.Lock()
