@@ -3,25 +3,30 @@ package crawl
 import (
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/binary"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
 // The system's root certificates, read once for many processes: parsing
 // them is most of what building a crawler costs, and each sandboxed
-// checker builds one. The orchestrator reads them (SystemRootsDER) and
-// hands every checker the certificates' DER, which RootPool parses
-// without crypto/x509's reading of the certificate directory (every file
-// parsed a second time, since the bundle holds them all).
+// checker builds one. The orchestrator reads the files (SystemRootsDER),
+// without parsing a certificate, and hands every checker the
+// certificates' DER, each once; RootPool parses them there, as
+// crypto/x509 would have, without crypto/x509's reading of the certificate
+// directory (every file parsed a second time, since the bundle holds them
+// all). The orchestrator, which makes no TLS connection, parses none.
 
 // The places crypto/x509 reads the system roots from on Linux (its
-// root_linux.go): the first of the files that exists, and every file of
-// the directories. SystemRootsDER compares what it read here with
-// x509.SystemCertPool, so a difference is an error, never other roots.
+// root_linux.go, read as its root_unix.go does): the first of the files
+// that exists, and every file of the directories, unless SSL_CERT_FILE and
+// SSL_CERT_DIR name others. TestSystemRootsDERIsTheSystemPool holds the
+// result equal to x509.SystemCertPool.
 var (
 	rootFiles = []string{
 		"/etc/ssl/certs/ca-certificates.crt",
@@ -35,21 +40,15 @@ var (
 )
 
 // SystemRootsDER returns the system's root certificates, each once, as
-// concatenated DER (RootPool reads it back). It is an error when the
-// certificates it read are not exactly those of x509.SystemCertPool, as on
-// a system whose roots come from elsewhere.
+// RootPool reads them back: each certificate's length (a uvarint), then its
+// DER. It parses none of them; RootPool drops those crypto/x509 cannot
+// parse, as crypto/x509 does when it loads them. Elsewhere than on Linux,
+// where crypto/x509 loads the roots otherwise, and when no file could be
+// read, it is an error.
 func SystemRootsDER() ([]byte, error) {
-	// crypto/x509's loading, which parses every certificate it reads, goes
-	// on beside this one's.
-	type loaded struct {
-		pool *x509.CertPool
-		err  error
+	if runtime.GOOS != "linux" {
+		return nil, fmt.Errorf("system roots: read from files only on Linux, not on %s", runtime.GOOS)
 	}
-	sysc := make(chan loaded, 1)
-	go func() {
-		pool, err := x509.SystemCertPool()
-		sysc <- loaded{pool, err}
-	}()
 	files, dirs := rootFiles, rootDirs
 	if f := os.Getenv("SSL_CERT_FILE"); f != "" {
 		files = []string{f}
@@ -82,9 +81,11 @@ func SystemRootsDER() ([]byte, error) {
 			}
 		}
 	}
-	pool := x509.NewCertPool()
+	if len(pems) == 0 {
+		return nil, errors.New("system roots: no certificate file could be read")
+	}
 	seen := map[[sha256.Size]byte]bool{}
-	var der []byte
+	var out []byte
 	for _, rest := range pems {
 		for {
 			var block *pem.Block
@@ -92,6 +93,7 @@ func SystemRootsDER() ([]byte, error) {
 			if block == nil {
 				break
 			}
+			// What crypto/x509's AppendCertsFromPEM skips.
 			if block.Type != "CERTIFICATE" || len(block.Headers) != 0 {
 				continue
 			}
@@ -99,35 +101,29 @@ func SystemRootsDER() ([]byte, error) {
 			if seen[sum] {
 				continue
 			}
-			cert, err := x509.ParseCertificate(block.Bytes)
-			if err != nil {
-				continue
-			}
 			seen[sum] = true
-			pool.AddCert(cert)
-			der = append(der, block.Bytes...)
+			out = binary.AppendUvarint(out, uint64(len(block.Bytes)))
+			out = append(out, block.Bytes...)
 		}
 	}
-	sys := <-sysc
-	if sys.err != nil {
-		return nil, fmt.Errorf("system roots: %w", sys.err)
-	}
-	if !pool.Equal(sys.pool) {
-		return nil, errors.New("system roots: the certificates read are not those crypto/x509 loads")
-	}
-	return der, nil
+	return out, nil
 }
 
-// RootPool parses concatenated DER certificates (SystemRootsDER's) into a
-// pool, for Options.RootCAs.
-func RootPool(der []byte) (*x509.CertPool, error) {
-	certs, err := x509.ParseCertificates(der)
-	if err != nil {
-		return nil, fmt.Errorf("root certificates: %w", err)
-	}
+// RootPool parses SystemRootsDER's certificates into a pool, for
+// Options.RootCAs, leaving out those crypto/x509 cannot parse, as it does
+// when it loads the system's. Malformed framing is an error.
+func RootPool(roots []byte) (*x509.CertPool, error) {
 	pool := x509.NewCertPool()
-	for _, c := range certs {
-		pool.AddCert(c)
+	for len(roots) > 0 {
+		n, size := binary.Uvarint(roots)
+		if size <= 0 || n > uint64(len(roots)-size) {
+			return nil, errors.New("root certificates: malformed length")
+		}
+		der := roots[size : size+int(n)]
+		roots = roots[size+int(n):]
+		if cert, err := x509.ParseCertificate(der); err == nil {
+			pool.AddCert(cert)
+		}
 	}
 	return pool, nil
 }

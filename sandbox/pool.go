@@ -31,8 +31,8 @@ type PoolOptions struct {
 	// tens of thousands of them come near the limit on a process's
 	// arguments, and would show in ps. Empty: no file.
 	ConnectTo []string
-	// Roots reads the root certificates a checker trusts, as concatenated
-	// DER (crawl.SystemRootsDER), once for every checker: NewPool calls
+	// Roots reads the root certificates a checker trusts, as bytes the
+	// checker decodes (crawl.SystemRootsDER), once for every checker: NewPool calls
 	// it beside the first checkers' start, and the certificates reach each
 	// checker on a pipe of its own, with RootsArgs added to its Args to
 	// have it read them (ReadRoots). Nil: no pipe. An error (logged): the

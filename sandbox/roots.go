@@ -7,8 +7,8 @@ import (
 	"os"
 )
 
-// The system's root certificates reach a checker on a pipe, as DER the
-// orchestrator read once (PoolOptions.Roots): parsing them from the
+// The system's root certificates reach a checker on a pipe, as the
+// orchestrator read them once (PoolOptions.Roots): parsing them from the
 // system's files was the larger part of a checker's start. The pool reads
 // them while its first checkers start, which took as long as the start
 // itself when it came first; each checker waits for them on its pipe only

@@ -128,9 +128,9 @@ func (f crawlFlags) passOptions(e env) (crawlpass.Options, error) {
 	o.ConfigFile = f.common.config
 	o.Progress, o.Quiet, o.Summary, o.Logger = e.stderr, f.common.logging.Quiet, e.stdout, log
 	if f.isolation == "process" {
-		// The system roots are read once, by the pool, rather than by every
-		// checker; where they cannot be read as crypto/x509 reads them,
-		// each checker loads its own.
+		// The system roots' files are read once, by the pool, rather than
+		// by every checker; where crypto/x509 does not load them from files
+		// (elsewhere than on Linux), each checker loads its own.
 		pool := cfg.PoolOptions()
 		pool.Args, pool.ConnectTo = checkerArgs(f.common, f.network), f.network.connectTo
 		pool.Roots, pool.RootsArgs = crawl.SystemRootsDER, []string{"-roots-inherited"}
