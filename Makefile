@@ -102,12 +102,17 @@ bench-latency:
 # less; GOMEMLIMIT holds it on a shared machine. Not in
 # make bench: at a million instances each of the first days checks every
 # known name, a million checks or more (docs/benchmarks.md), so 60 days
-# need a machine of their own for hours.
+# need a machine of their own for hours. MODEL_DIR, a directory, keeps the
+# run's site and a checkpoint after each simulated day there: the same
+# command run again continues from it, so the run may be stopped and
+# resumed (losing at most the day under way) and its figures sum the
+# segments' time.
 MODEL_INSTANCES ?= 1000000
 MODEL_DAYS ?= 60
+MODEL_DIR ?=
 .PHONY: bench-latency-model
 bench-latency-model:
-	GOGC=400 GOMEMLIMIT=8GiB OBSERVER_MODEL_INSTANCES=$(MODEL_INSTANCES) OBSERVER_MODEL_DAYS=$(MODEL_DAYS) \
+	GOGC=400 GOMEMLIMIT=8GiB OBSERVER_MODEL_INSTANCES=$(MODEL_INSTANCES) OBSERVER_MODEL_DAYS=$(MODEL_DAYS) OBSERVER_MODEL_DIR=$(MODEL_DIR) \
 	  $(GO) test -run '^$$' -bench 'DiscoveryLatencyModel$$' -benchtime 1x -timeout $(LATENCY_TIMEOUT) ./cmd/observer
 
 clean:

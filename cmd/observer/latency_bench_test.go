@@ -96,6 +96,14 @@ type latencyFigures struct {
 	every           time.Duration
 	passes          int
 	wall            time.Duration
+	// segments counts the processes a resumed run took (the model's
+	// OBSERVER_MODEL_DIR); wall is their sum. earlier is what the
+	// simulators of the segments before this process's counted.
+	segments int
+	earlier  simCounts
+	// warm is when the births measured start, after Day0 (0: 8 days, past
+	// the observer's warmup of 7).
+	warm time.Duration
 
 	measured, listed, neverListed int
 	p50, p95, max                 time.Duration
@@ -122,7 +130,11 @@ type latencyFigures struct {
 
 func (f latencyFigures) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d instances, %d days, a pass every %s: %d passes in %s\n", f.instances, f.days, f.every, f.passes, f.wall.Round(time.Second))
+	fmt.Fprintf(&b, "%d instances, %d days, a pass every %s: %d passes in %s", f.instances, f.days, f.every, f.passes, f.wall.Round(time.Second))
+	if f.segments > 1 {
+		fmt.Fprintf(&b, " (resumed: %d segments, the time their sum)", f.segments)
+	}
+	fmt.Fprintf(&b, "\n")
 	fmt.Fprintf(&b, "birth to new.atom: p50 %.1f h, p95 %.1f h, max %.1f h over %d instances; %d never listed; %d entries changed id\n",
 		f.p50.Hours(), f.p95.Hours(), f.max.Hours(), f.listed, f.neverListed, f.idChanges)
 	fmt.Fprintf(&b, "stages (p50/p95):")
@@ -143,6 +155,9 @@ func (f latencyFigures) String() string {
 	fmt.Fprintf(&b, " ); dead>1 month or never alive: %.1f%% of checks\n", 100*f.deadLongShare)
 	return b.String()
 }
+
+// simCounts are a simulator's counters that the figures read.
+type simCounts struct{ peersBytes, notModified int64 }
 
 var newEntryID = regexp.MustCompile(`<id>(tag:[^<]*:new/([^<]+))</id>`)
 
@@ -236,8 +251,11 @@ func runLatencyWorld(b *testing.B, n, days int, every time.Duration) latencyFigu
 // listedAt against the model's ground truth: latency from birth to listing
 // and its stages, peers traffic, and checks by state over the run's last
 // third.
-func (f *latencyFigures) fromTruth(b *testing.B, sim *fedisim.Sim, data string, listedAt map[string]time.Time, day0, end time.Time) {
+func (f *latencyFigures) fromTruth(b testing.TB, sim *fedisim.Sim, data string, listedAt map[string]time.Time, day0, end time.Time) {
 	warm := day0.Add(8 * 24 * time.Hour)
+	if f.warm > 0 {
+		warm = day0.Add(f.warm)
+	}
 	var lat []time.Duration
 	var listedIdx []int
 	for i := range f.instances {
@@ -260,14 +278,15 @@ func (f *latencyFigures) fromTruth(b *testing.B, sim *fedisim.Sim, data string, 
 		slices.Sort(lat)
 		f.p50, f.p95, f.max = lat[len(lat)/2], lat[len(lat)*95/100], lat[len(lat)-1]
 	}
-	f.peersPerDay = float64(sim.Stats().PeersBytes) / float64(f.days)
-	f.notModifiedPerDay = float64(sim.Stats().NotModified) / float64(f.days)
+	st := sim.Stats()
+	f.peersPerDay = float64(f.earlier.peersBytes+st.PeersBytes) / float64(f.days)
+	f.notModifiedPerDay = float64(f.earlier.notModified+st.NotModified) / float64(f.days)
 	f.checksByState(b, sim, data, end.Add(-time.Duration(f.days)*24*time.Hour/3), end)
 }
 
 // openSnapshotViews opens the benchmark's data directory with the
 // snapshots' views defined, for reading its checks directly.
-func openSnapshotViews(b *testing.B, data string) *duck.Store {
+func openSnapshotViews(b testing.TB, data string) *duck.Store {
 	ctx := context.Background()
 	store, err := duck.Open(ctx, data, duck.Options{})
 	if err != nil {
@@ -282,7 +301,7 @@ func openSnapshotViews(b *testing.B, data string) *duck.Store {
 
 // checksByState counts the checks made from `from` to `to` by the checked
 // host's true state then, per day.
-func (f *latencyFigures) checksByState(b *testing.B, sim *fedisim.Sim, data string, from, to time.Time) {
+func (f *latencyFigures) checksByState(b testing.TB, sim *fedisim.Sim, data string, from, to time.Time) {
 	ctx := context.Background()
 	store := openSnapshotViews(b, data)
 	defer store.Close()
@@ -334,7 +353,7 @@ func (f *latencyFigures) checksByState(b *testing.B, sim *fedisim.Sim, data stri
 
 // stagesOf splits the latency of the listed instances into its stages,
 // from the ground truth and the observer's own records.
-func (f *latencyFigures) stagesOf(b *testing.B, sim *fedisim.Sim, data string, idx []int, listedAt map[string]time.Time, end time.Time) {
+func (f *latencyFigures) stagesOf(b testing.TB, sim *fedisim.Sim, data string, idx []int, listedAt map[string]time.Time, end time.Time) {
 	if len(idx) == 0 {
 		return
 	}
@@ -405,7 +424,7 @@ func (f *latencyFigures) stagesOf(b *testing.B, sim *fedisim.Sim, data string, i
 // observer discovered it (the hubs' lists are read every pass); and, for
 // the other lists that named it before the hubs, how soon the observer
 // read them.
-func tailBreakdown(b *testing.B, sim *fedisim.Sim, store *duck.Store, idx []int, discovered map[string]time.Time, end time.Time) string {
+func tailBreakdown(b testing.TB, sim *fedisim.Sim, store *duck.Store, idx []int, discovered map[string]time.Time, end time.Time) string {
 	ctx := context.Background()
 	rows, err := store.Reader.Query(ctx, "SELECT host, list(checked_at ORDER BY checked_at) FROM checks WHERE peers_fetched OR coalesce(peers_not_modified, false) GROUP BY host")
 	if err != nil {
