@@ -163,9 +163,12 @@ type Pool struct {
 
 	mu    sync.Mutex
 	procs map[*proc]struct{}
-	// changed is closed, and replaced, when a checker gains room for a
-	// check or is gone: the checks waiting for one look again.
-	changed   chan struct{}
+	// waiters are the checks waiting for a checker (get), first come
+	// first; wakeLocked tells as many as there is new room for to look
+	// again, not all of them: tens of checks wait while a few run, and
+	// waking them all at every finished check cost the crawl as much as
+	// decoding the results.
+	waiters   []*waiter
 	closed    bool
 	cgroup    bool   // put each checker in its own cgroup
 	cgroupWhy string // why not, if CgroupParent was set
@@ -200,7 +203,6 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 		log:      opts.Logger,
 		owned:    owned,
 		slots:    make(chan struct{}, opts.Size),
-		changed:  make(chan struct{}),
 		starting: make(chan struct{}, 1),
 		procs:    map[*proc]struct{}{},
 		cgroup:   opts.CgroupParent != "",
@@ -270,13 +272,59 @@ func (p *Pool) ready(pr *proc, take bool) {
 	if take {
 		pr.inflight, pr.begun = 1, 1
 	}
-	p.wakeLocked()
+	p.wakeLocked(p.opts.ChecksAtOnce - pr.inflight)
 }
 
-// wakeLocked tells the checks waiting for a checker to look again.
-func (p *Pool) wakeLocked() {
-	close(p.changed)
-	p.changed = make(chan struct{})
+// A waiter is a check waiting in get for a checker with room, or for its
+// turn to start one.
+type waiter struct {
+	// wake has a token when the check is to look again.
+	wake chan struct{}
+}
+
+func newWaiter() *waiter { return &waiter{wake: make(chan struct{}, 1)} }
+
+// wakeLocked tells the first n waiting checks to look again (all if n is
+// negative); the first of them also looks whether it may start a checker.
+func (p *Pool) wakeLocked(n int) {
+	for i, w := range p.waiters {
+		if n >= 0 && i >= n {
+			break
+		}
+		select {
+		case w.wake <- struct{}{}:
+		default: // told already
+		}
+	}
+}
+
+// queueLocked puts w at the end of the waiting checks if it is not among
+// them, and says whether it is the first.
+func (p *Pool) queueLocked(w *waiter) (first bool) {
+	if !slices.Contains(p.waiters, w) {
+		p.waiters = append(p.waiters, w)
+	}
+	return p.waiters[0] == w
+}
+
+// leaveLocked takes w out of the waiting checks. A wake it was given and
+// did not use goes to the next, as does the first place, whose holder
+// looks whether it may start a checker.
+func (p *Pool) leaveLocked(w *waiter) {
+	i := slices.Index(p.waiters, w)
+	if i < 0 {
+		return
+	}
+	p.waiters = slices.Delete(p.waiters, i, i+1)
+	unused := false
+	select {
+	case <-w.wake:
+		unused = true
+	default:
+	}
+	if i == 0 || unused {
+		p.wakeLocked(1)
+	}
 }
 
 // Report is the confinement the first checker reported, with the pool's
@@ -428,18 +476,28 @@ func (p *Pool) isClosed() bool {
 }
 
 // get takes a checker with room for another check, the one with the fewest
-// under way, or starts one if none has room and no other start is under
-// way; else it takes whichever comes first, a checker with room or its turn
-// to start one. So checkers start as work needs them: a pass of quick
+// under way; if none has room, the check waits in line (waiters), and the
+// first in line starts one when no other start is under way, or takes
+// whichever comes first, a checker with room or its turn to start one. So
+// checkers start as work needs them: a pass of quick
 // checks runs on a few, one of slow checks ramps up to Size checks at once
 // one start at a time, and a burst of checks at the start of a pass does
 // not start processes at once for work a handful could do. Past one checker
 // per CPU, mayStart also asks that the CPUs have room for another.
 func (p *Pool) get(ctx context.Context) (*proc, error) {
+	w := newWaiter()
+	defer func() {
+		p.mu.Lock()
+		p.leaveLocked(w)
+		p.mu.Unlock()
+	}()
 	for {
 		p.mu.Lock()
 		pr, dead := p.takeLocked()
-		changed := p.changed
+		first := false
+		if pr == nil && len(dead) == 0 {
+			first = p.queueLocked(w)
+		}
 		p.mu.Unlock()
 		for _, d := range dead {
 			d.kill()
@@ -451,18 +509,25 @@ func (p *Pool) get(ctx context.Context) (*proc, error) {
 		if len(dead) > 0 {
 			continue
 		}
-		// A nil channel never proceeds: with no start allowed, wait for
-		// a checker with room, looking again now and then.
-		starting, recheck := p.starting, (<-chan time.Time)(nil)
-		if !p.mayStart() {
-			starting = nil
-			recheck = time.After(loadRecheck)
+		// A nil channel never proceeds. The first waiting check may
+		// start a checker, or, with no start allowed, looks again now
+		// and then; the others wait to be told.
+		starting, recheck := (chan struct{})(nil), (<-chan time.Time)(nil)
+		if first {
+			starting = p.starting
+			if !p.mayStart() {
+				starting = nil
+				recheck = time.After(loadRecheck)
+			}
 		}
 		select {
-		case <-changed:
+		case <-w.wake:
 		case starting <- struct{}{}:
 			p.mu.Lock()
 			p.lastStart = time.Now()
+			// No longer waiting: room that comes while this check's
+			// checker starts is another's.
+			p.leaveLocked(w)
 			p.mu.Unlock()
 			pr, err := p.start(ctx)
 			<-p.starting
@@ -593,13 +658,18 @@ func (p *Pool) put(pr *proc, sent time.Time) {
 		retire = cpu >= p.opts.RetireCPUSeconds
 	}
 	p.mu.Lock()
+	joined := !pr.ready
 	pr.ready = true // a checker of a check alone (checkAlone) joins the pool
 	if retire || p.closed || pr.begun >= p.opts.ChecksPerProcess {
 		pr.retiring = true
 	}
 	idle := pr.retiring && pr.inflight == 0
 	if !pr.retiring {
-		p.wakeLocked()
+		room := 1
+		if joined {
+			room = p.opts.ChecksAtOnce - pr.inflight
+		}
+		p.wakeLocked(room)
 	}
 	p.mu.Unlock()
 	if idle {

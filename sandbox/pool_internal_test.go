@@ -35,3 +35,43 @@ func TestStartMore(t *testing.T) {
 		}
 	}
 }
+
+// A finished check tells one waiting check to look again, not all of them;
+// the first place, and a wake not used, pass to the next in line.
+func TestWaitingChecksAreToldInTurn(t *testing.T) {
+	p := &Pool{}
+	a, b, c := newWaiter(), newWaiter(), newWaiter()
+	told := func() (got []bool) {
+		for _, w := range []*waiter{a, b, c} {
+			got = append(got, len(w.wake) == 1)
+		}
+		return got
+	}
+	want := func(step string, a, b, c bool) {
+		t.Helper()
+		if got := told(); got[0] != a || got[1] != b || got[2] != c {
+			t.Errorf("%s: told %v, want [%v %v %v]", step, got, a, b, c)
+		}
+	}
+	for i, w := range []*waiter{a, b, c} {
+		if first := p.queueLocked(w); first != (i == 0) {
+			t.Errorf("waiter %d queued first = %v", i, first)
+		}
+	}
+	if !p.queueLocked(a) || len(p.waiters) != 3 {
+		t.Fatalf("queueing a waiter again changed the line: %d waiting", len(p.waiters))
+	}
+	p.wakeLocked(1)
+	want("one check's room", true, false, false)
+	<-a.wake
+	p.leaveLocked(a) // took a checker: b is first now
+	want("the first left", false, true, false)
+	p.leaveLocked(b) // gave up (its context ended) without using its wake
+	want("a wake unused", false, false, true)
+	<-c.wake
+	p.wakeLocked(-1)
+	want("a checker gone", false, false, true)
+	if len(p.waiters) != 1 || p.waiters[0] != c {
+		t.Errorf("waiting after two left: %d", len(p.waiters))
+	}
+}

@@ -450,7 +450,7 @@ func (pr *proc) kill() {
 		pr.removeCgroup()
 		p.mu.Lock()
 		delete(p.procs, pr)
-		p.wakeLocked()
+		p.wakeLocked(-1)
 		p.mu.Unlock()
 	})
 }
