@@ -94,22 +94,11 @@ func TestPassesNeverCheckABlocklistedHost(t *testing.T) {
 		t.Errorf("second pass checked %v, want none (every host due is blocklisted)", checked)
 	}
 
-	s, err := duck.Open(ctx, data, duck.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Reader.CreateSnapshotViews(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := s.Reader.QueryMaps(ctx, "SELECT (SELECT list(blocklisted ORDER BY started_at) FROM passes)::VARCHAR AS blocklisted, "+
+	row := snapshotRow(t, data, "SELECT (SELECT list(blocklisted ORDER BY started_at) FROM passes)::VARCHAR AS blocklisted, "+
 		"(SELECT count(DISTINCT host) FROM discoveries) AS known")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The blocklisted hosts are recorded, all the same: a blocklist edit
 	// takes effect without crawling again.
-	if got := fmt.Sprint(rows[0]["blocklisted"], " ", rows[0]["known"]); got != "[0, 4] 7" {
+	if got := fmt.Sprint(row["blocklisted"], " ", row["known"]); got != "[0, 4] 7" {
 		t.Errorf("blocklisted per pass, known hosts = %s, want [0, 4] 7", got)
 	}
 }

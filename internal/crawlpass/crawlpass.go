@@ -7,10 +7,11 @@
 // are both), writes the known hosts into the table the checkers share, runs
 // the checks (crawl.Pass) in sandboxed checker processes (started as the
 // pass begins, so that their start overlaps all this) or in this one, and
-// writes the snapshots, the summary and the passes row. The caller reads and
-// checks every input (the config, the crawler, the seed list, the
-// blocklist) first: a first run with a bad one must not create the data
-// directory.
+// writes the snapshots, the summary and the passes row. Into a data
+// directory that does not exist yet, the seeds' checks start while it is
+// created and opened (seedsFirst). The caller reads and checks every input
+// (the config, the crawler, the seed list, the blocklist) first: a first
+// run with a bad one must not create the data directory.
 package crawlpass
 
 import (
@@ -19,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -111,36 +113,106 @@ func Run(ctx context.Context, o Options) error {
 	// and of the known hosts into their table, which they wait for.
 	checkers := o.startCheckers(ctx, known)
 	defer checkers.stop()
-	r, err := open(ctx, o)
-	if err != nil {
-		return beforeChecks(err)
+	passID := duck.NewPassID(o.Now)
+	checksCtx, cancelChecks := context.WithCancelCause(ctx)
+	defer cancelChecks(nil)
+	var (
+		r   *passRun
+		due *crawl.DueList
+		// opened is closed once r is open (or failed to open: openErr),
+		// the seeds recorded.
+		opened  = make(chan struct{})
+		openErr error
+	)
+	defer func() {
+		<-opened
+		if r != nil {
+			r.close(ctx)
+		}
+	}()
+	if o.seedsFirst() {
+		// Nothing to read: the seeds are the due list and the known
+		// hosts, and the checks start while DuckDB opens the directory.
+		due = seedsDue(o.Seeds, nil, o.DomainBudget)
+		if err := writeKnown(known, o.Seeds); err != nil {
+			close(opened)
+			return beforeChecks(err)
+		}
+		go func() {
+			defer close(opened)
+			r, openErr = open(ctx, o, passID)
+			if openErr == nil {
+				_, openErr = r.recordSeeds(ctx)
+			}
+			if openErr != nil {
+				// The checks under way are not recorded.
+				cancelChecks(openErr)
+				return
+			}
+			r.logStart(due, known, len(o.Seeds))
+		}()
+	} else {
+		r, err = open(ctx, o, passID)
+		close(opened)
+		if err != nil {
+			return beforeChecks(err)
+		}
+		seeded, err := r.recordSeeds(ctx)
+		if err != nil {
+			return beforeChecks(err)
+		}
+		if due, err = r.dueAndKnownHosts(ctx, seeded, known); err != nil {
+			return beforeChecks(err)
+		}
+		r.logStart(due, known, len(seeded.added))
 	}
-	defer r.close(ctx)
-	seeded, err := r.recordSeeds(ctx)
-	if err != nil {
-		return beforeChecks(err)
-	}
-	due, err := r.dueAndKnownHosts(ctx, seeded, known)
-	if err != nil {
-		return beforeChecks(err)
-	}
-	r.log.Info("crawl pass starting", "pass", r.passID, "due", len(due.Hosts), "blocklisted", due.Blocklisted, "over_domain_budget", due.OverDomainBudget,
-		"known", known.Len(), "known_table_bytes", known.Bytes(), "seeded", len(seeded.added), "concurrency", o.Pass.Concurrency, "max_checks", o.Pass.MaxChecks,
-		"duration", o.Pass.Duration)
 	checker, err := checkers.ready()
 	if err != nil {
 		return beforeChecks(err)
 	}
-	sum, runErr := r.runChecks(ctx, checker, known.Set(), due)
+	// The checks record into the data directory's writer, waiting for it
+	// if it is still being opened.
+	sink := sinkFunc(func(ctx context.Context, res observer.Result) error {
+		<-opened
+		if openErr != nil {
+			return openErr
+		}
+		return r.writer.Record(ctx, res)
+	})
+	sum, runErr := o.runChecks(checksCtx, passID, sink, checker, known.Set(), due, func() *passRun { <-opened; return r })
 	// Killed and reaped while the snapshots are written.
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
 		checkers.stop()
 	}()
-	err = r.finish(ctx, sum, runErr, due)
-	<-stopped
-	return err
+	defer func() { <-stopped }()
+	<-opened
+	if openErr != nil {
+		return beforeChecks(openErr)
+	}
+	return r.finish(ctx, sum, runErr, due)
+}
+
+// seedsFirst says whether the pass can check its seeds before it opens the
+// data directory: the directory does not exist yet (in one that does), so
+// it knows no host, and the seeds are both the due list and the known
+// hosts (dueAndKnownHosts's shortcut), none of them named by a blocklist,
+// which DuckDB would match. DuckDB's start then overlaps the first checks
+// instead of holding them up: it took longer than the checkers' (the
+// first-pass benchmark). Should the directory still fail to open, the
+// checks stop unrecorded with its error. Another pass creating the same
+// directory meanwhile would have to take its lock and finish within the
+// few milliseconds this one takes to open it.
+func (o Options) seedsFirst() bool {
+	if len(o.Seeds) == 0 || o.Blocklist.Len() > 0 || o.Views.Rules.Warmup <= 0 {
+		return false
+	}
+	if _, err := os.Lstat(o.Data); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	parent, err := os.Stat(filepath.Dir(o.Data))
+	return err == nil && parent.IsDir()
 }
 
 // BeforeChecks is err, which ended a pass before its first check, unless
@@ -168,8 +240,8 @@ type passRun struct {
 
 // open opens the data directory, locked for this pass, with a writer for
 // the pass's snapshots. close releases them.
-func open(ctx context.Context, o Options) (*passRun, error) {
-	log := cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+func open(ctx context.Context, o Options, passID string) (*passRun, error) {
+	log := o.logger()
 	store, err := duck.Open(ctx, o.Data, duck.Options{Create: true, Logger: log, MemoryLimit: o.MemoryLimit})
 	if err != nil {
 		return nil, err
@@ -179,7 +251,6 @@ func open(ctx context.Context, o Options) (*passRun, error) {
 		store.Close()
 		return nil, err
 	}
-	passID := duck.NewPassID(o.Now)
 	writer, err := store.Snapshots.NewWriter(passID, duck.WriterOptions{FlushChecks: o.FlushChecks})
 	if err != nil {
 		lock.Release()
@@ -268,20 +339,7 @@ func (r *passRun) dueAndKnownHosts(ctx context.Context, s seeding, known *sandbo
 				return nil, err
 			}
 		}
-		due := crawl.NewDueList(r.DomainBudget)
-		for _, h := range slices.Sorted(slices.Values(s.added)) {
-			_, isBlocked := blocked[h]
-			due.Offer(h, true, isBlocked, crawl.PeersDue{Fetch: true})
-		}
-		err := known.Write(len(s.added), func(add func(observer.Host) (bool, error)) error {
-			for _, h := range s.added {
-				if _, err := add(h); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		return due, err
+		return seedsDue(s.added, blocked, r.DomainBudget), writeKnown(known, s.added)
 	}
 	if len(s.added) > 0 {
 		// The seeds must be on disk before the schedule is derived.
@@ -310,6 +368,31 @@ func (r *passRun) dueAndKnownHosts(ctx context.Context, s seeding, known *sandbo
 		return cmp.Or(err, addErr)
 	})
 	return due, err
+}
+
+// seedsDue is the due list of a data directory's first pass: its seeds,
+// by name as the schedule orders hosts due at one time, less those blocked
+// names.
+func seedsDue(seeds []observer.Host, blocked map[observer.Host]string, domainBudget int) *crawl.DueList {
+	due := crawl.NewDueList(domainBudget)
+	for _, h := range slices.Sorted(slices.Values(seeds)) {
+		_, isBlocked := blocked[h]
+		due.Offer(h, true, isBlocked, crawl.PeersDue{Fetch: true})
+	}
+	return due
+}
+
+// writeKnown writes hosts, a data directory's first pass's seeds, into the
+// known table.
+func writeKnown(known *sandbox.SharedKnown, hosts []observer.Host) error {
+	return known.Write(len(hosts), func(add func(observer.Host) (bool, error)) error {
+		for _, h := range hosts {
+			if _, err := add(h); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // readDueHosts defines the views over the derived state and reads the due
@@ -365,7 +448,7 @@ func (o Options) startCheckers(ctx context.Context, known *sandbox.SharedKnown) 
 		close(c.started)
 		return c
 	}
-	log := cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	log := o.logger()
 	if os.Geteuid() == 0 {
 		log.Warn("running as root: each checker drops every capability before it confines itself, but it keeps uid 0, " +
 			"whose files only Landlock then keeps it from, and the orchestrator keeps every privilege; " +
@@ -413,28 +496,38 @@ func (c *checkers) stop() {
 	})
 }
 
-// runChecks checks the due hosts, recording each check through the writer
-// and reporting progress until the pass ends.
-func (r *passRun) runChecks(ctx context.Context, checker crawl.Checker, known *crawl.KnownSet, due *crawl.DueList) (crawl.Summary, error) {
-	prog := crawl.NewProgress(r.writer, len(due.Hosts), r.Pass.Duration)
+// logStart logs what the pass is about to check.
+func (r *passRun) logStart(due *crawl.DueList, known *sandbox.SharedKnown, seeded int) {
+	r.log.Info("crawl pass starting", "pass", r.passID, "due", len(due.Hosts), "blocklisted", due.Blocklisted, "over_domain_budget", due.OverDomainBudget,
+		"known", known.Len(), "known_table_bytes", known.Bytes(), "seeded", seeded, "concurrency", r.Pass.Concurrency, "max_checks", r.Pass.MaxChecks,
+		"duration", r.Pass.Duration)
+}
+
+// runChecks checks the due hosts of pass passID, recording each check
+// through sink and reporting progress until the pass ends; opened waits
+// for the data directory, open, and returns it (nil if it failed to open).
+func (o Options) runChecks(ctx context.Context, passID string, sink crawl.Sink, checker crawl.Checker, known *crawl.KnownSet, due *crawl.DueList,
+	opened func() *passRun) (crawl.Summary, error) {
+	log := o.logger()
+	prog := crawl.NewProgress(sink, len(due.Hosts), o.Pass.Duration)
 	reportCtx, stopReport := context.WithCancel(ctx)
 	reported := make(chan struct{})
 	go func() {
 		defer close(reported)
-		prog.Report(reportCtx, r.Progress, r.log, r.Quiet)
+		prog.Report(reportCtx, o.Progress, log, o.Quiet)
 	}()
-	pass := r.Pass
-	pass.Checker, pass.Sink, pass.Known, pass.Logger = checker, prog, known, r.log
-	pass.PassID, pass.Peers = r.passID, due.Peers
+	pass := o.Pass
+	pass.Checker, pass.Sink, pass.Known, pass.Logger = checker, prog, known, log
+	pass.PassID, pass.Peers = passID, due.Peers
 	// The pass clock starts now, not when the run was set up: the
 	// derivation and the checkers' start-up came between, and checked_at
 	// is when a check started. A given Now is the pass's start as given.
 	pass.Now = time.Time{}
-	if r.NowGiven {
-		pass.Now = r.Now
+	if o.NowGiven {
+		pass.Now = o.Now
 	}
 	// Hosts found in this pass are checked in it, within its budgets.
-	pass.CheckDiscovered = prog.Admitting(due.AdmitDiscovered(r.DiscoveredChecks, r.blockedAmong(ctx)))
+	pass.CheckDiscovered = prog.Admitting(due.AdmitDiscovered(o.DiscoveredChecks, o.blockedAmong(ctx, opened)))
 	sum, err := pass.Run(ctx, due.Hosts)
 	stopReport()
 	<-reported
@@ -447,15 +540,18 @@ func (r *passRun) runChecks(ctx context.Context, checker crawl.Checker, known *c
 // the next pass's due list matches again. Without a blocklist it names
 // none and asks nothing: that query, one for each check that discovers
 // hosts, was a fifth of the million-instance model's CPU.
-func (r *passRun) blockedAmong(ctx context.Context) func([]observer.Host) map[observer.Host]bool {
+func (o Options) blockedAmong(ctx context.Context, opened func() *passRun) func([]observer.Host) map[observer.Host]bool {
 	return func(hosts []observer.Host) map[observer.Host]bool {
 		blocked := map[observer.Host]bool{}
-		if r.Blocklist.Len() == 0 {
+		if o.Blocklist.Len() == 0 {
 			return blocked
 		}
-		named, err := r.store.Reader.BlockedAmong(ctx, hosts)
+		named, err := map[observer.Host]string(nil), errors.New("the data directory is not open")
+		if r := opened(); r != nil {
+			named, err = r.store.Reader.BlockedAmong(ctx, hosts)
+		}
 		if err != nil && ctx.Err() == nil {
-			r.log.Warn("match discovered hosts against the blocklist; they are left to a later pass", "hosts", len(hosts), "err", err)
+			o.logger().Warn("match discovered hosts against the blocklist; they are left to a later pass", "hosts", len(hosts), "err", err)
 		}
 		for _, h := range hosts {
 			if _, ok := named[h]; ok || err != nil {
@@ -465,6 +561,14 @@ func (r *passRun) blockedAmong(ctx context.Context) func([]observer.Host) map[ob
 		return blocked
 	}
 }
+
+// sinkFunc is a function as a crawl.Sink.
+type sinkFunc func(context.Context, observer.Result) error
+
+func (f sinkFunc) Record(ctx context.Context, r observer.Result) error { return f(ctx, r) }
+
+// logger is the pass's logger.
+func (o Options) logger() *slog.Logger { return cmp.Or(o.Logger, slog.New(slog.DiscardHandler)) }
 
 // finish writes what the pass recorded to disk, prints its summary and
 // records it in data/passes. It returns the pass's error, else a

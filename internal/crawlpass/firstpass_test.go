@@ -48,7 +48,7 @@ func TestFirstPassDueListIsTheDerivedOne(t *testing.T) {
 		Views:        duck.ViewParams{Rules: rules},
 		Peers:        duck.PeersSchedule{Interval: 14 * day, MinInterval: time.Hour},
 		DomainBudget: 2,
-	})
+	}, "test-pass")
 	if err != nil {
 		t.Fatal(err)
 	}
