@@ -44,7 +44,33 @@ type CheckOptions struct {
 	CheckedAt time.Time
 	// PassID is copied into the check row.
 	PassID string
+	// Prelude, when set, carries a check's reading of the host before its
+	// peers list (robots.txt, NodeInfo, the decision that the host is
+	// alive and not opted out) to a later check of the host: a check given
+	// an empty one that reaches the peers list keeps its reading there,
+	// and a check given one that holds a reading starts from it, at the
+	// peers list, without asking for robots.txt and NodeInfo again. Only
+	// for a caller that knows those answers of the host have not changed
+	// since: the in-process model of the Fediverse
+	// (testsupport.FastModelChecker, whose test holds its checks equal to
+	// the crawler's). Nil, as in production, reads them at every check.
+	Prelude *Prelude
 }
+
+// Prelude is a check's reading of a host before its peers list (see
+// CheckOptions.Prelude). The zero value holds none; once it holds one it
+// is only read, and may be shared by checks of the host.
+type Prelude struct {
+	kept   bool
+	res    observer.Result
+	robots *parse.Robots
+	steps  []Step
+	bytes  int64
+	wire   int64
+}
+
+// Kept says whether p holds a reading.
+func (p *Prelude) Kept() bool { return p.kept }
 
 // Check checks one host and returns what it learnt, with a trace of what it
 // did. It depends only on its arguments, the Crawler's configuration and the
@@ -120,27 +146,60 @@ func (k *check) fail(what string, err error) {
 }
 
 func (k *check) run(ctx context.Context) {
-	if !k.readRobots(ctx) {
+	switch p := k.opts.Prelude; {
+	case p != nil && p.kept:
+		k.resume(p)
+	case !k.prelude(ctx):
 		return
-	}
-	if !k.allowed("/.well-known/nodeinfo") {
-		return
-	}
-	links, status, ok := k.wellKnown(ctx)
-	if !ok {
-		return
-	}
-	if !k.nodeInfo(ctx, links, status) {
-		return
-	}
-	if k.optedOut(ctx) {
-		return
+	case p != nil:
+		k.keep(p)
 	}
 	if k.opts.FetchPeers {
 		k.peers(ctx)
 	} else {
 		k.f.note("peers not due in this pass")
 	}
+}
+
+// prelude reads what a check reads before the peers list, and says
+// whether the check goes on to it: the host is alive, allowed and not
+// opted out.
+func (k *check) prelude(ctx context.Context) bool {
+	if !k.readRobots(ctx) {
+		return false
+	}
+	if !k.allowed("/.well-known/nodeinfo") {
+		return false
+	}
+	links, status, ok := k.wellKnown(ctx)
+	if !ok {
+		return false
+	}
+	if !k.nodeInfo(ctx, links, status) {
+		return false
+	}
+	return !k.optedOut(ctx)
+}
+
+// keep keeps the check's reading so far in p, unless it discovered a host
+// (a redirect), which the known hosts decide and the check's time dates.
+func (k *check) keep(p *Prelude) {
+	if len(k.res.Discoveries) > 0 || k.res.Check.MovedTo != "" {
+		return
+	}
+	*p = Prelude{kept: true, res: *k.res, robots: k.f.robots, steps: slices.Clone(k.f.steps), bytes: k.f.bytes, wire: k.f.wire.Bytes()}
+}
+
+// resume takes p's reading as this check's so far: its time and pass
+// stay the check's own.
+func (k *check) resume(p *Prelude) {
+	at, pass := k.res.Check.CheckedAt, k.res.Check.PassID
+	*k.res = p.res
+	k.res.Check.CheckedAt, k.res.Check.PassID = at, pass
+	k.f.robots = p.robots
+	k.f.steps = slices.Clone(p.steps)
+	k.f.bytes = p.bytes
+	k.f.wire.n.Add(p.wire)
 }
 
 // readRobots applies RFC 9309: 2xx is parsed, 4xx (no robots.txt) allows

@@ -18,7 +18,8 @@ import (
 // which answers move: only whether a host answers and its list's ETag
 // and body). A check that reads a list's body, which moves with the time
 // and whose new names depend on the known hosts, runs the crawler every
-// time. What is reused is only what the crawler read: the host, the
+// time, from its reading of the host's robots.txt and NodeInfo kept by
+// the first such check (crawl.CheckOptions.Prelude). What is reused is only what the crawler read: the host, the
 // check's time and pass and the validators it sent are the check's own,
 // its duration 0 (no network was waited for), and a reused 304 counts in
 // sim's Stats as a served one does. TestFastModelCheckerIsTheCrawler holds
@@ -27,13 +28,14 @@ import (
 // measures the crawler's real reading.
 //
 // It keeps a result for each host and kind of reading it reuses, about
-// 1.4 KB with the trace: 1.5 to 2 GB at a million instances.
+// 1.4 KB with the trace: 1.5 to 2 GB at a million instances; and a
+// prelude for each host whose list it read.
 func FastModelChecker(sim *fedisim.Sim, opts crawl.Options) (crawl.Checker, error) {
 	slow, err := ModelChecker(sim, opts)
 	if err != nil {
 		return nil, err
 	}
-	f := &fastModel{sim: sim, slow: slow}
+	f := &fastModel{sim: sim, slow: slow, preludes: map[observer.Host]*crawl.Prelude{}}
 	for i := range f.kept {
 		f.kept[i] = map[observer.Host]kept{}
 	}
@@ -55,6 +57,8 @@ type fastModel struct {
 	slow crawl.Checker
 	mu   sync.Mutex
 	kept [answerKinds]map[observer.Host]kept
+	// preludes are the crawler's readings of hosts before their lists.
+	preludes map[observer.Host]*crawl.Prelude
 }
 
 // kept is the crawler's reading of one of a host's answers.
@@ -81,7 +85,7 @@ func (f *fastModel) Check(ctx context.Context, host observer.Host, o crawl.Check
 		// conditionally at all: a reading kept as a 304 says it does.
 		kind = answersNotModified
 	default:
-		return f.slow.Check(ctx, host, o)
+		return f.readList(ctx, host, o)
 	}
 	f.mu.Lock()
 	k, hit := f.kept[kind][host]
@@ -99,6 +103,26 @@ func (f *fastModel) Check(ctx context.Context, host observer.Host, o crawl.Check
 	if reusable(kind, res) {
 		f.mu.Lock()
 		f.kept[kind][host] = kept{res: res, tr: tr}
+		f.mu.Unlock()
+	}
+	return res, tr
+}
+
+// readList runs the crawler for a check of a host that answers and whose
+// list it reads, from the host's prelude if a check kept one.
+func (f *fastModel) readList(ctx context.Context, host observer.Host, o crawl.CheckOptions) (observer.Result, crawl.Trace) {
+	f.mu.Lock()
+	p := f.preludes[host]
+	f.mu.Unlock()
+	if p != nil {
+		o.Prelude = p
+		return f.slow.Check(ctx, host, o)
+	}
+	o.Prelude = new(crawl.Prelude)
+	res, tr := f.slow.Check(ctx, host, o)
+	if o.Prelude.Kept() {
+		f.mu.Lock()
+		f.preludes[host] = o.Prelude
 		f.mu.Unlock()
 	}
 	return res, tr
