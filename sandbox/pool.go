@@ -42,7 +42,7 @@ type PoolOptions struct {
 	// Env is added to the checker's environment, which otherwise holds
 	// only SSL_CERT_FILE, SSL_CERT_DIR and TZ from ours,
 	// GODEBUG=netdns=go (the pure-Go resolver needs no libc plugins,
-	// which Landlock would not let it load) and GOMAXPROCS=1.
+	// which Landlock would not let it load), GOMAXPROCS=1 and GOGC=200.
 	Env []string
 	// Size is the number of checks at once, in all checkers: the pass's
 	// concurrency. Default 1.
