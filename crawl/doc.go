@@ -4,7 +4,8 @@
 //
 // Everything a check fetches comes from untrusted hosts, so the rules of the
 // threat model (docs/security.md) are enforced here: HTTPS and HTTP/1.1
-// only, no proxy from the environment, an address guard at dial time
+// only (classical key exchanges: what a check reads is public), no proxy
+// from the environment, an address guard at dial time
 // (code.dny.dev/ssrf) so no name can lead to a non-public address, redirects
 // followed only within the host and to paths robots.txt allows (robots.txt
 // itself may redirect to another host's /robots.txt, RFC 9309), body caps

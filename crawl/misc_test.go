@@ -1,8 +1,10 @@
 package crawl_test
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -200,4 +202,23 @@ func FuzzParseConnectTo(f *testing.F) {
 			t.Fatalf("%q parsed as %+v, printed %q, reparsed %+v, %v", s, c, c.String(), again, err)
 		}
 	})
+}
+
+// A check offers the classical key exchanges only, not the post-quantum
+// hybrid: what it reads is public, and the hybrid cost a quarter of its TLS.
+func TestCheckOffersClassicalKeyExchanges(t *testing.T) {
+	e := newEnv(t)
+	e.host("alpha.social", instance("alpha.social", "Mastodon", `[]`))
+	r, _ := e.check("alpha.social", crawl.CheckOptions{FetchPeers: true})
+	wantOutcome(t, r, observer.OutcomeAlive, "")
+	hellos := e.srv.KeyExchanges()
+	if len(hellos) == 0 {
+		t.Fatal("no client hello seen")
+	}
+	want := []tls.CurveID{tls.X25519, tls.CurveP256, tls.CurveP384, tls.CurveP521}
+	for i, got := range hellos {
+		if !slices.Equal(got, want) {
+			t.Errorf("client hello %d offered %v, want %v", i+1, got, want)
+		}
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -111,7 +112,10 @@ type Server struct {
 	mu       sync.Mutex
 	hosts    map[string]http.Handler
 	requests []Request
-	conns    atomic.Int64
+	// keyShares are the key exchanges each client hello offered, in the
+	// order the hellos came.
+	keyShares [][]tls.CurveID
+	conns     atomic.Int64
 }
 
 // NewServer starts a server on addr ("127.0.0.1" or another loopback
@@ -125,7 +129,13 @@ func NewServer(t testing.TB, addr string) *Server {
 	}
 	hs.Listener.Close()
 	hs.Listener = ln
-	hs.TLS = &tls.Config{Certificates: []tls.Certificate{TestCA(t).Leaf}}
+	hs.TLS = &tls.Config{Certificates: []tls.Certificate{TestCA(t).Leaf},
+		GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			s.mu.Lock()
+			s.keyShares = append(s.keyShares, slices.Clone(hello.SupportedCurves))
+			s.mu.Unlock()
+			return nil, nil
+		}}
 	hs.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
 		return context.WithValue(ctx, connKey{}, s.conns.Add(1))
 	}
@@ -220,6 +230,13 @@ func (s *Server) Overlaps() (a, b int64, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// KeyExchanges are the key exchanges each client hello offered.
+func (s *Server) KeyExchanges() [][]tls.CurveID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.keyShares)
 }
 
 // Port returns the server's port.
