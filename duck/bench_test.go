@@ -218,21 +218,7 @@ func BenchmarkDeriveFull(b *testing.B) {
 func BenchmarkDeriveIncrementalDay(b *testing.B) {
 	src := benchData(b)
 	ctx := context.Background()
-	dir := benchDir(b, src, 0)
-	// OBSERVER_BENCH_STATE names a directory that keeps the 29-day
-	// derivation between runs, for alternating two builds of the step
-	// without building it (three minutes) each time.
-	saved := os.Getenv("OBSERVER_BENCH_STATE")
-	if saved == "" {
-		saved = filepath.Join(b.TempDir(), "derived")
-	}
-	if _, err := os.Stat(saved); err == nil {
-		for d := range benchDays - 1 {
-			link(b, benchDayFile(src, duck.ChecksDir, d), benchDayFile(dir, duck.ChecksDir, d))
-		}
-	} else {
-		buildDays(b, ctx, src, dir, saved)
-	}
+	dir, saved := benchDays29(b, ctx, src)
 	link(b, benchDayFile(src, duck.ChecksDir, benchDays-1), benchDayFile(dir, duck.ChecksDir, benchDays-1))
 	var rep duck.DeriveReport
 	resetPeakRSS()
@@ -240,15 +226,7 @@ func BenchmarkDeriveIncrementalDay(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
-		derived := filepath.Join(dir, duck.DerivedDir)
-		if err := os.RemoveAll(derived); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.CopyFS(derived, os.DirFS(saved)); err != nil {
-			b.Fatal(err)
-		}
-		// The copy's writeback is the setup's, not the step's.
-		syscall.Sync()
+		restoreDerived(b, dir, saved)
 		b.StartTimer()
 		before := cpuSeconds()
 		// A fresh Store, as in production: a crawl derives in a new
@@ -271,6 +249,173 @@ func BenchmarkDeriveIncrementalDay(b *testing.B) {
 	b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
 	b.ReportMetric(peakRSSBytes(b)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(rep.Transitions), "transitions")
+}
+
+// benchPasses and benchPassMod shape the million-instance model's passes
+// (cmd/observer's latency model): a pass every two hours, each checking one
+// host in benchPassMod (6.25 %) of a million, a different sixteenth each
+// time, so that every pass changes hosts the ones before it did not.
+const (
+	benchPasses  = 12
+	benchPassMod = 16
+)
+
+// benchPassCheckSQL is pass %[1]d of day 30: the checks of day 30
+// (benchCheckSQL, so the same mix of outcomes) of one host in benchPassMod,
+// at pseudo-random times of the pass's two hours.
+const benchPassCheckSQL = `
+SELECT * REPLACE (
+    (TIMESTAMP '2026-01-30' + to_microseconds((%[1]d * 7200000000 + hash(host, %[1]d) %% 7200000000)::BIGINT))::TIMESTAMP AS checked_at,
+    'pass-' || lpad('%[1]d', 2, '0') AS pass_id)
+FROM (%[2]s)
+WHERE hash(host) %% %[3]d = %[1]d
+ORDER BY host`
+
+// benchPassDiscoverySQL is what pass %[1]d discovers: 2,000 hosts never
+// seen, named by hosts it checked.
+const benchPassDiscoverySQL = `
+SELECT 'p' || lpad('%[1]d', 2, '0') || '-' || lpad(i::VARCHAR, 5, '0') || '.example' AS host,
+    (TIMESTAMP '2026-01-30' + to_microseconds((%[1]d * 7200000000 + i * 3600000)::BIGINT))::TIMESTAMP AS discovered_at,
+    'h' || lpad((i * 499)::VARCHAR, 7, '0') || '.example' AS via
+FROM range(2000) t(i)
+ORDER BY host`
+
+// benchPassFile is pass p's file of a snapshot kind under root.
+func benchPassFile(root, kind string, p int) string {
+	return filepath.Join(root, kind, "date=2026-01-30", fmt.Sprintf("pass-%02d.parquet", p))
+}
+
+// benchPassData writes the passes' snapshot files beside benchData's, once.
+func benchPassData(b *testing.B, src string) {
+	b.Helper()
+	done := filepath.Join(src, "passes-complete")
+	if _, err := os.Stat(done); err == nil {
+		return
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	for p := range benchPasses {
+		for _, f := range []struct{ query, path string }{
+			{fmt.Sprintf(benchPassCheckSQL, p, fmt.Sprintf(benchCheckSQL, benchDays-1, benchHosts), benchPassMod), benchPassFile(src, duck.ChecksDir, p)},
+			{fmt.Sprintf(benchPassDiscoverySQL, p), benchPassFile(src, duck.DiscoveriesDir, p)},
+		} {
+			if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := db.Exec(fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet, %s)", f.query, f.path, duck.SnapshotWriterOptions)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := os.WriteFile(done, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkDerivePasses folds a day of the million-instance model's passes
+// (benchPasses of them, each checking 6.25 % of the hosts and discovering
+// 2,000 new ones) onto the state of days 1-29, one pass at a time, and after
+// each reads the next pass's due list, as the model does: its figures are
+// per pass (derive-s/pass and cpu-s/pass for the derivation, due-s/pass
+// and due-cpu-s/pass for the due list). It shares
+// BenchmarkDeriveIncrementalDay's starting state (benchDays29).
+func BenchmarkDerivePasses(b *testing.B) {
+	src := benchData(b)
+	benchPassData(b, src)
+	ctx := context.Background()
+	dir, saved := benchDays29(b, ctx, src)
+	var passes, wall, cpu, due, dueCPU float64
+	var rep duck.DeriveReport
+	resetPeakRSS()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		for p := range benchPasses {
+			for _, kind := range []string{duck.ChecksDir, duck.DiscoveriesDir} {
+				os.Remove(benchPassFile(dir, kind, p))
+			}
+		}
+		restoreDerived(b, dir, saved)
+		b.StartTimer()
+		for p := range benchPasses {
+			for _, kind := range []string{duck.ChecksDir, duck.DiscoveriesDir} {
+				link(b, benchPassFile(src, kind, p), benchPassFile(dir, kind, p))
+			}
+			start, before := time.Now(), cpuSeconds()
+			// A fresh Store for each pass, as the crawl's __derive child.
+			s, err := duck.Open(ctx, dir, benchStoreOptions())
+			if err != nil {
+				b.Fatal(err)
+			}
+			rep, err = s.Deriver.Derive(ctx, duck.WithRetiredGrace(benchOptions(false), 0))
+			if err != nil {
+				s.Close()
+				b.Fatal(err)
+			}
+			if rep.Full || rep.Files != 2 {
+				s.Close()
+				b.Fatalf("pass %d: not one incremental pass: %+v", p, rep)
+			}
+			wall, cpu = wall+time.Since(start).Seconds(), cpu+cpuSeconds()-before
+			// The next pass's due list, two hours on.
+			start, before = time.Now(), cpuSeconds()
+			now := time.Date(2026, 1, 30, 2*(p+1), 0, 0, 0, time.UTC)
+			var n int
+			err = s.Reader.CreateViews(ctx, duck.ViewParams{Now: now, Rules: defaultRules})
+			if err == nil {
+				err = s.Reader.DueHosts(ctx, now, duck.PeersSchedule{Interval: 7 * 24 * time.Hour, MinInterval: 24 * time.Hour}, func(duck.DueHost) { n++ })
+			}
+			s.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			due, dueCPU = due+time.Since(start).Seconds(), dueCPU+cpuSeconds()-before
+			passes++
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(wall/passes, "derive-s/pass")
+	b.ReportMetric(cpu/passes, "cpu-s/pass")
+	b.ReportMetric(due/passes, "due-s/pass")
+	b.ReportMetric(dueCPU/passes, "due-cpu-s/pass")
+	b.ReportMetric(peakRSSBytes(b)/(1<<20), "peak-MiB")
+	b.ReportMetric(float64(rep.Hosts), "hosts")
+}
+
+// benchDays29 makes a data directory of days 1-29 and returns it with the
+// directory that keeps its derivation, derived then if it is not there.
+// OBSERVER_BENCH_STATE names one that outlives the run, for alternating two
+// builds of a step without building it (three minutes) each time.
+func benchDays29(b *testing.B, ctx context.Context, src string) (dir, saved string) {
+	dir = benchDir(b, src, 0)
+	saved = os.Getenv("OBSERVER_BENCH_STATE")
+	if saved == "" {
+		saved = filepath.Join(b.TempDir(), "derived")
+	}
+	if _, err := os.Stat(saved); err == nil {
+		for d := range benchDays - 1 {
+			link(b, benchDayFile(src, duck.ChecksDir, d), benchDayFile(dir, duck.ChecksDir, d))
+		}
+	} else {
+		buildDays(b, ctx, src, dir, saved)
+	}
+	return dir, saved
+}
+
+// restoreDerived puts the derivation kept in saved back as dir's.
+func restoreDerived(b *testing.B, dir, saved string) {
+	derived := filepath.Join(dir, duck.DerivedDir)
+	if err := os.RemoveAll(derived); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.CopyFS(derived, os.DirFS(saved)); err != nil {
+		b.Fatal(err)
+	}
+	// The copy's writeback is the setup's, not the step's.
+	syscall.Sync()
 }
 
 // buildDays derives days 1-29 into dir one day at a time, as production

@@ -29,10 +29,9 @@ func (s *Reader) derivedViews(p ViewParams) ([]view, error) {
 	if err != nil {
 		return nil, err
 	}
-	stateSource := "(" + sqlFile("derivation/state_empty.sql") + ")"
+	stateSource := s.stateSource(m)
 	transitionsSource, eventsSource := emptyTransitions, emptyLiveEvents
 	if m != nil {
-		stateSource = "read_parquet(" + sqlString(s.derivedPath(m.State)) + ")"
 		if len(m.Transitions) > 0 {
 			transitionsSource = "read_parquet(" + s.derivedList(m.Transitions) + ")"
 		}
@@ -56,6 +55,7 @@ func (s *Reader) derivedViews(p ViewParams) ([]view, error) {
 		"failures_to_dead":   strconv.Itoa(st.FailuresToDead),
 		"live_days":          strconv.FormatInt(st.liveDays(), 10),
 		"state_source":       stateSource,
+		"state_rows":         s.stateRows(m),
 		"transitions_source": transitionsSource,
 		"live_events_source": eventsSource,
 	}

@@ -74,3 +74,21 @@ func AliveDaysAsBitstring(o DeriveOptions) DeriveOptions {
 func KnownHostsInBatches(ctx context.Context, s *Store, batch int, fn func(host observer.Host)) error {
 	return s.Reader.knownHosts(ctx, batch, fn)
 }
+
+// WithDeltaFraction makes an incremental step fold the hosts it touches
+// alone, and keep a delta, up to fraction of the base's rows instead of a
+// quarter; below 0, never.
+func WithDeltaFraction(o DeriveOptions, fraction float64) DeriveOptions {
+	o.deltaFraction = fraction
+	return o
+}
+
+// DerivedState is the derived state's rows as a relation for SQL (its base
+// with its delta), and whether the state in force has a delta.
+func DerivedState(s *Store) (source string, delta bool, err error) {
+	m, err := s.Reader.readManifest()
+	if err != nil {
+		return "", false, err
+	}
+	return s.Reader.stateSource(m), m != nil && m.Delta != "", nil
+}

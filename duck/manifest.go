@@ -34,14 +34,22 @@ const (
 // manifest records which snapshot files the derived state folds, and where
 // that state is.
 type manifest struct {
-	Generation  int64     `json:"generation"`
-	DerivedAt   time.Time `json:"derived_at"`
-	Rules       string    `json:"rules"` // the thresholds the fold used; a change forces a full rebuild
-	State       string    `json:"state"` // paths relative to data/derived
-	Transitions []string  `json:"transitions"`
-	LiveEvents  []string  `json:"live_events"`
-	Checks      []string  `json:"checks"` // folded snapshot files, relative to the data directory
-	Discoveries []string  `json:"discoveries"`
+	Generation int64     `json:"generation"`
+	DerivedAt  time.Time `json:"derived_at"`
+	Rules      string    `json:"rules"` // the thresholds the fold used; a change forces a full rebuild
+	State      string    `json:"state"` // paths relative to data/derived
+	// Delta, when set, holds the rows of the hosts changed since State was
+	// written, which stand in for State's rows of those hosts (stateSource):
+	// a step that changes a few hosts writes theirs alone, until they are
+	// too many (planDelta).
+	Delta string `json:"delta,omitempty"`
+	// Hosts is the count of hosts in the state, so that a step need not
+	// join State with Delta to count them.
+	Hosts       int64    `json:"hosts"`
+	Transitions []string `json:"transitions"`
+	LiveEvents  []string `json:"live_events"`
+	Checks      []string `json:"checks"` // folded snapshot files, relative to the data directory
+	Discoveries []string `json:"discoveries"`
 	// Passes lists the passes files checked against their schema (not
 	// folded: the passes view reads them all).
 	Passes []string `json:"passes,omitempty"`
@@ -82,7 +90,40 @@ const (
 
 // files lists every derived file the manifest names.
 func (m *manifest) files() []string {
-	return append(append([]string{m.State}, m.Transitions...), m.LiveEvents...)
+	return append(append(m.stateFiles(), m.Transitions...), m.LiveEvents...)
+}
+
+// stateFiles lists the files of the state: State, and Delta when set.
+func (m *manifest) stateFiles() []string {
+	if m.Delta == "" {
+		return []string{m.State}
+	}
+	return []string{m.State, m.Delta}
+}
+
+// stateSource is the derived state's rows as a relation for SQL: m's State
+// file, each of its rows replaced by Delta's row of the same host when m
+// has a delta, or no row before the first derivation (m nil).
+func (s *core) stateSource(m *manifest) string {
+	switch {
+	case m == nil:
+		return "(" + sqlFile("derivation/state_empty.sql") + ")"
+	case m.Delta == "":
+		return "read_parquet(" + sqlString(s.derivedPath(m.State)) + ")"
+	}
+	base, delta := "read_parquet("+sqlString(s.derivedPath(m.State))+")", "read_parquet("+sqlString(s.derivedPath(m.Delta))+")"
+	return fmt.Sprintf("(SELECT * FROM %s base ANTI JOIN %s delta USING (host) UNION ALL BY NAME SELECT * FROM %s)", base, delta, delta)
+}
+
+// stateRows is every row of m's state files, the base's rows that its
+// delta replaces too: what an aggregate that such a row cannot change
+// reads, without stateSource's join. A host's discovered_at never grows
+// from one derivation to the next, so the least of them is one.
+func (s *core) stateRows(m *manifest) string {
+	if m == nil || m.Delta == "" {
+		return s.stateSource(m)
+	}
+	return "read_parquet(" + s.derivedList(m.stateFiles()) + ", union_by_name = true)"
 }
 
 // readable checks each derived file m names against its hash in m (a read
@@ -91,8 +132,9 @@ func (m *manifest) files() []string {
 // file, for a missing, truncated, damaged or foreign file: per kind of file,
 // one query for their columns, which must be those the derivation writes
 // (a valid Parquet file of other columns, say a snapshot copied over one,
-// would otherwise break every view, or add rows of NULLs to one), and one
-// for the state's row count (its hosts), which it returns.
+// would otherwise break every view, or add rows of NULLs to one), and,
+// without a delta, one for the state's row count (its hosts), which it
+// returns (with a delta, the manifest's count).
 func (s *Deriver) readable(ctx context.Context, m *manifest) (stateRows int64, err error) {
 	for _, f := range m.files() {
 		want, ok := m.Sums[f]
@@ -110,12 +152,15 @@ func (s *Deriver) readable(ctx context.Context, m *manifest) (stateRows int64, e
 	for _, kind := range []struct {
 		files []string
 		empty string
-	}{{[]string{m.State}, "(" + sqlFile("derivation/state_empty.sql") + ")"}, {m.Transitions, emptyTransitions}, {m.LiveEvents, emptyLiveEvents}} {
+	}{{m.stateFiles(), "(" + sqlFile("derivation/state_empty.sql") + ")"}, {m.Transitions, emptyTransitions}, {m.LiveEvents, emptyLiveEvents}} {
 		if len(kind.files) > 0 {
 			if err := s.sameColumns(ctx, s.derivedList(kind.files), kind.empty); err != nil {
 				return 0, err
 			}
 		}
+	}
+	if m.Delta != "" {
+		return m.Hosts, nil
 	}
 	err = s.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet("+sqlString(s.derivedPath(m.State))+")").Scan(&stateRows)
 	return stateRows, err
@@ -286,15 +331,16 @@ func (s *Deriver) collectGarbage(next *manifest) {
 	}
 }
 
-// derivedFiles lists the derived files on disk (state, transitions and
-// live events files), relative to data/derived, as a manifest names them.
+// derivedFiles lists the derived files on disk (state, delta, transitions
+// and live events files), relative to data/derived, as a manifest names
+// them.
 func (s *Deriver) derivedFiles() []string {
 	var out []string
 	// Listed, not globbed: the directory's path is taken as it is.
 	for _, sub := range []string{"", transitionsDir, liveEventsDir} {
 		names, _ := parquetFiles(s.path(DerivedDir, sub))
 		for _, name := range names {
-			if sub == "" && !strings.HasPrefix(name, "state-") {
+			if sub == "" && !strings.HasPrefix(name, "state-") && !strings.HasPrefix(name, "delta-") {
 				continue
 			}
 			if sub != "" {
@@ -315,7 +361,11 @@ func (s *Deriver) unindexed(now time.Time) (retiredNow retired, lastGeneration i
 	retiredNow.At = now
 	for _, rel := range s.derivedFiles() {
 		retiredNow.Files = append(retiredNow.Files, rel)
-		digits := strings.TrimSuffix(strings.TrimPrefix(path.Base(rel), "state-"), ".parquet")
+		name := path.Base(rel)
+		for _, prefix := range []string{"state-", "delta-"} {
+			name = strings.TrimPrefix(name, prefix)
+		}
+		digits := strings.TrimSuffix(name, ".parquet")
 		if g, err := strconv.ParseInt(digits, 10, 64); err == nil {
 			lastGeneration = max(lastGeneration, g)
 		}

@@ -2,11 +2,8 @@ package duck_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -73,20 +70,14 @@ func randomHistory(rng *rand.Rand, hosts, days, perDay int) [][]ev {
 // as sorted lines.
 func dump(t *testing.T, s *duck.Store, dir string) map[string][]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, duck.DerivedDir, "manifest.json"))
+	state, _, err := duck.DerivedState(s)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		State string `json:"state"`
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
 	views(t, s, t0.Add(20*day))
 	out := map[string][]string{}
 	for name, q := range map[string]string{
-		"state":       fmt.Sprintf("SELECT * FROM read_parquet('%s') ORDER BY host", filepath.ToSlash(filepath.Join(dir, duck.DerivedDir, m.State))),
+		"state":       "SELECT * FROM " + state + " ORDER BY host",
 		"transitions": "SELECT * FROM transitions ORDER BY ALL",
 		"stats_daily": "SELECT * FROM stats_daily ORDER BY ALL",
 		"live":        "SELECT * FROM live ORDER BY ALL",
@@ -145,8 +136,17 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	}{{1, short, false, false}, {2, short, false, false}, {3, config.Default().State, false, false},
 		{4, short, true, false}, {5, config.Default().State, true, false}, {6, short, false, true}, {7, short, true, true}} {
 		t.Run(fmt.Sprintf("seed_%d", tc.seed), func(t *testing.T) {
+			// A step touches most of these few hosts: with the default
+			// fraction every step would fold and write the whole state.
+			// The steps take turns with one under which it does (0.01),
+			// one under which it folds the hosts it touches alone and
+			// writes a delta or a new base (2), and one under which it
+			// writes a delta (100).
+			var steps int
 			opts := func(full bool) duck.DeriveOptions {
 				o := duck.DeriveOptions{Rules: rules(tc.st), Full: full}
+				o = duck.WithDeltaFraction(o, []float64{0.01, 2, 100}[steps%3])
+				steps++
 				if tc.buckets {
 					// Buckets of about 500 checks: the windowed fold of
 					// 300 hosts splits in a few, and steps in different
@@ -175,7 +175,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			history := randomHistory(rng, 300, days, perDay)
 			dir := t.TempDir()
 			s := openStore(t, dir)
-			var windowed, windowless, oneCheck int64
+			var windowed, windowless, oneCheck, deltas int64
 			for d := 0; d < days; {
 				step := 1 + rng.IntN(2)
 				if tc.daily {
@@ -194,6 +194,11 @@ func TestIncrementalEqualsFull(t *testing.T) {
 				oneCheck += rep.OneCheck
 				if rep.Full && rep.FullReason != "no previous derivation" {
 					t.Fatalf("day %d: unexpected full derivation: %s", d, rep.FullReason)
+				}
+				if _, delta, err := duck.DerivedState(s); err != nil {
+					t.Fatal(err)
+				} else if delta {
+					deltas++
 				}
 				if d == days/2 || d == days {
 					inc := dump(t, s, dir)
@@ -218,15 +223,19 @@ func TestIncrementalEqualsFull(t *testing.T) {
 					compareDumps(t, fmt.Sprintf("after day %d, alive days as a bitstring", d), full, dump(t, s, dir))
 				}
 			}
-			// Both folds must have had hosts to agree on.
+			// Both folds must have had hosts to agree on, and steps that
+			// wrote a delta.
+			if deltas == 0 {
+				t.Fatal("no step wrote a delta")
+			}
 			if windowed == 0 || windowless == 0 || oneCheck == 0 {
 				t.Fatalf("incremental steps folded %d hosts with windows, %d without and %d by their one new check", windowed, windowless, oneCheck)
 			}
 			if tc.daily && oneCheck < windowed+windowless {
 				t.Fatalf("daily steps folded only %d hosts by their one new check, %d otherwise", oneCheck, windowed+windowless)
 			}
-			t.Logf("incremental steps folded %d hosts with windows, %d without and %d by their one new check",
-				windowed, windowless, oneCheck)
+			t.Logf("incremental steps folded %d hosts with windows, %d without and %d by their one new check; %d wrote a delta",
+				windowed, windowless, oneCheck, deltas)
 		})
 	}
 }

@@ -38,17 +38,32 @@ func (r Rules) liveDays() int64 {
 	return max(d, 1)
 }
 
-// stateSchema is the version of the materialised state's (and transitions')
-// columns. A state file of another version cannot be carried, so a change of
-// it (like a change of thresholds) makes the next derivation a full one.
-const stateSchema = 7
+// stateSchema is the version of the materialised state (its files' columns,
+// the transitions', and which files the manifest names for it). A state of
+// another version cannot be carried, so a change of it (like a change of
+// thresholds) makes the next derivation a full one. Version 8 added the
+// delta (manifest.Delta): a version 7 state is a version 8 one without a
+// delta, and is carried, while an observer of version 7, which would not
+// read a delta, rebuilds a version 8 state.
+const (
+	stateSchema        = 8
+	carriedStateSchema = 7
+)
 
-// fingerprint names what the fold itself depends on: the state's columns
+// fingerprint names what the fold itself depends on: the state's version
 // and the thresholds. The schedule is not stored: the state view computes
 // it when read.
-func (r Rules) fingerprint() string {
+func (r Rules) fingerprint() string { return r.fingerprintOf(stateSchema) }
+
+func (r Rules) fingerprintOf(schema int) string {
 	return fmt.Sprintf("schema=%d failures_to_dead=%d dead_after=%s revive_after=%s live_days=%d",
-		stateSchema, r.FailuresToDead, r.DeadAfter, r.ReviveAfter, r.liveDays())
+		schema, r.FailuresToDead, r.DeadAfter, r.ReviveAfter, r.liveDays())
+}
+
+// carries reports whether a state derived under the fingerprint old can be
+// carried by a derivation under r.
+func (r Rules) carries(old string) bool {
+	return old == r.fingerprint() || old == r.fingerprintOf(carriedStateSchema)
 }
 
 // foldParams are the thresholds substituted for their {{name}} in the

@@ -33,7 +33,7 @@ SELECT host, state, coalesce(changed_at, discovered_at) AS since, if(state IN ('
     software, version, users, active_month, open_registrations, name, description,
     (CASE
         WHEN checks = 0 THEN
-            CASE WHEN via = 'manual' OR discovered_at < (SELECT min(discovered_at) FROM {{state_source}}) + to_microseconds({{warmup_us}}) THEN discovered_at
+            CASE WHEN via = 'manual' OR discovered_at < (SELECT min(discovered_at) FROM {{state_rows}}) + to_microseconds({{warmup_us}}) THEN discovered_at
                  ELSE make_timestamp(epoch_us(discovered_at)
                      + (md5_number_lower(host || ':0') % ({{discovery_delay_us}})::UBIGINT)::BIGINT) END
         WHEN first_alive_at IS NULL AND state IN ('discovered', 'dead') THEN
