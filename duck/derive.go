@@ -729,7 +729,7 @@ func (s *Deriver) writeState(ctx context.Context, conn *sql.Conn, plan derivePla
 		changed, changedHosts := query, "SELECT host FROM fold_touched"
 		if plan.old.Delta != "" {
 			oldDelta := "read_parquet(" + sqlString(s.derivedPath(plan.old.Delta)) + ")"
-			changed += " UNION ALL BY NAME SELECT * FROM " + oldDelta + " delta ANTI JOIN fold_touched USING (host)"
+			changed = overlay(oldDelta, query, changedHosts)
 			changedHosts += " UNION ALL SELECT host FROM " + oldDelta
 		}
 		query = changed
@@ -740,8 +740,7 @@ func (s *Deriver) writeState(ctx context.Context, conn *sql.Conn, plan derivePla
 			}
 			written = &next.Delta
 		} else {
-			query = fmt.Sprintf("SELECT * FROM read_parquet(%s) base ANTI JOIN (%s) changed USING (host) UNION ALL BY NAME %s",
-				sqlString(s.derivedPath(plan.old.State)), changedHosts, changed)
+			query = overlay("read_parquet("+sqlString(s.derivedPath(plan.old.State))+")", changed, changedHosts)
 		}
 	}
 	if err := s.copyAtomically(ctx, conn, query, filepath.Join(s.path(DerivedDir), *written), parquetRewritten); err != nil {

@@ -111,8 +111,15 @@ func (s *core) stateSource(m *manifest) string {
 	case m.Delta == "":
 		return "read_parquet(" + sqlString(s.derivedPath(m.State)) + ")"
 	}
-	base, delta := "read_parquet("+sqlString(s.derivedPath(m.State))+")", "read_parquet("+sqlString(s.derivedPath(m.Delta))+")"
-	return fmt.Sprintf("(SELECT * FROM %s base ANTI JOIN %s delta USING (host) UNION ALL BY NAME SELECT * FROM %s)", base, delta, delta)
+	delta := "read_parquet(" + sqlString(s.derivedPath(m.Delta)) + ")"
+	return "(" + overlay("read_parquet("+sqlString(s.derivedPath(m.State))+")", "SELECT * FROM "+delta, "SELECT host FROM "+delta) + ")"
+}
+
+// overlay is the rule of the state's base and delta, in SQL: the rows of
+// under (a relation) of the hosts that overHosts (a query of hosts) does
+// not name, then the rows of over (a query), which stand in for them.
+func overlay(under, over, overHosts string) string {
+	return fmt.Sprintf("SELECT * FROM %s under ANTI JOIN (%s) over_hosts USING (host) UNION ALL BY NAME %s", under, overHosts, over)
 }
 
 // stateRows is every row of m's state files, the base's rows that its
